@@ -1,0 +1,156 @@
+// Package batch coalesces concurrent calls into batches, so that many
+// callers share one Redis round trip and one script call.
+//
+// There is no background goroutine: the first caller to find a free slot
+// becomes a leader and runs batches of whatever is queued; when its own call
+// is done it hands the slot to the oldest waiting caller. At most MaxLeaders
+// batches run at once.
+package batch
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Func runs one batch. It returns one result per input, in order, or an
+// error that fails the whole batch.
+type Func[In, Out any] func(ctx context.Context, in []In) ([]Out, error)
+
+// Batcher coalesces calls to one Func. Build it with New.
+type Batcher[In, Out any] struct {
+	run        Func[In, Out]
+	maxBatch   int
+	maxLeaders int
+	timeout    time.Duration
+
+	mu      sync.Mutex
+	queue   []*call[In, Out]
+	leaders int
+}
+
+type call[In, Out any] struct {
+	in   In
+	out  Out
+	err  error
+	done chan struct{} // closed when out/err are set
+	lead chan struct{} // receives once if this call must become a leader
+	sent bool          // taken into a batch (guarded by Batcher.mu)
+	next bool          // chosen as the next leader (guarded by Batcher.mu)
+}
+
+// New returns a Batcher running run with at most maxBatch inputs per batch
+// and at most maxLeaders batches at once. Each batch runs under the leader's
+// context values but not its cancellation, bounded by timeout.
+func New[In, Out any](run Func[In, Out], maxBatch, maxLeaders int, timeout time.Duration) *Batcher[In, Out] {
+	return &Batcher[In, Out]{run: run, maxBatch: maxBatch, maxLeaders: maxLeaders, timeout: timeout}
+}
+
+// Do queues in, waits for its batch and returns its result. If ctx ends
+// first, Do returns ctx.Err(); the input may or may not have been run.
+func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
+	c := &call[In, Out]{in: in, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	b.mu.Lock()
+	b.queue = append(b.queue, c)
+	leading := b.leaders < b.maxLeaders
+	if leading {
+		b.leaders++
+	}
+	b.mu.Unlock()
+	if leading {
+		b.lead(ctx, c)
+	}
+	for {
+		select {
+		case <-c.done:
+			return c.out, c.err
+		case <-c.lead:
+			b.lead(ctx, c)
+		case <-ctx.Done():
+			b.mu.Lock()
+			if !c.sent {
+				b.remove(c)
+				if c.next { // a hand-off raced with cancellation: pass it on
+					b.handOff()
+				}
+				b.mu.Unlock()
+				var zero Out
+				return zero, ctx.Err()
+			}
+			b.mu.Unlock()
+			var zero Out
+			return zero, ctx.Err()
+		}
+	}
+}
+
+// lead runs batches until own is done, then hands the slot on.
+func (b *Batcher[In, Out]) lead(ctx context.Context, own *call[In, Out]) {
+	for {
+		b.mu.Lock()
+		n := min(len(b.queue), b.maxBatch)
+		if n == 0 {
+			b.leaders--
+			b.mu.Unlock()
+			return
+		}
+		batch := make([]*call[In, Out], n)
+		copy(batch, b.queue)
+		b.queue = append(b.queue[:0], b.queue[n:]...)
+		for _, c := range batch {
+			c.sent = true
+		}
+		b.mu.Unlock()
+
+		b.exec(ctx, batch)
+
+		select {
+		case <-own.done:
+			b.mu.Lock()
+			b.handOff()
+			b.mu.Unlock()
+			return
+		default:
+		}
+	}
+}
+
+// handOff gives the caller's leader slot to the oldest queued call, or frees
+// it. Called with b.mu held.
+func (b *Batcher[In, Out]) handOff() {
+	for _, c := range b.queue {
+		if !c.next {
+			c.next = true
+			c.lead <- struct{}{}
+			return
+		}
+	}
+	b.leaders--
+}
+
+func (b *Batcher[In, Out]) remove(c *call[In, Out]) {
+	for i, q := range b.queue {
+		if q == c {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+func (b *Batcher[In, Out]) exec(ctx context.Context, batch []*call[In, Out]) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.timeout)
+	defer cancel()
+	in := make([]In, len(batch))
+	for i, c := range batch {
+		in[i] = c.in
+	}
+	out, err := b.run(ctx, in)
+	for i, c := range batch {
+		if err != nil {
+			c.err = err
+		} else {
+			c.out = out[i]
+		}
+		close(c.done)
+	}
+}

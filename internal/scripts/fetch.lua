@@ -1,0 +1,154 @@
+-- fetch.lua: claim up to `credit` messages for one subscription, highest
+-- priority topic first, and say how to wait when there is nothing to claim.
+--
+-- KEYS[1]            wake stream
+-- KEYS[2]            dead-letter stream (malformed entries go here)
+-- KEYS[3]            stats hash (field "malformed" counts them)
+-- KEYS[2j+2], [2j+3] for topic j = 1..T, in priority order: stream, delayed zset
+--
+-- ARGV[1]            consumer group
+-- ARGV[2]            consumer (the subscription)
+-- ARGV[3]            credit: the most messages to claim (> 0)
+-- ARGV[4]            reclaim min idle, ms; 0 = no reclaim pass this time
+-- ARGV[5]            dead-letter stream max length (approximate trim)
+-- ARGV[6]            most delayed messages to promote per topic
+-- ARGV[7]            T, the number of topics; then T topic names; then T reclaim cursors
+--
+-- Per topic, in priority order, while credit remains:
+--   1. due delayed messages are appended to the topic's stream;
+--   2. reclaim pass (if asked): XAUTOCLAIM from the topic's cursor;
+--   3. new entries: XREADGROUP ">".
+-- A missing group or stream (NOGROUP) is recreated at id 0, so every entry
+-- still in the stream (nothing acknowledged is kept) is delivered again.
+--
+-- Returns { entries, cursors, wait }:
+--   entries  flat, 6 values per message: topic j, entry id, delivery count
+--            (the fence), prior deliveries, message key, data
+--   cursors  the T reclaim cursors to pass next time
+--   wait     0 when entries is non-empty; otherwise
+--            { wake last id, T stream last ids..., ms until the next delayed
+--            message is due (-1 = none) }
+--            for a blocking XREAD that wakes on anything new
+
+local wake, dead, stats = KEYS[1], KEYS[2], KEYS[3]
+local group, consumer = ARGV[1], ARGV[2]
+local credit = tonumber(ARGV[3])
+local minIdle = tonumber(ARGV[4])
+local deadMax = ARGV[5]
+local promoteMax = tonumber(ARGV[6])
+local T = tonumber(ARGV[7])
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local function nogroup(r)
+  return type(r) == 'table' and r.err and string.sub(r.err, 1, 7) == 'NOGROUP'
+end
+
+local function ensureGroup(stream)
+  redis.pcall('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
+end
+
+local function fieldsOf(list)
+  local f = {}
+  for i = 1, #list, 2 do f[list[i]] = list[i + 1] end
+  return f
+end
+
+local entries = {}
+local function take(j, name, stream, e, count)
+  local id, f = e[1], fieldsOf(e[2])
+  if f.k == nil or f.d == nil then
+    local args = { 'XADD', dead, 'MAXLEN', '~', deadMax, '*', 'topic', name, 'id', id,
+      'reason', 'malformed entry: missing "k" (key) or "d" (data) field' }
+    for i = 1, #e[2] do args[#args + 1] = e[2][i] end
+    redis.call(unpack(args))
+    redis.call('XACK', stream, group, id)
+    redis.call('XDEL', stream, id)
+    redis.call('HINCRBY', stats, 'malformed', 1)
+    return
+  end
+  local n = #entries
+  entries[n + 1], entries[n + 2], entries[n + 3] = j, id, count
+  entries[n + 4], entries[n + 5], entries[n + 6] = tonumber(f.n) or 0, f.k, f.d
+  credit = credit - 1
+end
+
+local function promote(stream, delayed)
+  local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, promoteMax)
+  if #due == 0 then return end
+  for _, m in ipairs(due) do
+    local n, kl, at = string.match(m, '^(%d+):(%d+):()')
+    kl = tonumber(kl)
+    local key, data = string.sub(m, at, at + kl - 1), string.sub(m, at + kl)
+    if n == '0' then
+      redis.call('XADD', stream, '*', 'k', key, 'd', data)
+    else
+      redis.call('XADD', stream, '*', 'k', key, 'd', data, 'n', n)
+    end
+  end
+  redis.call('ZREM', delayed, unpack(due))
+end
+
+local function reclaim(j, name, stream, cursor)
+  local r = redis.pcall('XAUTOCLAIM', stream, group, consumer, minIdle, cursor, 'COUNT', credit)
+  if nogroup(r) then
+    ensureGroup(stream)
+    return '0-0'
+  elseif type(r) == 'table' and r.err then
+    redis.call('XAUTOCLAIM', stream, group, consumer, minIdle, cursor, 'COUNT', credit) -- raises r.err
+  end
+  for _, e in ipairs(r[2]) do
+    if e then
+      local p = redis.call('XPENDING', stream, group, e[1], e[1], 1)
+      take(j, name, stream, e, p[1][4])
+    end
+  end
+  return r[1]
+end
+
+local function readNew(j, name, stream)
+  local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', stream, '>')
+  if nogroup(r) then
+    ensureGroup(stream)
+    r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', stream, '>')
+  elseif type(r) == 'table' and r.err then
+    redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', stream, '>') -- raises
+  end
+  if not r then return end
+  for _, e in ipairs(r[1][2]) do take(j, name, stream, e, 1) end
+end
+
+local cursors = {}
+for j = 1, T do
+  local stream, delayed = KEYS[2 * j + 2], KEYS[2 * j + 3]
+  local name, cursor = ARGV[7 + j], ARGV[7 + T + j]
+  promote(stream, delayed)
+  if credit > 0 and minIdle > 0 then cursor = reclaim(j, name, stream, cursor) end
+  if credit > 0 then readNew(j, name, stream) end
+  cursors[j] = cursor
+end
+
+if #entries > 0 then
+  return { entries, cursors, 0 }
+end
+
+local function lastID(stream)
+  local r = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
+  if #r == 0 then return '0-0' end
+  return r[1][1]
+end
+
+local wait = { lastID(wake) }
+local nextDue = -1
+for j = 1, T do
+  wait[#wait + 1] = lastID(KEYS[2 * j + 2])
+  local d = redis.call('ZRANGE', KEYS[2 * j + 3], 0, 0, 'WITHSCORES')
+  if #d > 0 then
+    local due = tonumber(d[2])
+    if nextDue < 0 or due < nextDue then nextDue = due end
+  end
+end
+wait[#wait + 1] = nextDue - now
+if nextDue < 0 then wait[#wait] = -1 end
+return { entries, cursors, wait }

@@ -1,0 +1,175 @@
+-- settle.lua: act on deliveries held by one subscription, each fenced by the
+-- delivery it belongs to, in one batch.
+--
+-- KEYS[1]                 dedup hash: message key -> "0" (live) | tombstone expiry (ms)
+-- KEYS[2]                 tombstone zset: message key -> expiry (ms)
+-- KEYS[3]                 wake stream
+-- KEYS[4]                 dead-letter stream
+-- KEYS[4j+1 .. 4j+4]      for topic j = 1..T: stream, delayed zset, waiters flag, room list
+--
+-- ARGV[1]                 consumer group
+-- ARGV[2]                 consumer (the subscription)
+-- ARGV[3]                 acknowledgement tombstone TTL, ms (0 = none)
+-- ARGV[4]                 waiters flag and room list TTL, ms
+-- ARGV[5]                 dead-letter stream max length (approximate trim)
+-- ARGV[6]                 room list cap
+-- ARGV[7]                 T, the number of topics; then T topic names
+-- ARGV[8+T]               N, the number of items; then 7 values per item:
+--                         op, topic j, entry id, fence, message key, a, b
+--
+-- The fence is the delivery count the subscription saw. An item acts only if
+-- the entry is pending for this consumer with exactly that delivery count;
+-- otherwise someone else reclaimed it (or it is gone) and nothing changes.
+--
+-- Ops:
+--   "a" ack:       delete the entry; forget the key (or tombstone it for TTL)
+--   "b" hand back: keep the entry pending but make it reclaimable by anyone now
+--                  (idle time set to the epoch); same id, same delivery count
+--   "e" extend:    reset the entry's idle time (visibility renewal)
+--   "n" nak:       move the message to the topic's delayed zset, due in a ms
+--   "r" release:   move the message to topic a (an index) as a new entry at its
+--                  tail; b = max size of topic a (0 = unbounded; ignored when a
+--                  is the message's own topic)
+--   "t" term:      move the message to the dead-letter stream with reason a;
+--                  the key is forgotten (or tombstoned) as for ack
+--
+-- Returns N results, one per item, in order:
+--   1       done
+--   "<id>"  release done: the new entry id
+--   0       not owner: nothing changed
+--   -1      release only: destination full; nothing changed, its waiters flag set
+--
+-- Whenever an item frees a slot in a topic whose waiters flag exists, one
+-- element is pushed to that topic's room list, waking one waiting publisher.
+
+local dedup, tombs, wake, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local group, consumer = ARGV[1], ARGV[2]
+local tombTTL = tonumber(ARGV[3])
+local waiterTTL = ARGV[4]
+local deadMax = ARGV[5]
+local roomCap = tonumber(ARGV[6])
+local T = tonumber(ARGV[7])
+local N = tonumber(ARGV[8 + T])
+
+local now
+local function clock()
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
+end
+
+local function stream(j) return KEYS[4 * j + 1] end
+local function delayed(j) return KEYS[4 * j + 2] end
+
+local function owns(s, id, fence)
+  local p = redis.pcall('XPENDING', s, group, id, id, 1)
+  if type(p) ~= 'table' or p.err or #p == 0 then return false end
+  return p[1][2] == consumer and p[1][4] == fence
+end
+
+-- entry returns the entry's key, data and prior delivery count, or nil when
+-- the entry is pending but was deleted from the stream.
+local function entry(s, id)
+  local r = redis.call('XRANGE', s, id, id)
+  if #r == 0 then return nil end
+  local f = {}
+  local list = r[1][2]
+  for i = 1, #list, 2 do f[list[i]] = list[i + 1] end
+  return f.k, f.d, tonumber(f.n) or 0
+end
+
+local function remove(s, id)
+  redis.call('XACK', s, group, id)
+  redis.call('XDEL', s, id)
+end
+
+local function freed(j)
+  if redis.call('EXISTS', KEYS[4 * j + 3]) == 1 then
+    local room = KEYS[4 * j + 4]
+    redis.call('LPUSH', room, '1')
+    redis.call('LTRIM', room, 0, roomCap - 1)
+    redis.call('PEXPIRE', room, waiterTTL)
+  end
+end
+
+local tombstoned = false
+local function forget(key)
+  if tombTTL > 0 then
+    local exp = clock() + tombTTL
+    redis.call('HSET', dedup, key, exp)
+    redis.call('ZADD', tombs, exp, key)
+    tombstoned = true
+  else
+    redis.call('HDEL', dedup, key)
+  end
+end
+
+local woke = false
+local out = {}
+for i = 0, N - 1 do
+  local x = 9 + T + i * 7
+  local op, j, id, fence = ARGV[x], tonumber(ARGV[x + 1]), ARGV[x + 2], tonumber(ARGV[x + 3])
+  local key, a, b = ARGV[x + 4], ARGV[x + 5], ARGV[x + 6]
+  local s = stream(j)
+  local res = 0
+  if owns(s, id, fence) then
+    res = 1
+    if op == 'a' then
+      remove(s, id)
+      forget(key)
+      freed(j)
+    elseif op == 'e' then
+      redis.call('XCLAIM', s, group, consumer, 0, id, 'IDLE', 0, 'RETRYCOUNT', fence, 'JUSTID')
+    elseif op == 'b' then
+      redis.call('XCLAIM', s, group, consumer, 0, id, 'TIME', 0, 'RETRYCOUNT', fence, 'JUSTID')
+      woke = true
+    else
+      local k, d, prior = entry(s, id)
+      if not k then
+        -- pending but deleted from the stream: nothing left to move
+        redis.call('XACK', s, group, id)
+        res = 0
+      elseif op == 'n' then
+        remove(s, id)
+        local member = string.format('%d:%d:', prior + fence, #k) .. k .. d
+        redis.call('ZADD', delayed(j), clock() + tonumber(a), member)
+        woke = true
+      elseif op == 't' then
+        redis.call('XADD', dead, 'MAXLEN', '~', deadMax, '*', 'topic', ARGV[7 + j], 'id', id,
+          'key', k, 'data', d, 'deliveries', prior + fence, 'reason', a)
+        remove(s, id)
+        forget(k)
+        freed(j)
+      elseif op == 'r' then
+        local dj, max = tonumber(a), tonumber(b)
+        local dst = stream(dj)
+        if dj ~= j and max > 0 and redis.call('XLEN', dst) + redis.call('ZCARD', delayed(dj)) >= max then
+          redis.call('SET', KEYS[4 * dj + 3], '1', 'PX', waiterTTL)
+          res = -1
+        else
+          remove(s, id)
+          res = redis.call('XADD', dst, '*', 'k', k, 'd', d, 'n', prior + fence)
+          if dj ~= j then freed(j) end
+        end
+      end
+    end
+  end
+  out[#out + 1] = res
+end
+
+if woke then
+  redis.call('XADD', wake, 'MAXLEN', '1', '*', 'w', '1')
+end
+if tombstoned then
+  local expired = redis.call('ZRANGEBYSCORE', tombs, '-inf', clock(), 'LIMIT', 0, 64)
+  if #expired > 0 then
+    for _, k in ipairs(expired) do
+      local v = redis.call('HGET', dedup, k)
+      if v and v ~= '0' and tonumber(v) <= clock() then redis.call('HDEL', dedup, k) end
+    end
+    redis.call('ZREM', tombs, unpack(expired))
+  end
+end
+return out

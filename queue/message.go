@@ -1,0 +1,164 @@
+package queue
+
+import (
+	"context"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/scripts"
+)
+
+// Message is one delivery of a message to a Subscription. Settle it exactly
+// once with Ack, Release, Nak or Term; until then the subscription keeps its
+// visibility renewed. Its methods are safe for concurrent use.
+type Message struct {
+	// Data is the message body, as published.
+	Data []byte
+	// Key is the message's key, as published (or the random key Put chose).
+	Key string
+	// Topic is the topic the message was delivered from.
+	Topic string
+	// ID is the Redis stream entry id of this delivery. It changes when the
+	// message is released or redelivered after a Nak with a delay.
+	ID string
+	// Deliveries counts how many times the message has been delivered,
+	// including this time (1 on the first delivery).
+	Deliveries int
+
+	sub      *Subscription
+	priority int
+	seq      uint64
+	fence    int64    // delivery count in the consumer group: who owns it
+	state    msgState // guarded by sub.mu
+	index    int      // position in the ready heap, -1 when not there
+}
+
+type msgState int
+
+const (
+	stateReady     msgState = iota // fetched and renewed, not yet handed out
+	stateReceived                  // handed out by Receive, renewed
+	stateSettled                   // acked, released, nak'd, termed, or handed back
+	stateLost                      // reclaimed by someone else
+	stateAbandoned                 // no longer renewed after a failed settle
+)
+
+// Ack acknowledges the message: it is deleted from Redis, durably once Redis
+// has it, and its key is forgotten (or tombstoned, see
+// Config.AckTombstoneTTL). Ack of a settled message does nothing and returns
+// nil. If this subscription no longer owns the delivery, Ack returns
+// ErrNotOwner and changes nothing.
+//
+// Any other error leaves the outcome unknown; the subscription stops renewing
+// the message, so it is delivered again after the visibility timeout unless a
+// later Ack succeeds. Ack blocks for one Redis round trip (shared with
+// concurrent settlements of the same subscription).
+func (m *Message) Ack(ctx context.Context) error {
+	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpAck})
+}
+
+// Release moves the message atomically to topic of the same queue, as a new
+// delivery at the tail of that topic; the key stays live. topic may be the
+// message's own topic (a move to the back of the line). With opts.MaxSize set
+// and a different destination holding that many messages, Release waits for
+// room until ctx ends, keeping the message owned and renewed meanwhile; a
+// release to the same topic never waits.
+func (m *Message) Release(ctx context.Context, topic string, opts *ReleaseOpts) error {
+	var o ReleaseOpts
+	if opts != nil {
+		o = *opts
+	}
+	if err := keys.CheckName("topic", topic); err != nil {
+		return invalid("topic", "%v", err)
+	}
+	if o.MaxSize < 0 {
+		return invalid("ReleaseOpts.MaxSize", "must not be negative (got %d)", o.MaxSize)
+	}
+	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpRelease, Dest: topic, MaxSize: o.MaxSize})
+}
+
+// ReleaseOpts are the options of Message.Release. A nil *ReleaseOpts means
+// all defaults.
+type ReleaseOpts struct {
+	// MaxSize bounds the destination topic (queued + in flight + delayed).
+	// Defaults to 0: unbounded.
+	MaxSize int64
+}
+
+// Nak gives the message back for another delivery after delay. With delay 0
+// it stays at its place in its topic and becomes claimable by any
+// subscription at once; with a positive delay it is parked and delivered
+// again once the delay has passed on the Redis server's clock. Either way
+// the next delivery counts one more in Deliveries.
+func (m *Message) Nak(ctx context.Context, delay time.Duration) error {
+	if delay < 0 {
+		return invalid("delay", "must not be negative (got %v)", delay)
+	}
+	if delay == 0 {
+		return m.settle(ctx, scripts.SettleItem{Op: scripts.OpHandBack})
+	}
+	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpNak, Delay: roundUpMs(delay)})
+}
+
+// Term moves the message to the queue's dead-letter stream with reason and
+// settles it: it is never delivered again. Its key is forgotten (or
+// tombstoned) as for Ack.
+func (m *Message) Term(ctx context.Context, reason string) error {
+	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpTerm, Reason: reason})
+}
+
+// Extend renews the message's visibility now. The subscription renews every
+// message it holds on its own; Extend is for a handler that wants to be sure
+// before a long step. It returns ErrNotOwner if the message was reclaimed by
+// another subscription, and never takes a message back from one.
+func (m *Message) Extend(ctx context.Context) error {
+	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpExtend})
+}
+
+// settle runs one fenced action for m, waiting for room when a release's
+// destination is full.
+func (m *Message) settle(ctx context.Context, it scripts.SettleItem) error {
+	s := m.sub
+	s.mu.Lock()
+	switch m.state {
+	case stateSettled:
+		s.mu.Unlock()
+		return nil
+	case stateLost:
+		s.mu.Unlock()
+		return ErrNotOwner
+	}
+	s.mu.Unlock()
+
+	it.Topic, it.ID, it.Fence, it.Key = m.Topic, m.ID, m.fence, m.Key
+	var retry backoff.Backoff
+	for {
+		res, err := s.settles.Do(ctx, it)
+		if err != nil {
+			if it.Op != scripts.OpExtend {
+				s.drop(m, stateAbandoned)
+			}
+			return err
+		}
+		switch res.Status {
+		case scripts.NotOwner:
+			s.drop(m, stateLost)
+			return ErrNotOwner
+		case scripts.Done:
+			if it.Op != scripts.OpExtend {
+				s.drop(m, stateSettled)
+			}
+			return nil
+		}
+		// DestFull: the message stays held and renewed while we wait.
+		if err := s.q.waitRoom(ctx, it.Dest); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := retry.Sleep(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package queue
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/redis/rueidis"
+)
+
+// PutOpts are the options of Queue.Put. A nil *PutOpts means all defaults.
+type PutOpts struct {
+	// Key identifies the message across every topic of the queue: while a
+	// message with this key is queued, delayed, in flight, or inside its
+	// acknowledgement tombstone, Put with the same key returns false.
+	// Defaults to a random key.
+	Key string
+
+	// MaxSize bounds the messages of the topic (queued + in flight +
+	// delayed). When the topic is full, Put waits for room until ctx ends.
+	// Defaults to 0: unbounded.
+	MaxSize int64
+
+	// Delay makes the message deliverable only after this long, measured on
+	// the Redis server's clock. Defaults to 0: deliverable now.
+	Delay time.Duration
+}
+
+// Put publishes data to topic. It returns true when the message was
+// accepted (written to Redis), and false when its key is already live or
+// tombstoned in the queue, in which case nothing was written.
+//
+// With opts.MaxSize set and the topic full, Put blocks until a slot frees up
+// or ctx ends; it does not poll: it is woken by the acknowledgement that frees
+// the slot, and re-checks at most about once a second. If Redis is
+// unreachable it retries with backoff until ctx ends. An error other than a
+// ValidationError leaves the outcome unknown: calling Put again with the same
+// key is safe.
+func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpts) (bool, error) {
+	var o PutOpts
+	if opts != nil {
+		o = *opts
+	}
+	if err := keys.CheckName("topic", topic); err != nil {
+		return false, invalid("topic", "%v", err)
+	}
+	if o.Key != "" {
+		if err := checkKey("PutOpts.Key", o.Key); err != nil {
+			return false, err
+		}
+	}
+	if o.MaxSize < 0 {
+		return false, invalid("PutOpts.MaxSize", "must not be negative (got %d)", o.MaxSize)
+	}
+	if o.Delay < 0 {
+		return false, invalid("PutOpts.Delay", "must not be negative (got %v)", o.Delay)
+	}
+	if len(data) > q.cfg.MaxMessageBytes {
+		return false, invalid("data", "is %d bytes, over Config.MaxMessageBytes (%d)", len(data), q.cfg.MaxMessageBytes)
+	}
+	if o.Key == "" {
+		o.Key = randomKey()
+	}
+	msg := scripts.PutMessage{Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay)}
+	var retry backoff.Backoff
+	for {
+		res, err := q.puts.Do(ctx, msg)
+		if err != nil {
+			return false, err
+		}
+		switch res.Status {
+		case scripts.Published, scripts.Delayed:
+			return true, nil
+		case scripts.Duplicate:
+			return false, nil
+		}
+		// Full: wait for a wake-up from whoever frees a slot.
+		if err := q.waitRoom(ctx, topic); err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			q.log.Warn("waiting for room failed; retrying", attrTopic, topic, attrError, err)
+			if err := retry.Sleep(ctx); err != nil {
+				return false, err
+			}
+			continue
+		}
+		retry.Reset()
+	}
+}
+
+// waitRoom blocks until a slot of topic may have been freed, for at most
+// about roomPoll seconds.
+func (q *Queue) waitRoom(ctx context.Context, topic string) error {
+	cmd := q.client.B().Blpop().Key(q.keys.Room(topic)).Timeout(roomPoll).Build()
+	err := q.client.Do(ctx, cmd).Error()
+	if rueidis.IsRedisNil(err) {
+		return nil
+	}
+	return err
+}
+
+func checkKey(field, key string) error {
+	switch {
+	case key == "":
+		return invalid(field, "must not be empty")
+	case len(key) > MaxKeyBytes:
+		return invalid(field, "is %d bytes, over the limit of %d", len(key), MaxKeyBytes)
+	case !utf8.ValidString(key):
+		return invalid(field, "must be valid UTF-8")
+	}
+	return nil
+}
+
+// roundUpMs rounds a positive duration up to whole milliseconds, the
+// resolution of Redis time.
+func roundUpMs(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}

@@ -1,0 +1,59 @@
+package queue
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/scripts"
+)
+
+// renew keeps every message the subscription holds (ready or received)
+// visible only to it, every VisibilityTimeout/4. Renewal is fenced: a
+// message another subscription reclaimed is marked lost, never taken back.
+// When parent ends, it closes the subscription.
+func (s *Subscription) renew(ctx, parent context.Context) {
+	defer close(s.renewerDone)
+	t := time.NewTicker(s.visibility / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-parent.Done():
+			go s.Close(context.WithoutCancel(parent))
+			return
+		case <-t.C:
+			s.renewHeld(ctx)
+		}
+	}
+}
+
+func (s *Subscription) renewHeld(ctx context.Context) {
+	s.mu.Lock()
+	msgs := make([]*Message, 0, len(s.held))
+	for m := range s.held {
+		msgs = append(msgs, m)
+	}
+	s.mu.Unlock()
+	for chunk := range slices.Chunk(msgs, batchMax) {
+		items := make([]scripts.SettleItem, len(chunk))
+		for i, m := range chunk {
+			items[i] = scripts.SettleItem{Op: scripts.OpExtend, Topic: m.Topic, ID: m.ID, Fence: m.fence, Key: m.Key}
+		}
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		res, err := scripts.Settle(cctx, s.q.client, s.q.keys, s.settleCfg, items)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.q.log.Warn("could not renew message visibility; retrying next tick", attrError, err)
+			}
+			return
+		}
+		for i, m := range chunk {
+			if res[i].Status == scripts.NotOwner {
+				s.drop(m, stateLost)
+			}
+		}
+	}
+}

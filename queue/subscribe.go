@@ -1,0 +1,350 @@
+package queue
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/batch"
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/scripts"
+)
+
+// SubscribeOpts are the options of Queue.Subscribe. A nil *SubscribeOpts
+// means all defaults.
+type SubscribeOpts struct {
+	// VisibilityTimeout is how long a message held by a subscription that
+	// stopped renewing it (a crash, a lost connection) stays invisible
+	// before another subscription reclaims it. The subscription renews
+	// every held message every VisibilityTimeout/4, and reclaims others'
+	// abandoned messages idle for at least VisibilityTimeout. Subscriptions
+	// of one group should use the same value. Defaults to 30s.
+	VisibilityTimeout time.Duration
+
+	// MaxInFlight bounds the messages the subscription holds at once:
+	// fetched but not yet received, plus received but not yet settled.
+	// Defaults to 16.
+	MaxInFlight int
+
+	// Group names the consumer group: subscriptions in one group compete
+	// for messages, each delivered to one of them. Defaults to "dtq".
+	Group string
+}
+
+// Subscription receives messages from some topics of a queue, competing with
+// every other subscription of its group. It uses a constant number of
+// goroutines and one multi-topic reader whatever the number of topics.
+// Build it with Queue.Subscribe; stop it with Close or Drain.
+type Subscription struct {
+	q           *Queue
+	topics      []string // priority order: lowest number first, then name
+	priority    []int    // per topic index
+	group       string
+	consumer    string
+	visibility  time.Duration
+	maxInFlight int
+	settleCfg   scripts.SettleConfig
+	settles     *batch.Batcher[scripts.SettleItem, scripts.SettleResult]
+
+	mu       sync.Mutex
+	ready    readyHeap             // fetched, renewed, not handed out
+	held     map[*Message]struct{} // every unsettled message: ready or received
+	seq      uint64
+	changed  chan struct{} // closed and replaced when ready, held or closed change
+	closed   bool
+	fetching bool  // false once Drain or Close began
+	err      error // a reader error not yet reported by Receive
+
+	stopReader  context.CancelFunc
+	stopRenewer context.CancelFunc
+	readerDone  chan struct{}
+	renewerDone chan struct{}
+	closeMu     sync.Mutex // serialises Close
+}
+
+// Subscribe starts a subscription to topics, a map from topic name to
+// priority: among messages ready at once, a lower number is delivered
+// first; each topic is FIFO. The subscription runs until Close, Drain, or
+// the end of ctx (which hands its messages back as Close does).
+//
+// Subscribe does no I/O; Redis errors surface from Receive.
+func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *SubscribeOpts) (*Subscription, error) {
+	var o SubscribeOpts
+	if opts != nil {
+		o = *opts
+	}
+	if len(topics) == 0 {
+		return nil, invalid("topics", "must name at least one topic")
+	}
+	for t := range topics {
+		if err := keys.CheckName("topic", t); err != nil {
+			return nil, invalid("topics", "%v", err)
+		}
+	}
+	switch {
+	case o.VisibilityTimeout < 0:
+		return nil, invalid("SubscribeOpts.VisibilityTimeout", "must be positive (got %v)", o.VisibilityTimeout)
+	case o.VisibilityTimeout == 0:
+		o.VisibilityTimeout = 30 * time.Second
+	case o.VisibilityTimeout < 4*time.Millisecond:
+		return nil, invalid("SubscribeOpts.VisibilityTimeout", "must be at least 4ms (got %v)", o.VisibilityTimeout)
+	}
+	switch {
+	case o.MaxInFlight < 0:
+		return nil, invalid("SubscribeOpts.MaxInFlight", "must not be negative (got %d)", o.MaxInFlight)
+	case o.MaxInFlight == 0:
+		o.MaxInFlight = 16
+	}
+	if o.Group == "" {
+		o.Group = "dtq"
+	}
+	if err := keys.CheckName("group", o.Group); err != nil {
+		return nil, invalid("SubscribeOpts.Group", "%v", err)
+	}
+
+	s := &Subscription{
+		q:           q,
+		group:       o.Group,
+		consumer:    consumerName(),
+		visibility:  o.VisibilityTimeout,
+		maxInFlight: o.MaxInFlight,
+		held:        map[*Message]struct{}{},
+		changed:     make(chan struct{}),
+		fetching:    true,
+	}
+	for t := range topics {
+		s.topics = append(s.topics, t)
+	}
+	slices.SortFunc(s.topics, func(a, b string) int {
+		return cmp.Or(cmp.Compare(topics[a], topics[b]), cmp.Compare(a, b))
+	})
+	for _, t := range s.topics {
+		s.priority = append(s.priority, topics[t])
+	}
+	s.settleCfg = scripts.SettleConfig{
+		Group:        s.group,
+		Consumer:     s.consumer,
+		TombstoneTTL: q.cfg.AckTombstoneTTL,
+		WaiterTTL:    waiterTTL,
+		DeadMaxLen:   q.cfg.DeadLetterMaxLen,
+		RoomCap:      roomCap,
+	}
+	s.settles = batch.New(s.runSettles, batchMax, batchLeads, callTimeout)
+
+	base := context.WithoutCancel(ctx)
+	readCtx, stopReader := context.WithCancel(base)
+	renewCtx, stopRenewer := context.WithCancel(base)
+	s.stopReader, s.stopRenewer = stopReader, stopRenewer
+	s.readerDone, s.renewerDone = make(chan struct{}), make(chan struct{})
+	go s.read(readCtx)
+	go s.renew(renewCtx, ctx)
+	return s, nil
+}
+
+// consumerName names a subscription in its consumer group: host, pid and a
+// random suffix, so that operators can tell who holds what.
+func consumerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:10])
+}
+
+func (s *Subscription) runSettles(ctx context.Context, items []scripts.SettleItem) ([]scripts.SettleResult, error) {
+	return scripts.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
+}
+
+// Receive returns the next message, highest priority first, blocking until
+// one is available, ctx ends, or the subscription is closed (ErrClosed).
+// It also returns, once, a Redis error the subscription could not recover
+// from by retrying (for example a topic key holding the wrong type); the
+// subscription keeps retrying in the background.
+func (s *Subscription) Receive(ctx context.Context) (*Message, error) {
+	msgs, err := s.Fetch(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	return msgs[0], nil
+}
+
+// Fetch returns between 1 and max messages, highest priority first, blocking
+// until at least one is available, ctx ends, or the subscription is closed
+// (ErrClosed).
+func (s *Subscription) Fetch(ctx context.Context, max int) ([]*Message, error) {
+	if max < 1 {
+		return nil, invalid("max", "must be at least 1 (got %d)", max)
+	}
+	for {
+		s.mu.Lock()
+		if s.ready.Len() > 0 {
+			n := min(max, s.ready.Len())
+			out := make([]*Message, n)
+			for i := range out {
+				m := heap.Pop(&s.ready).(*Message)
+				m.state = stateReceived
+				out[i] = m
+			}
+			s.mu.Unlock()
+			return out, nil
+		}
+		if s.closed || !s.fetching {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if err := s.err; err != nil {
+			s.err = nil
+			s.mu.Unlock()
+			return nil, err
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close stops the subscription at once: it stops fetching and makes every
+// message it holds and has not settled — received or not — immediately
+// claimable by other subscriptions (same entry, same place in its topic).
+// A received message can still be settled afterwards if no one has claimed
+// it in between. Close waits for the hand-back until ctx ends; messages not
+// handed back by then are reclaimed after the visibility timeout. Closing a
+// closed subscription does nothing.
+func (s *Subscription) Close(ctx context.Context) error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed, s.fetching = true, false
+	s.notify()
+	s.mu.Unlock()
+	s.stopReader()
+	s.stopRenewer()
+	<-s.readerDone
+	<-s.renewerDone
+	return s.handBack(ctx, func(*Message) bool { return true })
+}
+
+// Drain stops fetching, hands back at once the messages fetched but not yet
+// received, and waits until every received message is settled or ctx ends;
+// then it closes the subscription as Close does.
+func (s *Subscription) Drain(ctx context.Context) error {
+	s.mu.Lock()
+	s.fetching = false
+	s.notify()
+	s.mu.Unlock()
+	s.stopReader()
+	<-s.readerDone
+	err := s.handBack(ctx, func(m *Message) bool { return m.state == stateReady })
+	for err == nil {
+		s.mu.Lock()
+		n, changed := len(s.held), s.changed
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if cerr := s.Close(context.WithoutCancel(ctx)); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// handBack makes the held messages matching pick claimable by anyone now.
+func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) error {
+	s.mu.Lock()
+	var msgs []*Message
+	for m := range s.held {
+		if pick(m) {
+			msgs = append(msgs, m)
+		}
+	}
+	s.mu.Unlock()
+	var firstErr error
+	for chunk := range slices.Chunk(msgs, batchMax) {
+		items := make([]scripts.SettleItem, len(chunk))
+		for i, m := range chunk {
+			items[i] = scripts.SettleItem{Op: scripts.OpHandBack, Topic: m.Topic, ID: m.ID, Fence: m.fence, Key: m.Key}
+		}
+		res, err := scripts.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
+		for i, m := range chunk {
+			switch {
+			case err != nil:
+				s.drop(m, stateAbandoned)
+			case res[i].Status == scripts.NotOwner:
+				s.drop(m, stateLost)
+			default:
+				s.drop(m, stateSettled)
+			}
+		}
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("queue: hand back %d messages: %w", len(chunk), err)
+		}
+	}
+	return firstErr
+}
+
+// drop stops holding m (no more renewal, credit back to the reader) and sets
+// its final state, unless it is already settled or lost.
+func (s *Subscription) drop(m *Message, to msgState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.state == stateSettled || m.state == stateLost {
+		return
+	}
+	if m.state == stateReady && m.index >= 0 {
+		heap.Remove(&s.ready, m.index)
+	}
+	m.state = to
+	delete(s.held, m)
+	s.notify()
+}
+
+// notify wakes everyone waiting on a change. Called with s.mu held.
+func (s *Subscription) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// readyHeap orders fetched messages by priority, then fetch order.
+type readyHeap []*Message
+
+func (h readyHeap) Len() int { return len(h) }
+func (h readyHeap) Less(i, j int) bool {
+	if h[i].priority != h[j].priority {
+		return h[i].priority < h[j].priority
+	}
+	return h[i].seq < h[j].seq
+}
+func (h readyHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *readyHeap) Push(x any) {
+	m := x.(*Message)
+	m.index = len(*h)
+	*h = append(*h, m)
+}
+func (h *readyHeap) Pop() any {
+	old := *h
+	m := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	m.index = -1
+	return m
+}
