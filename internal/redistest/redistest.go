@@ -105,13 +105,28 @@ func Embedded(t testing.TB) *embedded.Backend {
 // redis-server, a fresh namespace) and "embedded" (a fresh in-memory backend).
 func ForEachBackend(t *testing.T, fn func(t *testing.T, b *Backend)) {
 	t.Helper()
+	forEach(t, true, fn)
+}
+
+// ForEachBackendSerial is ForEachBackend with the subtests run one after
+// the other, for tests that observe the whole process.
+func ForEachBackendSerial(t *testing.T, fn func(t *testing.T, b *Backend)) {
+	t.Helper()
+	forEach(t, false, fn)
+}
+
+func forEach(t *testing.T, parallel bool, fn func(t *testing.T, b *Backend)) {
 	t.Run("redis", func(t *testing.T) {
-		t.Parallel()
+		if parallel {
+			t.Parallel()
+		}
 		s := Shared(t)
 		fn(t, &Backend{Name: "redis", Client: Client(t, s), Namespace: Namespace(t), Server: s})
 	})
 	t.Run("embedded", func(t *testing.T) {
-		t.Parallel()
+		if parallel {
+			t.Parallel()
+		}
 		e := Embedded(t)
 		fn(t, &Backend{Name: "embedded", Client: e.Client, Namespace: Namespace(t), Embedded: e})
 	})

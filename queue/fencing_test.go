@@ -1,0 +1,103 @@
+package queue_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq/queue"
+)
+
+// stolen sets up Docket bug 1/2's race: subscription slow holds a message
+// whose visibility lapses (it renews only every 2s/4), and subscription fast
+// (visibility 50ms) legitimately reclaims it.
+func stolen(t *testing.T, e *env, q *queue.Queue) (slowMsg, fastMsg *queue.Message, slow, fast *queue.Subscription) {
+	t.Helper()
+	slow = e.subscribe(q, map[string]int{"a": 0}, &queue.SubscribeOpts{VisibilityTimeout: 2 * time.Second})
+	e.put(q, "a", "x", &queue.PutOpts{Key: "k"})
+	slowMsg = e.receive(slow, 5*time.Second)
+	fast = e.subscribe(q, map[string]int{"a": 0}, &queue.SubscribeOpts{VisibilityTimeout: 50 * time.Millisecond})
+	fastMsg = e.receive(fast, 5*time.Second)
+	if fastMsg.Key != "k" || fastMsg.Deliveries != 2 {
+		t.Fatalf("reclaimed key %q deliveries %d, want k delivered twice", fastMsg.Key, fastMsg.Deliveries)
+	}
+	return slowMsg, fastMsg, slow, fast
+}
+
+// Docket bug 1: a late ack after a reclaim is rejected and deletes nothing.
+func TestLateAckAfterReclaimIsRejected(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		q := e.queue("q", nil)
+		old, cur, _, _ := stolen(t, e, q)
+		if err := old.Ack(t.Context()); !errors.Is(err, queue.ErrNotOwner) {
+			t.Fatalf("late ack: %v, want ErrNotOwner", err)
+		}
+		if e.put(q, "a", "y", &queue.PutOpts{Key: "k"}) {
+			t.Fatal("the rejected late ack freed key k while the reclaimed message is in flight")
+		}
+		e.ack(cur) // the legitimate holder still owns it
+		if st, _ := q.Stats(t.Context(), "a", ""); st != (queue.TopicStats{}) {
+			t.Fatalf("stats %+v, want empty", st)
+		}
+	})
+}
+
+// Docket bug 1: a late release never re-adds acknowledged work.
+func TestLateReleaseNeverResurrectsAcknowledgedWork(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		q := e.queue("q", nil)
+		old, cur, _, _ := stolen(t, e, q)
+		e.ack(cur)
+		if err := old.Release(t.Context(), "other", nil); !errors.Is(err, queue.ErrNotOwner) {
+			t.Fatalf("late release: %v, want ErrNotOwner", err)
+		}
+		for _, topic := range []string{"a", "other"} {
+			st, err := q.Stats(t.Context(), topic, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != (queue.TopicStats{}) {
+				t.Fatalf("topic %s after a late release of acked work: %+v, want empty", topic, st)
+			}
+		}
+	})
+}
+
+// Docket bug 1: a late ack never clears the dedup record of a newer
+// publication of the same key.
+func TestLateAckKeepsDedupOfNewerPublication(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		q := e.queue("q", nil)
+		old, cur, _, _ := stolen(t, e, q)
+		e.ack(cur)
+		if !e.put(q, "a", "newer", &queue.PutOpts{Key: "k"}) {
+			t.Fatal("publishing k again after its ack: got false")
+		}
+		if err := old.Ack(t.Context()); !errors.Is(err, queue.ErrNotOwner) {
+			t.Fatalf("late ack: %v, want ErrNotOwner", err)
+		}
+		if e.put(q, "a", "newest", &queue.PutOpts{Key: "k"}) {
+			t.Fatal("the late ack cleared the dedup record of the newer publication of k")
+		}
+	})
+}
+
+// Docket bug 2: renewal — background or Extend — never takes a message back
+// from the subscription that legitimately reclaimed it.
+func TestRenewalNeverStealsBack(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		q := e.queue("q", nil)
+		old, cur, slow, _ := stolen(t, e, q)
+		queue.RenewNow(t.Context(), slow) // the old holder's background renewal pass
+		if err := cur.Extend(t.Context()); err != nil {
+			t.Fatalf("the old holder's renewal took the message back: extend by the new holder: %v", err)
+		}
+		if err := old.Extend(t.Context()); !errors.Is(err, queue.ErrNotOwner) {
+			t.Fatalf("extend by the old holder: %v, want ErrNotOwner", err)
+		}
+		if err := cur.Extend(t.Context()); err != nil {
+			t.Fatalf("the old holder's Extend took the message back: extend by the new holder: %v", err)
+		}
+		e.ack(cur)
+	})
+}

@@ -1,0 +1,97 @@
+package queue
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/redis/rueidis"
+)
+
+// TopicStats counts the messages of one topic.
+type TopicStats struct {
+	Queued   int64 // in the stream, not delivered to anyone
+	InFlight int64 // delivered and not settled (pending in the group)
+	Delayed  int64 // parked until due (PutOpts.Delay, Message.Nak with a delay)
+}
+
+// Stats returns the counts of topic in group ("" = the default group). The
+// counts are read in one round trip but not atomically.
+func (q *Queue) Stats(ctx context.Context, topic, group string) (TopicStats, error) {
+	if err := keys.CheckName("topic", topic); err != nil {
+		return TopicStats{}, invalid("topic", "%v", err)
+	}
+	if group == "" {
+		group = "dtq"
+	}
+	if err := keys.CheckName("group", group); err != nil {
+		return TopicStats{}, invalid("group", "%v", err)
+	}
+	c, stream := q.client, q.keys.Stream(topic)
+	res := c.DoMulti(ctx,
+		c.B().Xlen().Key(stream).Build(),
+		c.B().Xpending().Key(stream).Group(group).Build(),
+		c.B().Zcard().Key(q.keys.Delayed(topic)).Build(),
+	)
+	var st TopicStats
+	length, err := res[0].AsInt64()
+	if err != nil {
+		return st, err
+	}
+	if pending, err := res[1].ToArray(); err == nil && len(pending) > 0 {
+		st.InFlight, _ = pending[0].AsInt64()
+	} else if err != nil && !isNoGroup(err) {
+		return st, err
+	}
+	if st.Delayed, err = res[2].AsInt64(); err != nil {
+		return st, err
+	}
+	st.Queued = length - st.InFlight
+	return st, nil
+}
+
+// DeadLetter is one entry of the queue's dead-letter stream.
+type DeadLetter struct {
+	ID         string // entry id in the dead-letter stream
+	Topic      string // topic the message came from
+	MessageID  string // its entry id in that topic
+	Key        string // empty for a malformed entry
+	Data       []byte // empty for a malformed entry
+	Deliveries int
+	Reason     string
+}
+
+// DeadLetters returns up to count dead letters, newest first.
+func (q *Queue) DeadLetters(ctx context.Context, count int64) ([]DeadLetter, error) {
+	c := q.client
+	entries, err := c.Do(ctx, c.B().Xrevrange().Key(q.keys.Dead()).End("+").Start("-").Count(count).Build()).AsXRange()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeadLetter, len(entries))
+	for i, e := range entries {
+		f := e.FieldValues
+		n, _ := strconv.Atoi(f["deliveries"])
+		out[i] = DeadLetter{
+			ID: e.ID, Topic: f["topic"], MessageID: f["id"], Key: f["key"], Data: []byte(f["data"]),
+			Deliveries: n, Reason: f["reason"],
+		}
+	}
+	return out, nil
+}
+
+// Malformed returns how many malformed stream entries (missing the key or
+// data field, written by something other than this package) the queue has
+// moved to its dead-letter stream.
+func (q *Queue) Malformed(ctx context.Context) (int64, error) {
+	n, err := q.client.Do(ctx, q.client.B().Hget().Key(q.keys.Stats()).Field("malformed").Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return n, err
+}
+
+func isNoGroup(err error) bool {
+	rerr, ok := rueidis.IsRedisErr(err)
+	return ok && len(rerr.Error()) >= 7 && rerr.Error()[:7] == "NOGROUP"
+}
