@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"errors"
+	"net"
 	"strings"
 
 	"github.com/redis/rueidis"
@@ -21,4 +23,11 @@ func transient(err error) bool {
 		return true
 	}
 	return false
+}
+
+// notSent reports whether err proves the command never reached Redis (the
+// connection could not be made), so that retrying it cannot apply it twice.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -135,6 +135,12 @@ func (m *Message) settle(ctx context.Context, it scripts.SettleItem) error {
 	var retry backoff.Backoff
 	for {
 		res, err := s.settles.Do(ctx, it)
+		if err != nil && notSent(err) && ctx.Err() == nil {
+			// Redis unreachable: nothing was sent; the message stays held.
+			if err := retry.Sleep(ctx); err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if it.Op != scripts.OpExtend {
 				s.drop(m, stateAbandoned)

@@ -35,10 +35,13 @@ type PutOpts struct {
 //
 // With opts.MaxSize set and the topic full, Put blocks until a slot frees up
 // or ctx ends; it does not poll: it is woken by the acknowledgement that frees
-// the slot, and re-checks at most about once a second. If Redis is
-// unreachable it retries with backoff until ctx ends. An error other than a
-// ValidationError leaves the outcome unknown: calling Put again with the same
-// key is safe.
+// the slot, and re-checks at most about once a second. On connection errors
+// (Redis down, restarting, unreachable) Put retries with backoff and jitter
+// until ctx ends; a retry recognises its own earlier success, so the answer
+// stays exact. An error reply from Redis (out of memory, for example) is
+// returned at once, with nothing written. If ctx ends mid-call the outcome is
+// unknown: calling Put again with the same key is safe, but answers false if
+// the first call did publish.
 func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpts) (bool, error) {
 	var o PutOpts
 	if opts != nil {
@@ -64,12 +67,24 @@ func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpt
 	if o.Key == "" {
 		o.Key = randomKey()
 	}
-	msg := scripts.PutMessage{Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay)}
+	msg := scripts.PutMessage{
+		Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay),
+		Nonce: "p" + randomKey()[:12],
+	}
 	var retry backoff.Backoff
 	for {
 		res, err := q.puts.Do(ctx, msg)
 		if err != nil {
-			return false, err
+			// A Redis error reply is final. Anything else is a connection
+			// problem: retrying is exact, thanks to the call's nonce.
+			if _, reply := rueidis.IsRedisErr(err); reply || ctx.Err() != nil {
+				return false, err
+			}
+			q.log.Warn("Redis unreachable; retrying put", attrTopic, topic, attrError, err)
+			if err := retry.Sleep(ctx); err != nil {
+				return false, err
+			}
+			continue
 		}
 		switch res.Status {
 		case scripts.Published, scripts.Delayed:

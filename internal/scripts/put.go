@@ -15,6 +15,9 @@ type PutMessage struct {
 	Data    []byte
 	MaxSize int64         // 0 = unbounded
 	Delay   time.Duration // 0 = deliverable now
+	// Nonce identifies the Put call across its retries; it must not be all
+	// digits. A retry that finds its own nonce reports Published.
+	Nonce string
 }
 
 // PutStatus is the outcome of one message of a Put.
@@ -37,11 +40,11 @@ type PutResult struct {
 // Put runs put.lua for msgs in one round trip.
 func Put(ctx context.Context, c rueidis.Client, q keys.Queue, waiterTTL time.Duration, msgs []PutMessage) ([]PutResult, error) {
 	var topics topicIndex
-	args := make([]string, 0, 2+5*len(msgs))
+	args := make([]string, 0, 2+6*len(msgs))
 	args = append(args, ms(waiterTTL), itoa(int64(len(msgs))))
 	for _, m := range msgs {
 		args = append(args, itoa(int64(topics.of(m.Topic))), m.Key, rueidis.BinaryString(m.Data),
-			itoa(m.MaxSize), ms(m.Delay))
+			itoa(m.MaxSize), ms(m.Delay), m.Nonce)
 	}
 	ks := make([]string, 0, 2+3*len(topics.names))
 	ks = append(ks, q.Dedup(), q.Wake())
@@ -66,6 +69,8 @@ func Put(ctx context.Context, c rueidis.Client, q keys.Queue, waiterTTL time.Dur
 			return nil, unexpected("put", r)
 		}
 		switch n {
+		case 2:
+			out[i].Status = Published
 		case 1:
 			out[i].Status = Delayed
 		case 0:

@@ -1,16 +1,19 @@
 -- put.lua: publish a batch of messages to a queue, deduplicated by key.
 --
--- KEYS[1]          dedup hash: message key -> "0" (live) | tombstone expiry (ms)
+-- KEYS[1]          dedup hash: message key -> publisher nonce (live) | tombstone expiry (ms)
 -- KEYS[2]          wake stream (subscribers re-read delayed due times)
 -- KEYS[3j .. 3j+2] for topic j = 1..T: stream, delayed zset, waiters flag
 --
 -- ARGV[1]          waiters flag TTL, ms
--- ARGV[2]          N, the number of messages; then 5 values per message:
---                  topic j, message key, data, max size (0 = unbounded), delay ms (0 = now)
+-- ARGV[2]          N, the number of messages; then 6 values per message:
+--                  topic j, message key, data, max size (0 = unbounded), delay ms (0 = now),
+--                  nonce (unique per Put call, never all digits; repeated when the call retries)
 --
 -- Returns N results, one per message, in order:
 --   "<id>"  published: the new stream entry id
 --   1       delayed: parked in the topic's delayed zset until due
+--   2       already published by this nonce: an earlier try of the same call
+--           succeeded (its reply was lost)
 --   0       duplicate: the key is live (queued, in flight, delayed) or tombstoned
 --   -1      full: the topic holds max size messages (queued + in flight + delayed);
 --           nothing was written and the topic's waiters flag was set
@@ -34,13 +37,16 @@ end
 local out = {}
 local woke = false
 for i = 0, n - 1 do
-  local a = 3 + i * 5
+  local a = 3 + i * 6
   local j, key, data = tonumber(ARGV[a]), ARGV[a + 1], ARGV[a + 2]
-  local maxsize, delay = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local maxsize, delay, nonce = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5]
   local stream, delayed, waiters = KEYS[3 * j], KEYS[3 * j + 1], KEYS[3 * j + 2]
 
   local v = redis.call('HGET', dedup, key)
-  if v and (v == '0' or tonumber(v) > clock()) then
+  local expiry = v and tonumber(v)
+  if v and not expiry then
+    if v == nonce then out[#out + 1] = 2 else out[#out + 1] = 0 end
+  elseif expiry and expiry > clock() then
     out[#out + 1] = 0
   elseif maxsize > 0 and redis.call('XLEN', stream) + redis.call('ZCARD', delayed) >= maxsize then
     redis.call('SET', waiters, '1', 'PX', waiterTTL)
@@ -48,12 +54,12 @@ for i = 0, n - 1 do
   elseif delay > 0 then
     local member = string.format('%d:%d:', 0, #key) .. key .. data
     redis.call('ZADD', delayed, clock() + delay, member)
-    redis.call('HSET', dedup, key, '0')
+    redis.call('HSET', dedup, key, nonce)
     woke = true
     out[#out + 1] = 1
   else
     out[#out + 1] = redis.call('XADD', stream, '*', 'k', key, 'd', data)
-    redis.call('HSET', dedup, key, '0')
+    redis.call('HSET', dedup, key, nonce)
   end
 end
 if woke then

@@ -1,7 +1,7 @@
 -- settle.lua: act on deliveries held by one subscription, each fenced by the
 -- delivery it belongs to, in one batch.
 --
--- KEYS[1]                 dedup hash: message key -> "0" (live) | tombstone expiry (ms)
+-- KEYS[1]                 dedup hash: message key -> publisher nonce (live) | tombstone expiry (ms)
 -- KEYS[2]                 tombstone zset: message key -> expiry (ms)
 -- KEYS[3]                 wake stream
 -- KEYS[4]                 dead-letter stream
@@ -166,8 +166,8 @@ if tombstoned then
   local expired = redis.call('ZRANGEBYSCORE', tombs, '-inf', clock(), 'LIMIT', 0, 64)
   if #expired > 0 then
     for _, k in ipairs(expired) do
-      local v = redis.call('HGET', dedup, k)
-      if v and v ~= '0' and tonumber(v) <= clock() then redis.call('HDEL', dedup, k) end
+      local v = tonumber(redis.call('HGET', dedup, k))
+      if v and v <= clock() then redis.call('HDEL', dedup, k) end
     end
     redis.call('ZREM', tombs, unpack(expired))
   end
