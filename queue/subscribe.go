@@ -289,7 +289,9 @@ func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) e
 			case res[i].Status == scripts.NotOwner:
 				s.drop(m, stateLost)
 			default:
-				s.drop(m, stateSettled)
+				// Handed back: no longer held, but a received message may
+				// still be settled if no one claims it first.
+				s.drop(m, stateAbandoned)
 			}
 		}
 		if err != nil && firstErr == nil {
