@@ -21,6 +21,8 @@ type FetchRequest struct {
 	ReclaimIdle time.Duration
 	DeadMaxLen  int64
 	PromoteMax  int // most delayed messages to promote per topic
+	// SkipNew skips reading new entries: the caller reads them itself.
+	SkipNew bool
 }
 
 // Fetched is one claimed message.
@@ -34,18 +36,20 @@ type Fetched struct {
 }
 
 // Wait says how to block until something may be claimable: XREAD from these
-// ids, and wake no later than NextDue (negative: nothing delayed).
+// ids.
 type Wait struct {
 	WakeID    string
 	StreamIDs []string // one per topic
-	NextDue   time.Duration
 }
 
 // FetchResult is the output of Fetch. Wait is nil when Entries is non-empty.
+// NextDue is how long until the next delayed message of the topics is due,
+// negative when there is none.
 type FetchResult struct {
 	Entries []Fetched
 	Cursors []string
 	Wait    *Wait
+	NextDue time.Duration
 }
 
 // Fetch runs fetch.lua for one subscription.
@@ -56,17 +60,22 @@ func Fetch(ctx context.Context, c rueidis.Client, q keys.Queue, req FetchRequest
 	for _, t := range req.Topics {
 		ks = append(ks, q.Stream(t), q.Delayed(t))
 	}
-	args := make([]string, 0, 7+2*T)
+	args := make([]string, 0, 8+2*T)
 	args = append(args, req.Group, req.Consumer, strconv.Itoa(req.Credit), ms(req.ReclaimIdle),
 		itoa(req.DeadMaxLen), strconv.Itoa(req.PromoteMax), strconv.Itoa(T))
 	args = append(args, req.Topics...)
 	args = append(args, req.Cursors...)
+	if req.SkipNew {
+		args = append(args, "1")
+	} else {
+		args = append(args, "0")
+	}
 
 	top, err := fetchScript.Exec(ctx, c, ks, args).ToArray()
 	if err != nil {
 		return FetchResult{}, err
 	}
-	if len(top) != 3 {
+	if len(top) != 4 {
 		return FetchResult{}, unexpected("fetch", top)
 	}
 	flat, err := top[0].ToArray()
@@ -91,26 +100,26 @@ func Fetch(ctx context.Context, c rueidis.Client, q keys.Queue, req FetchRequest
 	if res.Cursors, err = top[1].AsStrSlice(); err != nil || len(res.Cursors) != T {
 		return FetchResult{}, unexpected("fetch", top[1])
 	}
+	due, err := top[3].AsInt64()
+	if err != nil {
+		return FetchResult{}, unexpected("fetch", top[3])
+	}
+	res.NextDue = time.Duration(due) * time.Millisecond
+	if due < 0 {
+		res.NextDue = -1
+	}
 	if len(res.Entries) > 0 {
 		return res, nil
 	}
 	w, err := top[2].ToArray()
-	if err != nil || len(w) != T+2 {
+	if err != nil || len(w) != T+1 {
 		return FetchResult{}, unexpected("fetch", top[2])
 	}
 	res.Wait = &Wait{}
 	res.Wait.WakeID, _ = w[0].ToString()
-	for _, m := range w[1 : T+1] {
+	for _, m := range w[1:] {
 		id, _ := m.ToString()
 		res.Wait.StreamIDs = append(res.Wait.StreamIDs, id)
-	}
-	due, err := w[T+1].AsInt64()
-	if err != nil {
-		return FetchResult{}, unexpected("fetch", w[T+1])
-	}
-	res.Wait.NextDue = time.Duration(due) * time.Millisecond
-	if due < 0 {
-		res.Wait.NextDue = -1
 	}
 	return res, nil
 }

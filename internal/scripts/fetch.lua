@@ -13,6 +13,7 @@
 -- ARGV[5]            dead-letter stream max length (approximate trim)
 -- ARGV[6]            most delayed messages to promote per topic
 -- ARGV[7]            T, the number of topics; then T topic names; then T reclaim cursors
+-- ARGV[8+2T]         "1" to skip step 3 (the caller reads new entries itself)
 --
 -- Per topic, in priority order, while credit remains:
 --   1. due delayed messages are appended to the topic's stream;
@@ -21,14 +22,15 @@
 -- A missing group or stream (NOGROUP) is recreated at id 0, so every entry
 -- still in the stream (nothing acknowledged is kept) is delivered again.
 --
--- Returns { entries, cursors, wait }:
+-- Returns { entries, cursors, wait, next due }:
 --   entries  flat, 6 values per message: topic j, entry id, delivery count
 --            (the fence), prior deliveries, message key, data
 --   cursors  the T reclaim cursors to pass next time
 --   wait     0 when entries is non-empty; otherwise
---            { wake last id, T stream last ids..., ms until the next delayed
---            message is due (-1 = none) }
---            for a blocking XREAD that wakes on anything new
+--            { wake last id, T stream last ids... } for a blocking XREAD that
+--            wakes on anything new
+--   next due ms until the next delayed message of these topics is due
+--            (-1 = none)
 
 local wake, dead, stats = KEYS[1], KEYS[2], KEYS[3]
 local group, consumer = ARGV[1], ARGV[2]
@@ -37,6 +39,7 @@ local minIdle = tonumber(ARGV[4])
 local deadMax = ARGV[5]
 local promoteMax = tonumber(ARGV[6])
 local T = tonumber(ARGV[7])
+local readNewEntries = ARGV[8 + 2 * T] ~= '1'
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -49,16 +52,25 @@ local function ensureGroup(stream)
   redis.pcall('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
 end
 
-local function fieldsOf(list)
+-- fields returns the key, data and prior delivery count of an entry's field
+-- list, or nil when the key or data field is missing. Entries written by
+-- this package are "k", key, "d", data [, "n", prior].
+local function fields(list)
+  if list[1] == 'k' and list[3] == 'd' then
+    if list[5] == 'n' then return list[2], list[4], tonumber(list[6]) or 0 end
+    if #list == 4 then return list[2], list[4], 0 end
+  end
   local f = {}
   for i = 1, #list, 2 do f[list[i]] = list[i + 1] end
-  return f
+  if f.k == nil or f.d == nil then return nil end
+  return f.k, f.d, tonumber(f.n) or 0
 end
 
 local entries = {}
 local function take(j, name, stream, e, count)
-  local id, f = e[1], fieldsOf(e[2])
-  if f.k == nil or f.d == nil then
+  local id = e[1]
+  local key, data, prior = fields(e[2])
+  if not key then
     local args = { 'XADD', dead, 'MAXLEN', '~', deadMax, '*', 'topic', name, 'id', id,
       'reason', 'malformed entry: missing "k" (key) or "d" (data) field' }
     for i = 1, #e[2] do args[#args + 1] = e[2][i] end
@@ -70,7 +82,7 @@ local function take(j, name, stream, e, count)
   end
   local n = #entries
   entries[n + 1], entries[n + 2], entries[n + 3] = j, id, count
-  entries[n + 4], entries[n + 5], entries[n + 6] = tonumber(f.n) or 0, f.k, f.d
+  entries[n + 4], entries[n + 5], entries[n + 6] = prior, key, data
   credit = credit - 1
 end
 
@@ -125,12 +137,21 @@ for j = 1, T do
   local name, cursor = ARGV[7 + j], ARGV[7 + T + j]
   promote(stream, delayed)
   if credit > 0 and minIdle > 0 then cursor = reclaim(j, name, stream, cursor) end
-  if credit > 0 then readNew(j, name, stream) end
+  if credit > 0 and readNewEntries then readNew(j, name, stream) end
   cursors[j] = cursor
 end
 
+local nextDue = -1
+for j = 1, T do
+  local d = redis.call('ZRANGE', KEYS[2 * j + 3], 0, 0, 'WITHSCORES')
+  if #d > 0 then
+    local due = math.max(0, tonumber(d[2]) - now)
+    if nextDue < 0 or due < nextDue then nextDue = due end
+  end
+end
+
 if #entries > 0 then
-  return { entries, cursors, 0 }
+  return { entries, cursors, 0, nextDue }
 end
 
 local function lastID(stream)
@@ -139,16 +160,28 @@ local function lastID(stream)
   return r[1][1]
 end
 
+-- delivered returns the id up to which the group has delivered a stream's
+-- entries: where a wait must start when the caller reads new entries itself
+-- (entries after it are undelivered even if they predate this script).
+local function delivered(stream)
+  local groups = redis.pcall('XINFO', 'GROUPS', stream)
+  if type(groups) ~= 'table' or groups.err then return '0-0' end
+  for _, g in ipairs(groups) do
+    local name, last
+    for i = 1, #g, 2 do
+      if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
+    end
+    if name == group then return last end
+  end
+  return '0-0'
+end
+
 local wait = { lastID(wake) }
-local nextDue = -1
 for j = 1, T do
-  wait[#wait + 1] = lastID(KEYS[2 * j + 2])
-  local d = redis.call('ZRANGE', KEYS[2 * j + 3], 0, 0, 'WITHSCORES')
-  if #d > 0 then
-    local due = tonumber(d[2])
-    if nextDue < 0 or due < nextDue then nextDue = due end
+  if readNewEntries then
+    wait[#wait + 1] = lastID(KEYS[2 * j + 2])
+  else
+    wait[#wait + 1] = delivered(KEYS[2 * j + 2])
   end
 end
-wait[#wait + 1] = nextDue - now
-if nextDue < 0 then wait[#wait] = -1 end
-return { entries, cursors, wait }
+return { entries, cursors, wait, nextDue }

@@ -42,25 +42,40 @@ for i = 0, n - 1 do
   local maxsize, delay, nonce = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5]
   local stream, delayed, waiters = KEYS[3 * j], KEYS[3 * j + 1], KEYS[3 * j + 2]
 
-  local v = redis.call('HGET', dedup, key)
-  local expiry = v and tonumber(v)
-  if v and not expiry then
-    if v == nonce then out[#out + 1] = 2 else out[#out + 1] = 0 end
-  elseif expiry and expiry > clock() then
-    out[#out + 1] = 0
-  elseif maxsize > 0 and redis.call('XLEN', stream) + redis.call('ZCARD', delayed) >= maxsize then
+  -- Claim the key, or find out why not. A duplicate answers at once, even
+  -- when the topic is full.
+  local res, expired
+  if redis.call('HSETNX', dedup, key, nonce) == 0 then
+    local v = redis.call('HGET', dedup, key)
+    local expiry = tonumber(v)
+    if not expiry then
+      if v == nonce then res = 2 else res = 0 end
+    elseif expiry > clock() then
+      res = 0
+    else
+      expired = true -- a tombstone that has run out
+    end
+  end
+  if res == nil and maxsize > 0
+      and redis.call('XLEN', stream) + redis.call('ZCARD', delayed) >= maxsize then
+    if not expired then redis.call('HDEL', dedup, key) end -- give the claim back
     redis.call('SET', waiters, '1', 'PX', waiterTTL)
-    out[#out + 1] = -1
-  elseif delay > 0 then
-    local member = string.format('%d:%d:', 0, #key) .. key .. data
-    redis.call('ZADD', delayed, clock() + delay, member)
-    redis.call('HSET', dedup, key, nonce)
-    woke = true
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = redis.call('XADD', stream, '*', 'k', key, 'd', data)
+    res = -1
+  end
+  if res == nil and expired then
     redis.call('HSET', dedup, key, nonce)
   end
+  if res == nil then
+    if delay > 0 then
+      local member = string.format('%d:%d:', 0, #key) .. key .. data
+      redis.call('ZADD', delayed, clock() + delay, member)
+      woke = true
+      res = 1
+    else
+      res = redis.call('XADD', stream, '*', 'k', key, 'd', data)
+    end
+  end
+  out[#out + 1] = res
 end
 if woke then
   redis.call('XADD', wake, 'MAXLEN', '1', '*', 'w', '1')

@@ -14,12 +14,13 @@ type Op byte
 
 // Settle operations; see settle.lua.
 const (
-	OpAck      Op = 'a'
-	OpHandBack Op = 'b'
-	OpExtend   Op = 'e'
-	OpNak      Op = 'n'
-	OpRelease  Op = 'r'
-	OpTerm     Op = 't'
+	OpAck       Op = 'a'
+	OpHandBack  Op = 'b'
+	OpExtend    Op = 'e'
+	OpNak       Op = 'n'
+	OpRelease   Op = 'r'
+	OpTerm      Op = 't'
+	OpMalformed Op = 'm'
 )
 
 // SettleItem is one fenced action on a delivery.
@@ -90,8 +91,8 @@ func Settle(ctx context.Context, c rueidis.Client, q keys.Queue, cfg SettleConfi
 		}
 		args = append(args, string(it.Op), strconv.Itoa(topics.of(it.Topic)), it.ID, itoa(it.Fence), it.Key, a, b)
 	}
-	ks := make([]string, 0, 4+4*T)
-	ks = append(ks, q.Dedup(), q.Tombstones(), q.Wake(), q.Dead())
+	ks := make([]string, 0, 5+4*T)
+	ks = append(ks, q.Dedup(), q.Tombstones(), q.Wake(), q.Dead(), q.Stats())
 	for _, t := range topics.names {
 		ks = append(ks, q.Stream(t), q.Delayed(t), q.Waiters(t), q.Room(t))
 	}

@@ -5,7 +5,8 @@
 -- KEYS[2]                 tombstone zset: message key -> expiry (ms)
 -- KEYS[3]                 wake stream
 -- KEYS[4]                 dead-letter stream
--- KEYS[4j+1 .. 4j+4]      for topic j = 1..T: stream, delayed zset, waiters flag, room list
+-- KEYS[5]                 stats hash (field "malformed")
+-- KEYS[4j+2 .. 4j+5]      for topic j = 1..T: stream, delayed zset, waiters flag, room list
 --
 -- ARGV[1]                 consumer group
 -- ARGV[2]                 consumer (the subscription)
@@ -32,6 +33,8 @@
 --                  is the message's own topic)
 --   "t" term:      move the message to the dead-letter stream with reason a;
 --                  the key is forgotten (or tombstoned) as for ack
+--   "m" malformed: the entry lacks its key or data field: move its raw fields
+--                  to the dead-letter stream and count it
 --
 -- Returns N results, one per item, in order:
 --   1       done
@@ -42,7 +45,7 @@
 -- Whenever an item frees a slot in a topic whose waiters flag exists, one
 -- element is pushed to that topic's room list, waking one waiting publisher.
 
-local dedup, tombs, wake, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local dedup, tombs, wake, dead, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local group, consumer = ARGV[1], ARGV[2]
 local tombTTL = tonumber(ARGV[3])
 local waiterTTL = ARGV[4]
@@ -60,8 +63,10 @@ local function clock()
   return now
 end
 
-local function stream(j) return KEYS[4 * j + 1] end
-local function delayed(j) return KEYS[4 * j + 2] end
+local function stream(j) return KEYS[4 * j + 2] end
+local function delayed(j) return KEYS[4 * j + 3] end
+local function waiters(j) return KEYS[4 * j + 4] end
+local function room(j) return KEYS[4 * j + 5] end
 
 local function owns(s, id, fence)
   local p = redis.pcall('XPENDING', s, group, id, id, 1)
@@ -85,16 +90,12 @@ local function remove(s, id)
   redis.call('XDEL', s, id)
 end
 
-local function freed(j)
-  if redis.call('EXISTS', KEYS[4 * j + 3]) == 1 then
-    local room = KEYS[4 * j + 4]
-    redis.call('LPUSH', room, '1')
-    redis.call('LTRIM', room, 0, roomCap - 1)
-    redis.call('PEXPIRE', room, waiterTTL)
-  end
-end
+-- freedBy[j] counts the slots freed in topic j; waiters are woken at the end.
+local freedBy = {}
+local function freed(j) freedBy[j] = (freedBy[j] or 0) + 1 end
 
 local tombstoned = false
+local forgotten = {}
 local function forget(key)
   if tombTTL > 0 then
     local exp = clock() + tombTTL
@@ -102,7 +103,22 @@ local function forget(key)
     redis.call('ZADD', tombs, exp, key)
     tombstoned = true
   else
-    redis.call('HDEL', dedup, key)
+    forgotten[#forgotten + 1] = key
+  end
+end
+
+-- Acks are applied in bulk per topic, after the items before any other op
+-- that touches entries, and at the end.
+local ackIDs = {}
+local function flushAcks()
+  for j, ids in pairs(ackIDs) do
+    redis.call('XACK', stream(j), group, unpack(ids))
+    redis.call('XDEL', stream(j), unpack(ids))
+  end
+  ackIDs = {}
+  if #forgotten > 0 then
+    redis.call('HDEL', dedup, unpack(forgotten))
+    forgotten = {}
   end
 end
 
@@ -117,15 +133,30 @@ for i = 0, N - 1 do
   if owns(s, id, fence) then
     res = 1
     if op == 'a' then
-      remove(s, id)
+      local ids = ackIDs[j]
+      if not ids then ids = {}; ackIDs[j] = ids end
+      ids[#ids + 1] = id
       forget(key)
       freed(j)
     elseif op == 'e' then
       redis.call('XCLAIM', s, group, consumer, 0, id, 'IDLE', 0, 'RETRYCOUNT', fence, 'JUSTID')
+    elseif op == 'm' then
+      flushAcks()
+      local r = redis.call('XRANGE', s, id, id)
+      local args = { 'XADD', dead, 'MAXLEN', '~', deadMax, '*', 'topic', ARGV[7 + j], 'id', id,
+        'reason', 'malformed entry: missing "k" (key) or "d" (data) field' }
+      if #r > 0 then
+        for _, v in ipairs(r[1][2]) do args[#args + 1] = v end
+      end
+      redis.call(unpack(args))
+      remove(s, id)
+      redis.call('HINCRBY', stats, 'malformed', 1)
     elseif op == 'b' then
+      flushAcks()
       redis.call('XCLAIM', s, group, consumer, 0, id, 'TIME', 0, 'RETRYCOUNT', fence, 'JUSTID')
       woke = true
     else
+      flushAcks()
       local k, d, prior = entry(s, id)
       if not k then
         -- pending but deleted from the stream: nothing left to move
@@ -146,7 +177,7 @@ for i = 0, N - 1 do
         local dj, max = tonumber(a), tonumber(b)
         local dst = stream(dj)
         if dj ~= j and max > 0 and redis.call('XLEN', dst) + redis.call('ZCARD', delayed(dj)) >= max then
-          redis.call('SET', KEYS[4 * dj + 3], '1', 'PX', waiterTTL)
+          redis.call('SET', waiters(dj), '1', 'PX', waiterTTL)
           res = -1
         else
           remove(s, id)
@@ -159,6 +190,16 @@ for i = 0, N - 1 do
   out[#out + 1] = res
 end
 
+flushAcks()
+for j, n in pairs(freedBy) do
+  if redis.call('EXISTS', waiters(j)) == 1 then
+    local tokens = {}
+    for t = 1, math.min(n, roomCap) do tokens[t] = '1' end
+    redis.call('LPUSH', room(j), unpack(tokens))
+    redis.call('LTRIM', room(j), 0, roomCap - 1)
+    redis.call('PEXPIRE', room(j), waiterTTL)
+  end
+end
 if woke then
   redis.call('XADD', wake, 'MAXLEN', '1', '*', 'w', '1')
 end
