@@ -29,6 +29,8 @@ type Message struct {
 	sub      *Subscription
 	priority int
 	seq      uint64
+	sid      streamID // ID, parsed
+	keyed    bool     // Key is in the dedup index (false: a random key)
 	fence    int64    // delivery count in the consumer group: who owns it
 	state    msgState // guarded by sub.mu
 	index    int      // position in the ready heap, -1 when not there
@@ -55,8 +57,11 @@ const (
 // later Ack succeeds. Ack blocks for one Redis round trip (shared with
 // concurrent settlements of the same subscription).
 func (m *Message) Ack(ctx context.Context) error {
-	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpAck})
+	return m.settle(ctx, scripts.SettleItem{Op: opAck})
 }
+
+// opAck marks an ack in Message.settle; acks run ack.lua, not settle.lua.
+const opAck scripts.Op = 'a'
 
 // Release moves the message atomically to topic of the same queue, as a new
 // delivery at the tail of that topic; the key stays live. topic may be the
@@ -131,10 +136,16 @@ func (m *Message) settle(ctx context.Context, it scripts.SettleItem) error {
 	}
 	s.mu.Unlock()
 
-	it.Topic, it.ID, it.Fence, it.Key = m.Topic, m.ID, m.fence, m.Key
+	it.Topic, it.ID, it.Fence = m.Topic, m.ID, m.fence
 	var retry backoff.Backoff
 	for {
-		res, err := s.settles.Do(ctx, it)
+		var res scripts.SettleResult
+		var err error
+		if it.Op == opAck {
+			res, err = s.ack(ctx, m)
+		} else {
+			res, err = s.settles.Do(ctx, it)
+		}
 		if err != nil && notSent(err) && ctx.Err() == nil {
 			// Redis unreachable: nothing was sent; the message stays held.
 			if err := retry.Sleep(ctx); err == nil {

@@ -16,7 +16,8 @@ type PutOpts struct {
 	// Key identifies the message across every topic of the queue: while a
 	// message with this key is queued, delayed, in flight, or inside its
 	// acknowledgement tombstone, Put with the same key returns false.
-	// Defaults to a random key.
+	// Defaults to a random key, which is unique and so is not entered in
+	// the deduplication index (nor tombstoned): that saves Redis work.
 	Key string
 
 	// MaxSize bounds the messages of the topic (queued + in flight +
@@ -35,13 +36,16 @@ type PutOpts struct {
 //
 // With opts.MaxSize set and the topic full, Put blocks until a slot frees up
 // or ctx ends; it does not poll: it is woken by the acknowledgement that frees
-// the slot, and re-checks at most about once a second. On connection errors
-// (Redis down, restarting, unreachable) Put retries with backoff and jitter
-// until ctx ends; a retry recognises its own earlier success, so the answer
-// stays exact. An error reply from Redis (out of memory, for example) is
-// returned at once, with nothing written. If ctx ends mid-call the outcome is
-// unknown: calling Put again with the same key is safe, but answers false if
-// the first call did publish.
+// the slot, and re-checks at most about once a second.
+//
+// On connection errors (Redis down, restarting, unreachable) a Put with a
+// Key retries with backoff and jitter until ctx ends; a retry recognises its
+// own earlier success, so the answer stays exact. Without a Key, Put retries
+// only while no connection can be made, and otherwise returns the error with
+// the outcome unknown. An error reply from Redis (out of memory, for
+// example) is returned at once, with nothing written. If ctx ends mid-call
+// the outcome is unknown: calling Put again with the same Key is safe, but
+// answers false if the first call did publish.
 func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpts) (bool, error) {
 	var o PutOpts
 	if opts != nil {
@@ -64,20 +68,21 @@ func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpt
 	if len(data) > q.cfg.MaxMessageBytes {
 		return false, invalid("data", "is %d bytes, over Config.MaxMessageBytes (%d)", len(data), q.cfg.MaxMessageBytes)
 	}
+	msg := scripts.PutMessage{Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay)}
 	if o.Key == "" {
-		o.Key = randomKey()
-	}
-	msg := scripts.PutMessage{
-		Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay),
-		Nonce: "p" + randomKey()[:12],
+		msg.Key = randomKey() // unique: not entered in the dedup index
+	} else {
+		msg.Nonce = "p" + randomKey()[:12]
 	}
 	var retry backoff.Backoff
 	for {
 		res, err := q.puts.Do(ctx, msg)
 		if err != nil {
-			// A Redis error reply is final. Anything else is a connection
-			// problem: retrying is exact, thanks to the call's nonce.
-			if _, reply := rueidis.IsRedisErr(err); reply || ctx.Err() != nil {
+			// A Redis error reply is final. A connection problem is retried:
+			// exactly, thanks to the call's nonce, for a keyed message; for a
+			// random key only when the call surely never reached Redis.
+			_, reply := rueidis.IsRedisErr(err)
+			if reply || ctx.Err() != nil || (msg.Nonce == "" && !notSent(err)) {
 				return false, err
 			}
 			q.log.Warn("Redis unreachable; retrying put", attrTopic, topic, attrError, err)

@@ -162,13 +162,17 @@ func (r *reader) fetchDirect(ctx context.Context, credit int) error {
 	fetched := make([]scripts.Fetched, 0, len(entries))
 	var malformed []scripts.SettleItem
 	for _, e := range entries {
-		key, kok := e.FieldValues["k"]
+		key, keyed := e.FieldValues["k"]
+		kok := keyed
+		if !keyed {
+			key, kok = e.FieldValues["r"]
+		}
 		data, dok := e.FieldValues["d"]
 		if !kok || !dok {
 			malformed = append(malformed, scripts.SettleItem{Op: scripts.OpMalformed, Topic: s.topics[0], ID: e.ID, Fence: 1})
 			continue
 		}
-		f := scripts.Fetched{ID: e.ID, Fence: 1, Key: key, Data: []byte(data)}
+		f := scripts.Fetched{ID: e.ID, Fence: 1, Key: key, Data: []byte(data), Keyed: keyed}
 		if n, ok := e.FieldValues["n"]; ok {
 			f.Prior = parseCount(n)
 		}
@@ -247,12 +251,15 @@ func (s *Subscription) deliver(entries []scripts.Fetched) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
+		sid, _ := parseID(e.ID)
 		m := &Message{
 			Data:       e.Data,
 			Key:        e.Key,
 			Topic:      s.topics[e.Topic],
 			ID:         e.ID,
 			Deliveries: int(e.Prior + e.Fence),
+			sid:        sid,
+			keyed:      e.Keyed,
 			sub:        s,
 			priority:   s.priority[e.Topic],
 			seq:        s.seq,

@@ -39,7 +39,7 @@ func (s *Subscription) renewHeld(ctx context.Context) {
 	for chunk := range slices.Chunk(msgs, batchMax) {
 		items := make([]scripts.SettleItem, len(chunk))
 		for i, m := range chunk {
-			items[i] = scripts.SettleItem{Op: scripts.OpExtend, Topic: m.Topic, ID: m.ID, Fence: m.fence, Key: m.Key}
+			items[i] = scripts.SettleItem{Op: scripts.OpExtend, Topic: m.Topic, ID: m.ID, Fence: m.fence}
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		res, err := scripts.Settle(cctx, s.q.client, s.q.keys, s.settleCfg, items)

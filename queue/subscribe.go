@@ -51,6 +51,7 @@ type Subscription struct {
 	maxInFlight int
 	settleCfg   scripts.SettleConfig
 	settles     *batch.Batcher[scripts.SettleItem, scripts.SettleResult]
+	acks        *batch.Batcher[ackRequest, bool]
 
 	mu       sync.Mutex
 	ready    readyHeap             // fetched, renewed, not handed out
@@ -136,6 +137,7 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 		RoomCap:      roomCap,
 	}
 	s.settles = batch.New(s.runSettles, batchMax, batchLeads, callTimeout)
+	s.acks = batch.New(s.runAcks, batchMax, batchLeads, callTimeout)
 
 	base := context.WithoutCancel(ctx)
 	readCtx, stopReader := context.WithCancel(base)
@@ -279,7 +281,7 @@ func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) e
 	for chunk := range slices.Chunk(msgs, batchMax) {
 		items := make([]scripts.SettleItem, len(chunk))
 		for i, m := range chunk {
-			items[i] = scripts.SettleItem{Op: scripts.OpHandBack, Topic: m.Topic, ID: m.ID, Fence: m.fence, Key: m.Key}
+			items[i] = scripts.SettleItem{Op: scripts.OpHandBack, Topic: m.Topic, ID: m.ID, Fence: m.fence}
 		}
 		res, err := scripts.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
 		for i, m := range chunk {

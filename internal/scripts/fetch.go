@@ -33,6 +33,7 @@ type Fetched struct {
 	Prior int64  // deliveries before the message was last moved (nak, release)
 	Key   string
 	Data  []byte
+	Keyed bool // the key is in the dedup index (false: a random key)
 }
 
 // Wait says how to block until something may be claimable: XREAD from these
@@ -79,11 +80,11 @@ func Fetch(ctx context.Context, c rueidis.Client, q keys.Queue, req FetchRequest
 		return FetchResult{}, unexpected("fetch", top)
 	}
 	flat, err := top[0].ToArray()
-	if err != nil || len(flat)%6 != 0 {
+	if err != nil || len(flat)%7 != 0 {
 		return FetchResult{}, unexpected("fetch", top[0])
 	}
 	var res FetchResult
-	for i := 0; i < len(flat); i += 6 {
+	for i := 0; i < len(flat); i += 7 {
 		var f Fetched
 		j, e1 := flat[i].AsInt64()
 		f.ID, _ = flat[i+1].ToString()
@@ -91,9 +92,11 @@ func Fetch(ctx context.Context, c rueidis.Client, q keys.Queue, req FetchRequest
 		f.Prior, _ = flat[i+3].AsInt64()
 		f.Key, _ = flat[i+4].ToString()
 		data, e2 := flat[i+5].ToString()
-		if e1 != nil || e2 != nil || j < 1 || int(j) > T || f.Fence < 1 {
-			return FetchResult{}, unexpected("fetch", flat[i:i+6])
+		keyed, e3 := flat[i+6].AsInt64()
+		if e1 != nil || e2 != nil || e3 != nil || j < 1 || int(j) > T || f.Fence < 1 {
+			return FetchResult{}, unexpected("fetch", flat[i:i+7])
 		}
+		f.Keyed = keyed == 1
 		f.Topic, f.Data = int(j)-1, []byte(data)
 		res.Entries = append(res.Entries, f)
 	}

@@ -23,8 +23,9 @@
 -- still in the stream (nothing acknowledged is kept) is delivered again.
 --
 -- Returns { entries, cursors, wait, next due }:
---   entries  flat, 6 values per message: topic j, entry id, delivery count
---            (the fence), prior deliveries, message key, data
+--   entries  flat, 7 values per message: topic j, entry id, delivery count
+--            (the fence), prior deliveries, message key, data, keyed (1 when
+--            the key field is "k", in the dedup index; 0 for "r", a random key)
 --   cursors  the T reclaim cursors to pass next time
 --   wait     0 when entries is non-empty; otherwise
 --            { wake last id, T stream last ids... } for a blocking XREAD that
@@ -52,24 +53,29 @@ local function ensureGroup(stream)
   redis.pcall('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
 end
 
--- fields returns the key, data and prior delivery count of an entry's field
--- list, or nil when the key or data field is missing. Entries written by
--- this package are "k", key, "d", data [, "n", prior].
+-- fields returns the key, data, prior delivery count and keyed flag of an
+-- entry's field list, or nil when the key or data field is missing. Entries
+-- written by this package are "k"|"r", key, "d", data [, "n", prior].
 local function fields(list)
-  if list[1] == 'k' and list[3] == 'd' then
-    if list[5] == 'n' then return list[2], list[4], tonumber(list[6]) or 0 end
-    if #list == 4 then return list[2], list[4], 0 end
+  local kf = list[1]
+  if (kf == 'k' or kf == 'r') and list[3] == 'd' then
+    local keyed = 1
+    if kf == 'r' then keyed = 0 end
+    if list[5] == 'n' then return list[2], list[4], tonumber(list[6]) or 0, keyed end
+    if #list == 4 then return list[2], list[4], 0, keyed end
   end
   local f = {}
   for i = 1, #list, 2 do f[list[i]] = list[i + 1] end
-  if f.k == nil or f.d == nil then return nil end
-  return f.k, f.d, tonumber(f.n) or 0
+  if f.d == nil then return nil end
+  if f.k ~= nil then return f.k, f.d, tonumber(f.n) or 0, 1 end
+  if f.r ~= nil then return f.r, f.d, tonumber(f.n) or 0, 0 end
+  return nil
 end
 
 local entries = {}
 local function take(j, name, stream, e, count)
   local id = e[1]
-  local key, data, prior = fields(e[2])
+  local key, data, prior, keyed = fields(e[2])
   if not key then
     local args = { 'XADD', dead, 'MAXLEN', '~', deadMax, '*', 'topic', name, 'id', id,
       'reason', 'malformed entry: missing "k" (key) or "d" (data) field' }
@@ -82,7 +88,7 @@ local function take(j, name, stream, e, count)
   end
   local n = #entries
   entries[n + 1], entries[n + 2], entries[n + 3] = j, id, count
-  entries[n + 4], entries[n + 5], entries[n + 6] = prior, key, data
+  entries[n + 4], entries[n + 5], entries[n + 6], entries[n + 7] = prior, key, data, keyed
   credit = credit - 1
 end
 
@@ -90,13 +96,13 @@ local function promote(stream, delayed)
   local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, promoteMax)
   if #due == 0 then return end
   for _, m in ipairs(due) do
-    local n, kl, at = string.match(m, '^(%d+):(%d+):()')
+    local kf, n, kl, at = string.match(m, '^([kr])(%d+):(%d+):()')
     kl = tonumber(kl)
     local key, data = string.sub(m, at, at + kl - 1), string.sub(m, at + kl)
     if n == '0' then
-      redis.call('XADD', stream, '*', 'k', key, 'd', data)
+      redis.call('XADD', stream, '*', kf, key, 'd', data)
     else
-      redis.call('XADD', stream, '*', 'k', key, 'd', data, 'n', n)
+      redis.call('XADD', stream, '*', kf, key, 'd', data, 'n', n)
     end
   end
   redis.call('ZREM', delayed, unpack(due))

@@ -16,7 +16,8 @@ type PutMessage struct {
 	MaxSize int64         // 0 = unbounded
 	Delay   time.Duration // 0 = deliverable now
 	// Nonce identifies the Put call across its retries; it must not be all
-	// digits. A retry that finds its own nonce reports Published.
+	// digits. A retry that finds its own nonce reports Published. Empty for
+	// a random key: the message is not entered in the dedup index.
 	Nonce string
 }
 

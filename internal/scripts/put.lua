@@ -7,7 +7,8 @@
 -- ARGV[1]          waiters flag TTL, ms
 -- ARGV[2]          N, the number of messages; then 6 values per message:
 --                  topic j, message key, data, max size (0 = unbounded), delay ms (0 = now),
---                  nonce (unique per Put call, never all digits; repeated when the call retries)
+--                  nonce (unique per Put call, never all digits; repeated when the call
+--                  retries; "" for a random key, which is not entered in the dedup index)
 --
 -- Returns N results, one per message, in order:
 --   "<id>"  published: the new stream entry id
@@ -20,6 +21,8 @@
 --
 -- A message's key is live from publish until it is settled; all messages of a
 -- batch are checked in order, so a key repeated within a batch is a duplicate.
+-- Entries are "k", key, "d", data for a key in the dedup index, and "r", key,
+-- "d", data for a random key.
 
 local dedup, wake = KEYS[1], KEYS[2]
 local waiterTTL = ARGV[1]
@@ -45,7 +48,10 @@ for i = 0, n - 1 do
   -- Claim the key, or find out why not. A duplicate answers at once, even
   -- when the topic is full.
   local res, expired
-  if redis.call('HSETNX', dedup, key, nonce) == 0 then
+  local kf = 'k'
+  if nonce == '' then
+    kf = 'r'
+  elseif redis.call('HSETNX', dedup, key, nonce) == 0 then
     local v = redis.call('HGET', dedup, key)
     local expiry = tonumber(v)
     if not expiry then
@@ -58,7 +64,7 @@ for i = 0, n - 1 do
   end
   if res == nil and maxsize > 0
       and redis.call('XLEN', stream) + redis.call('ZCARD', delayed) >= maxsize then
-    if not expired then redis.call('HDEL', dedup, key) end -- give the claim back
+    if kf == 'k' and not expired then redis.call('HDEL', dedup, key) end -- give the claim back
     redis.call('SET', waiters, '1', 'PX', waiterTTL)
     res = -1
   end
@@ -67,12 +73,12 @@ for i = 0, n - 1 do
   end
   if res == nil then
     if delay > 0 then
-      local member = string.format('%d:%d:', 0, #key) .. key .. data
+      local member = string.format('%s0:%d:', kf, #key) .. key .. data
       redis.call('ZADD', delayed, clock() + delay, member)
       woke = true
       res = 1
     else
-      res = redis.call('XADD', stream, '*', 'k', key, 'd', data)
+      res = redis.call('XADD', stream, '*', kf, key, 'd', data)
     end
   end
   out[#out + 1] = res

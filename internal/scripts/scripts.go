@@ -23,10 +23,13 @@ var (
 	fetchSource string
 	//go:embed settle.lua
 	settleSource string
+	//go:embed ack.lua
+	ackSource string
 
 	putScript    = rueidis.NewLuaScript(putSource)
 	fetchScript  = rueidis.NewLuaScript(fetchSource)
 	settleScript = rueidis.NewLuaScript(settleSource)
+	ackScript    = rueidis.NewLuaScript(ackSource)
 )
 
 // topicIndex assigns 1-based script indexes to topics in order of first use.

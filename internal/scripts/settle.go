@@ -29,7 +29,6 @@ type SettleItem struct {
 	Topic string
 	ID    string
 	Fence int64
-	Key   string
 
 	Delay   time.Duration // OpNak, > 0
 	Dest    string        // OpRelease
@@ -74,22 +73,22 @@ func Settle(ctx context.Context, c rueidis.Client, q keys.Queue, cfg SettleConfi
 		}
 	}
 	T := len(topics.names)
-	args := make([]string, 0, 8+T+1+7*len(items))
+	args := make([]string, 0, 9+T+5*len(items))
 	args = append(args, cfg.Group, cfg.Consumer, ms(cfg.TombstoneTTL), ms(cfg.WaiterTTL),
 		itoa(cfg.DeadMaxLen), strconv.Itoa(cfg.RoomCap), strconv.Itoa(T))
 	args = append(args, topics.names...)
 	args = append(args, strconv.Itoa(len(items)))
 	for _, it := range items {
-		var a, b string
+		var a string
 		switch it.Op {
 		case OpNak:
 			a = ms(it.Delay)
 		case OpRelease:
-			a, b = strconv.Itoa(topics.of(it.Dest)), itoa(it.MaxSize)
+			a = strconv.Itoa(topics.of(it.Dest)) + ":" + itoa(it.MaxSize)
 		case OpTerm:
 			a = it.Reason
 		}
-		args = append(args, string(it.Op), strconv.Itoa(topics.of(it.Topic)), it.ID, itoa(it.Fence), it.Key, a, b)
+		args = append(args, string(it.Op), strconv.Itoa(topics.of(it.Topic)), it.ID, itoa(it.Fence), a)
 	}
 	ks := make([]string, 0, 5+4*T)
 	ks = append(ks, q.Dedup(), q.Tombstones(), q.Wake(), q.Dead(), q.Stats())

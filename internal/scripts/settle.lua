@@ -1,5 +1,5 @@
 -- settle.lua: act on deliveries held by one subscription, each fenced by the
--- delivery it belongs to, in one batch.
+-- delivery it belongs to, in one batch. (Acks, the hot path, are ack.lua.)
 --
 -- KEYS[1]                 dedup hash: message key -> publisher nonce (live) | tombstone expiry (ms)
 -- KEYS[2]                 tombstone zset: message key -> expiry (ms)
@@ -15,26 +15,28 @@
 -- ARGV[5]                 dead-letter stream max length (approximate trim)
 -- ARGV[6]                 room list cap
 -- ARGV[7]                 T, the number of topics; then T topic names
--- ARGV[8+T]               N, the number of items; then 7 values per item:
---                         op, topic j, entry id, fence, message key, a, b
+-- ARGV[8+T]               N, the number of items; then 5 values per item:
+--                         op, topic j, entry id, fence, a
 --
 -- The fence is the delivery count the subscription saw. An item acts only if
 -- the entry is pending for this consumer with exactly that delivery count;
 -- otherwise someone else reclaimed it (or it is gone) and nothing changes.
 --
 -- Ops:
---   "a" ack:       delete the entry; forget the key (or tombstone it for TTL)
 --   "b" hand back: keep the entry pending but make it reclaimable by anyone now
 --                  (idle time set to the epoch); same id, same delivery count
 --   "e" extend:    reset the entry's idle time (visibility renewal)
 --   "n" nak:       move the message to the topic's delayed zset, due in a ms
---   "r" release:   move the message to topic a (an index) as a new entry at its
---                  tail; b = max size of topic a (0 = unbounded; ignored when a
---                  is the message's own topic)
+--   "r" release:   move the message to topic a (an index; b = max size of that
+--                  topic, 0 = unbounded, ignored when it is the message's own
+--                  topic) as a new entry at its tail; a and b are "a:b"
 --   "t" term:      move the message to the dead-letter stream with reason a;
---                  the key is forgotten (or tombstoned) as for ack
+--                  its key is forgotten (or tombstoned) as by an ack
 --   "m" malformed: the entry lacks its key or data field: move its raw fields
 --                  to the dead-letter stream and count it
+--
+-- Messages keep their key field: "k" for a key in the dedup index, "r" for a
+-- random key (published without one), which is not.
 --
 -- Returns N results, one per item, in order:
 --   1       done
@@ -74,15 +76,18 @@ local function owns(s, id, fence)
   return p[1][2] == consumer and p[1][4] == fence
 end
 
--- entry returns the entry's key, data and prior delivery count, or nil when
--- the entry is pending but was deleted from the stream.
+-- entry returns the entry's key field name ("k" or "r"), key, data and prior
+-- delivery count, or nil when the entry is gone or malformed.
 local function entry(s, id)
   local r = redis.call('XRANGE', s, id, id)
   if #r == 0 then return nil end
   local f = {}
   local list = r[1][2]
   for i = 1, #list, 2 do f[list[i]] = list[i + 1] end
-  return f.k, f.d, tonumber(f.n) or 0
+  local kf = 'k'
+  if f.k == nil then kf = 'r' end
+  if f[kf] == nil or f.d == nil then return nil end
+  return kf, f[kf], f.d, tonumber(f.n) or 0
 end
 
 local function remove(s, id)
@@ -90,58 +95,39 @@ local function remove(s, id)
   redis.call('XDEL', s, id)
 end
 
--- freedBy[j] counts the slots freed in topic j; waiters are woken at the end.
-local freedBy = {}
-local function freed(j) freedBy[j] = (freedBy[j] or 0) + 1 end
+local function freed(j)
+  if redis.call('EXISTS', waiters(j)) == 1 then
+    redis.call('LPUSH', room(j), '1')
+    redis.call('LTRIM', room(j), 0, roomCap - 1)
+    redis.call('PEXPIRE', room(j), waiterTTL)
+  end
+end
 
-local tombstoned = false
-local forgotten = {}
 local function forget(key)
   if tombTTL > 0 then
     local exp = clock() + tombTTL
     redis.call('HSET', dedup, key, exp)
     redis.call('ZADD', tombs, exp, key)
-    tombstoned = true
   else
-    forgotten[#forgotten + 1] = key
-  end
-end
-
--- Acks are applied in bulk per topic, after the items before any other op
--- that touches entries, and at the end.
-local ackIDs = {}
-local function flushAcks()
-  for j, ids in pairs(ackIDs) do
-    redis.call('XACK', stream(j), group, unpack(ids))
-    redis.call('XDEL', stream(j), unpack(ids))
-  end
-  ackIDs = {}
-  if #forgotten > 0 then
-    redis.call('HDEL', dedup, unpack(forgotten))
-    forgotten = {}
+    redis.call('HDEL', dedup, key)
   end
 end
 
 local woke = false
 local out = {}
 for i = 0, N - 1 do
-  local x = 9 + T + i * 7
-  local op, j, id, fence = ARGV[x], tonumber(ARGV[x + 1]), ARGV[x + 2], tonumber(ARGV[x + 3])
-  local key, a, b = ARGV[x + 4], ARGV[x + 5], ARGV[x + 6]
+  local x = 9 + T + i * 5
+  local op, j, id, fence, a = ARGV[x], tonumber(ARGV[x + 1]), ARGV[x + 2], tonumber(ARGV[x + 3]), ARGV[x + 4]
   local s = stream(j)
   local res = 0
   if owns(s, id, fence) then
     res = 1
-    if op == 'a' then
-      local ids = ackIDs[j]
-      if not ids then ids = {}; ackIDs[j] = ids end
-      ids[#ids + 1] = id
-      forget(key)
-      freed(j)
-    elseif op == 'e' then
+    if op == 'e' then
       redis.call('XCLAIM', s, group, consumer, 0, id, 'IDLE', 0, 'RETRYCOUNT', fence, 'JUSTID')
+    elseif op == 'b' then
+      redis.call('XCLAIM', s, group, consumer, 0, id, 'TIME', 0, 'RETRYCOUNT', fence, 'JUSTID')
+      woke = true
     elseif op == 'm' then
-      flushAcks()
       local r = redis.call('XRANGE', s, id, id)
       local args = { 'XADD', dead, 'MAXLEN', '~', deadMax, '*', 'topic', ARGV[7 + j], 'id', id,
         'reason', 'malformed entry: missing "k" (key) or "d" (data) field' }
@@ -151,37 +137,32 @@ for i = 0, N - 1 do
       redis.call(unpack(args))
       remove(s, id)
       redis.call('HINCRBY', stats, 'malformed', 1)
-    elseif op == 'b' then
-      flushAcks()
-      redis.call('XCLAIM', s, group, consumer, 0, id, 'TIME', 0, 'RETRYCOUNT', fence, 'JUSTID')
-      woke = true
     else
-      flushAcks()
-      local k, d, prior = entry(s, id)
-      if not k then
-        -- pending but deleted from the stream: nothing left to move
-        redis.call('XACK', s, group, id)
+      local kf, k, d, prior = entry(s, id)
+      if not kf then
+        -- pending but gone from the stream, or malformed: nothing to move
         res = 0
       elseif op == 'n' then
         remove(s, id)
-        local member = string.format('%d:%d:', prior + fence, #k) .. k .. d
+        local member = string.format('%s%d:%d:', kf, prior + fence, #k) .. k .. d
         redis.call('ZADD', delayed(j), clock() + tonumber(a), member)
         woke = true
       elseif op == 't' then
         redis.call('XADD', dead, 'MAXLEN', '~', deadMax, '*', 'topic', ARGV[7 + j], 'id', id,
           'key', k, 'data', d, 'deliveries', prior + fence, 'reason', a)
         remove(s, id)
-        forget(k)
+        if kf == 'k' then forget(k) end
         freed(j)
       elseif op == 'r' then
-        local dj, max = tonumber(a), tonumber(b)
+        local dj, max = string.match(a, '^(%d+):(%d+)$')
+        dj, max = tonumber(dj), tonumber(max)
         local dst = stream(dj)
         if dj ~= j and max > 0 and redis.call('XLEN', dst) + redis.call('ZCARD', delayed(dj)) >= max then
           redis.call('SET', waiters(dj), '1', 'PX', waiterTTL)
           res = -1
         else
           remove(s, id)
-          res = redis.call('XADD', dst, '*', 'k', k, 'd', d, 'n', prior + fence)
+          res = redis.call('XADD', dst, '*', kf, k, 'd', d, 'n', prior + fence)
           if dj ~= j then freed(j) end
         end
       end
@@ -190,27 +171,7 @@ for i = 0, N - 1 do
   out[#out + 1] = res
 end
 
-flushAcks()
-for j, n in pairs(freedBy) do
-  if redis.call('EXISTS', waiters(j)) == 1 then
-    local tokens = {}
-    for t = 1, math.min(n, roomCap) do tokens[t] = '1' end
-    redis.call('LPUSH', room(j), unpack(tokens))
-    redis.call('LTRIM', room(j), 0, roomCap - 1)
-    redis.call('PEXPIRE', room(j), waiterTTL)
-  end
-end
 if woke then
   redis.call('XADD', wake, 'MAXLEN', '1', '*', 'w', '1')
-end
-if tombstoned then
-  local expired = redis.call('ZRANGEBYSCORE', tombs, '-inf', clock(), 'LIMIT', 0, 64)
-  if #expired > 0 then
-    for _, k in ipairs(expired) do
-      local v = tonumber(redis.call('HGET', dedup, k))
-      if v and v <= clock() then redis.call('HDEL', dedup, k) end
-    end
-    redis.call('ZREM', tombs, unpack(expired))
-  end
 end
 return out
