@@ -19,11 +19,13 @@ import (
 //
 //	msgs/s          messages per second of wall time
 //	redis-µs/msg    Redis CPU per message from INFO commandstats: the usec of
-//	                the commands the client sent (scripts, XREADGROUP, XREAD,
-//	                BLPOP); a script's usec includes the commands it ran, which
-//	                commandstats also lists on their own and are not added
-//	                again. (Single-topic subscriptions never run XREADGROUP
-//	                inside a script, so its usec is all client calls here.)
+//	                the commands the client sends (scripts, XADD, XREADGROUP,
+//	                XREAD, BLPOP). A script's usec includes the commands it
+//	                ran, which commandstats also lists on their own; those are
+//	                not added again. Single-topic subscriptions never run
+//	                XREADGROUP inside a script, so all of its usec is client
+//	                calls; XADD is counted only where the client sends it
+//	                (keyless puts), not where put.lua runs it (keyed puts).
 //	redis-proc-µs/msg  the redis-server process's user+sys CPU per message
 //	                (INFO cpu), which adds networking and event-loop work
 //
@@ -33,7 +35,7 @@ const benchPayload = `{"order_id":"123456","action":"charge","amount_cents":4200
 
 type redisCPU struct{ cmdUsec, procUsec float64 }
 
-func readRedisCPU(b *testing.B, c rueidis.Client) redisCPU {
+func readRedisCPU(b *testing.B, c rueidis.Client, clientXadd bool) redisCPU {
 	b.Helper()
 	info, err := c.Do(context.Background(), c.B().Info().Section("everything").Build()).ToString()
 	if err != nil {
@@ -49,7 +51,10 @@ func readRedisCPU(b *testing.B, c rueidis.Client) redisCPU {
 		case "used_cpu_user", "used_cpu_sys":
 			f, _ := strconv.ParseFloat(rest, 64)
 			r.procUsec += f * 1e6
-		case "cmdstat_evalsha", "cmdstat_eval", "cmdstat_xreadgroup", "cmdstat_xread", "cmdstat_blpop":
+		case "cmdstat_xadd", "cmdstat_evalsha", "cmdstat_eval", "cmdstat_xreadgroup", "cmdstat_xread", "cmdstat_blpop":
+			if name == "cmdstat_xadd" && !clientXadd {
+				continue
+			}
 			_, u, _ := strings.Cut(rest, "usec=")
 			f, _ := strconv.ParseFloat(u[:strings.IndexByte(u, ',')], 64)
 			r.cmdUsec += f
@@ -58,8 +63,8 @@ func readRedisCPU(b *testing.B, c rueidis.Client) redisCPU {
 	return r
 }
 
-func report(b *testing.B, c rueidis.Client, before redisCPU, start time.Time, n int) {
-	after := readRedisCPU(b, c)
+func report(b *testing.B, c rueidis.Client, before redisCPU, start time.Time, n int, clientXadd bool) {
+	after := readRedisCPU(b, c, clientXadd)
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "msgs/s")
 	b.ReportMetric((after.cmdUsec-before.cmdUsec)/float64(n), "redis-µs/msg")
 	b.ReportMetric((after.procUsec-before.procUsec)/float64(n), "redis-proc-µs/msg")
@@ -75,16 +80,25 @@ func benchQueue(b *testing.B) (*queue.Queue, rueidis.Client) {
 	return q, c
 }
 
-// publish puts n messages with the given number of concurrent publishers.
-func publish(b *testing.B, q *queue.Queue, n, publishers int) {
+// publish puts n messages with the given number of concurrent publishers,
+// with random keys (nil options) or, when keyed, a distinct key each.
+func publish(b *testing.B, q *queue.Queue, n, publishers int, keyed bool) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range publishers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				if ok, err := q.Put(context.Background(), "work", []byte(benchPayload), nil); err != nil || !ok {
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				var opts *queue.PutOpts
+				if keyed {
+					opts = &queue.PutOpts{Key: "order:" + strconv.FormatInt(i, 10)}
+				}
+				if ok, err := q.Put(context.Background(), "work", []byte(benchPayload), opts); err != nil || !ok {
 					b.Errorf("put: %v %v", ok, err)
 					return
 				}
@@ -129,22 +143,22 @@ func consume(b *testing.B, q *queue.Queue, n, workers, inFlight int) {
 func BenchmarkPublish(b *testing.B) {
 	q, c := benchQueue(b)
 	b.ResetTimer()
-	before, start := readRedisCPU(b, c), time.Now()
-	publish(b, q, b.N, 50)
+	before, start := readRedisCPU(b, c, true), time.Now()
+	publish(b, q, b.N, 50, false)
 	b.StopTimer()
-	report(b, c, before, start, b.N)
+	report(b, c, before, start, b.N, true)
 }
 
 // BenchmarkReceiveAck: a pre-filled topic drained by one subscription
 // (MaxInFlight 256) with 32 workers receiving and acking.
 func BenchmarkReceiveAck(b *testing.B) {
 	q, c := benchQueue(b)
-	publish(b, q, b.N, 50)
+	publish(b, q, b.N, 50, false)
 	b.ResetTimer()
-	before, start := readRedisCPU(b, c), time.Now()
+	before, start := readRedisCPU(b, c, true), time.Now()
 	consume(b, q, b.N, 32, 256)
 	b.StopTimer()
-	report(b, c, before, start, b.N)
+	report(b, c, before, start, b.N, true)
 }
 
 // BenchmarkCycle: publishers and a consumer at once; Redis CPU covers the
@@ -152,12 +166,27 @@ func BenchmarkReceiveAck(b *testing.B) {
 func BenchmarkCycle(b *testing.B) {
 	q, c := benchQueue(b)
 	b.ResetTimer()
-	before, start := readRedisCPU(b, c), time.Now()
+	before, start := readRedisCPU(b, c, true), time.Now()
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); publish(b, q, b.N, 50) }()
+	go func() { defer wg.Done(); publish(b, q, b.N, 50, false) }()
 	go func() { defer wg.Done(); consume(b, q, b.N, 32, 256) }()
 	wg.Wait()
 	b.StopTimer()
-	report(b, c, before, start, b.N)
+	report(b, c, before, start, b.N, true)
+}
+
+// BenchmarkCycleKeyed is BenchmarkCycle with a distinct key per message: each
+// put runs put.lua (deduplication) and each ack forgets the key.
+func BenchmarkCycleKeyed(b *testing.B) {
+	q, c := benchQueue(b)
+	b.ResetTimer()
+	before, start := readRedisCPU(b, c, false), time.Now()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); publish(b, q, b.N, 50, true) }()
+	go func() { defer wg.Done(); consume(b, q, b.N, 32, 256) }()
+	wg.Wait()
+	b.StopTimer()
+	report(b, c, before, start, b.N, false)
 }

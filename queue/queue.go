@@ -116,7 +116,7 @@ func New(client rueidis.Client, name string, cfg *Config) (*Queue, error) {
 		keys:   keys.NewQueue(c.Namespace, name),
 		log:    c.Logger.With("component", "queue", attrQueue, name),
 	}
-	q.puts = batch.New(q.runPuts, batchMax, batchLeads, callTimeout)
+	q.puts = batch.New(q.runPuts, batchMax, 1, callTimeout)
 	return q, nil
 }
 

@@ -137,7 +137,7 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 		RoomCap:      roomCap,
 	}
 	s.settles = batch.New(s.runSettles, batchMax, batchLeads, callTimeout)
-	s.acks = batch.New(s.runAcks, batchMax, batchLeads, callTimeout)
+	s.acks = batch.New(s.runAcks, batchMax, 1, callTimeout)
 
 	base := context.WithoutCancel(ctx)
 	readCtx, stopReader := context.WithCancel(base)
