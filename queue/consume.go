@@ -49,9 +49,12 @@ func (s *Subscription) Consume(ctx context.Context, handler Handler) error {
 func (s *Subscription) handle(ctx context.Context, m *Message, handler Handler) {
 	err := callHandler(ctx, m, handler)
 	s.mu.Lock()
-	settled := m.state != stateReceived
+	state := m.state
 	s.mu.Unlock()
-	if settled {
+	// Settle what the handler left unsettled. A message handed back by Close
+	// meanwhile (abandoned) is still acked after a success: unless someone
+	// reclaimed it, that saves a duplicate delivery.
+	if state != stateReceived && (state != stateAbandoned || err != nil) {
 		return
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)

@@ -220,3 +220,26 @@ func TestConsume(t *testing.T) {
 		})
 	})
 }
+
+// A received message handed back by Close can still be acknowledged while
+// nobody has claimed it, and then it is not delivered again.
+func TestAckAfterCloseWhenUnclaimed(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		q := e.queue("q", nil)
+		a, err := q.Subscribe(t.Context(), map[string]int{"a": 0}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.put(q, "a", "x", &queue.PutOpts{Key: "k"})
+		m := e.receive(a, 5*time.Second)
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Ack(t.Context()); err != nil {
+			t.Fatalf("ack after close, unclaimed: %v", err)
+		}
+		if st, _ := q.Stats(t.Context(), "a", ""); st != (queue.TopicStats{}) {
+			t.Fatalf("stats %+v, want empty", st)
+		}
+	})
+}
