@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,11 @@ func newServeCmd(out, errOut io.Writer) *cobra.Command {
 }
 
 func runServe(ctx context.Context, out, errOut io.Writer, o serveOptions) error {
+	// Checked before anything starts; above one per nanosecond the publish
+	// interval would be 0, which time.NewTicker refuses with a panic.
+	if o.rate < 1 || o.rate > int(time.Second) {
+		return fmt.Errorf("--rate must be between 1 and %d (got %d)", int(time.Second), o.rate)
+	}
 	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	var client rueidis.Client
 	if o.redisURL == "" {
@@ -63,9 +69,6 @@ func runServe(ctx context.Context, out, errOut io.Writer, o serveOptions) error 
 		client = c
 		log.Info("using Redis", "backend", "redis")
 	}
-	if o.rate < 1 {
-		return fmt.Errorf("--rate must be at least 1 (got %d)", o.rate)
-	}
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -81,7 +84,13 @@ func runServe(ctx context.Context, out, errOut io.Writer, o serveOptions) error 
 		return err
 	}
 	var published, acked, retried atomic.Int64
-	go func() {
+	// The publisher and the stats printer stop, and are waited for, before
+	// runServe returns: out belongs to the caller again after that.
+	helpersCtx, stopHelpers := context.WithCancel(ctx)
+	defer stopHelpers()
+	var helpers sync.WaitGroup
+	helpers.Go(func() {
+		ctx := helpersCtx
 		tick := time.NewTicker(time.Second / time.Duration(o.rate))
 		defer tick.Stop()
 		for n := 0; ; n++ {
@@ -99,8 +108,9 @@ func runServe(ctx context.Context, out, errOut io.Writer, o serveOptions) error 
 				published.Add(1)
 			}
 		}
-	}()
-	go func() {
+	})
+	helpers.Go(func() {
+		ctx := helpersCtx
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
@@ -111,7 +121,7 @@ func runServe(ctx context.Context, out, errOut io.Writer, o serveOptions) error 
 				fmt.Fprintf(out, "published %d  acked %d  redelivered-after-nak %d\n", published.Load(), acked.Load(), retried.Load())
 			}
 		}
-	}()
+	})
 	err = sub.Consume(ctx, func(ctx context.Context, m *queue.Message) error {
 		var body struct{ N int }
 		if json.Unmarshal(m.Data, &body) == nil && body.N%7 == 3 && m.Deliveries == 1 {
@@ -121,6 +131,8 @@ func runServe(ctx context.Context, out, errOut io.Writer, o serveOptions) error 
 		acked.Add(1)
 		return nil
 	})
+	stopHelpers()
+	helpers.Wait()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	sub.Close(cctx)

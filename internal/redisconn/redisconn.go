@@ -37,6 +37,12 @@ const MinMajor = 7
 func Options(rawURL string) (rueidis.ClientOption, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		// A *url.Error quotes the whole URL, password included: keep only
+		// its reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL: %w", err)
 	}
 	switch u.Scheme {
@@ -46,12 +52,12 @@ func Options(rawURL string) (rueidis.ClientOption, error) {
 	case "redis+sentinel", "rediss+sentinel", "redis-sentinel":
 		return rueidis.ClientOption{}, fmt.Errorf("%w: Redis Sentinel URL %q", ErrUnsupported, u.Scheme+"://")
 	case "":
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: want redis://host:port or rediss://host:port", rawURL)
+		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: want redis://host:port or rediss://host:port", redact(rawURL))
 	default:
 		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis:// or rediss://", u.Scheme)
 	}
-	if u.Host == "" {
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: no host", rawURL)
+	if u.Hostname() == "" {
+		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: no host", redact(rawURL))
 	}
 	q := u.Query()
 	if q.Has("addr") {
