@@ -32,7 +32,7 @@ func (b *Backoff) Next() time.Duration {
 		ceiling = DefaultMax
 	}
 	d := ceiling
-	if b.attempt < 30 && base<<b.attempt < ceiling {
+	if base <= (ceiling-1)>>b.attempt { // base<<attempt < ceiling, without overflow
 		d = base << b.attempt
 	}
 	b.attempt++

@@ -63,6 +63,7 @@ func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 	for {
 		select {
 		case <-c.done:
+			b.passLead(c)
 			return c.out, c.err
 		case <-c.lead:
 			b.lead(ctx, c)
@@ -70,14 +71,9 @@ func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 			b.mu.Lock()
 			if !c.sent {
 				b.remove(c)
-				if c.next { // a hand-off raced with cancellation: pass it on
-					b.handOff()
-				}
-				b.mu.Unlock()
-				var zero Out
-				return zero, ctx.Err()
 			}
 			b.mu.Unlock()
+			b.passLead(c) // a hand-off raced with cancellation: pass it on
 			var zero Out
 			return zero, ctx.Err()
 		}
@@ -88,6 +84,14 @@ func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 func (b *Batcher[In, Out]) lead(ctx context.Context, own *call[In, Out]) {
 	for {
 		b.mu.Lock()
+		if !own.sent && ctx.Err() != nil {
+			// The caller gave up before its input was sent: withdraw the
+			// input so it never runs, and pass the slot on.
+			b.remove(own)
+			b.handOff()
+			b.mu.Unlock()
+			return
+		}
 		n := min(len(b.queue), b.maxBatch)
 		if n == 0 {
 			b.leaders--
@@ -126,6 +130,18 @@ func (b *Batcher[In, Out]) handOff() {
 		}
 	}
 	b.leaders--
+}
+
+// passLead hands on a leader slot that was handed to c but that c will not
+// use. c must no longer be queued, so that no further hand-off can reach it.
+func (b *Batcher[In, Out]) passLead(c *call[In, Out]) {
+	select {
+	case <-c.lead:
+		b.mu.Lock()
+		b.handOff()
+		b.mu.Unlock()
+	default:
+	}
 }
 
 func (b *Batcher[In, Out]) remove(c *call[In, Out]) {
