@@ -17,12 +17,17 @@ const (
 	// MaxKeyBytes is the longest message key Put accepts.
 	MaxKeyBytes = 1024
 
-	waiterTTL   = 5 * time.Second // life of a topic's "publishers are waiting" flag
-	roomPoll    = 1.0             // seconds a waiting publisher blocks before re-checking
-	roomCap     = 1024            // most pending wake-ups per topic
-	promoteMax  = 256             // most delayed messages promoted per topic per fetch
-	batchMax    = 256             // most messages per put or settle script call
-	batchLeads  = 4               // most concurrent put or settle script calls per object
+	waiterTTL  = 5 * time.Second // life of a topic's "publishers are waiting" flag
+	roomPoll   = 1.0             // seconds a waiting publisher blocks before re-checking
+	roomCap    = 1024            // most pending wake-ups per topic
+	promoteMax = 256             // most delayed messages promoted per topic per fetch
+	batchMax   = 256             // most messages per put, ack or settle script call
+	// One put batch per Queue and one ack batch per Subscription in flight:
+	// calls arriving meanwhile form the next, bigger batch (measured: Redis
+	// CPU per message of the cycle 9.1 → 7.4 µs against 4 in flight).
+	hotLeads = 1
+	// Settles other than acks are rarer; a few may run at once.
+	settleLeads = 4
 	callTimeout = 10 * time.Second
 )
 
@@ -116,7 +121,7 @@ func New(client rueidis.Client, name string, cfg *Config) (*Queue, error) {
 		keys:   keys.NewQueue(c.Namespace, name),
 		log:    c.Logger.With("component", "queue", attrQueue, name),
 	}
-	q.puts = batch.New(q.runPuts, batchMax, 1, callTimeout)
+	q.puts = batch.New(q.runPuts, batchMax, hotLeads, callTimeout)
 	return q, nil
 }
 

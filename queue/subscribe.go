@@ -136,8 +136,8 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 		DeadMaxLen:   q.cfg.DeadLetterMaxLen,
 		RoomCap:      roomCap,
 	}
-	s.settles = batch.New(s.runSettles, batchMax, batchLeads, callTimeout)
-	s.acks = batch.New(s.runAcks, batchMax, 1, callTimeout)
+	s.settles = batch.New(s.runSettles, batchMax, settleLeads, callTimeout)
+	s.acks = batch.New(s.runAcks, batchMax, hotLeads, callTimeout)
 
 	base := context.WithoutCancel(ctx)
 	readCtx, stopReader := context.WithCancel(base)
