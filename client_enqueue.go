@@ -1,0 +1,331 @@
+package dtq
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/taskid"
+	"github.com/dtq-dev/dtq/internal/taskscript"
+)
+
+// Defaults and limits of EnqueueOpts.
+const (
+	DefaultQueue       = "default"
+	DefaultPriority    = 5
+	DefaultMaxAttempts = 10
+	DefaultTimeout     = 30 * time.Minute
+	MaxMaxAttempts     = 1000
+	MaxTimeout         = 7 * 24 * time.Hour
+	MaxTypeLen         = 128
+	MaxIdempotencyKey  = 256
+)
+
+// EnqueueOpts are the options of Client.Enqueue. A nil *EnqueueOpts means
+// all defaults.
+type EnqueueOpts struct {
+	// Queue names the queue (1-64 of A-Z a-z 0-9 _ . -). Defaults to
+	// "default".
+	Queue string
+
+	// Priority is 0-9; among ready tasks of a queue, a higher priority runs
+	// first. Defaults to 5 (use Ptr(0) for priority 0).
+	Priority *int
+
+	// Delay makes the task due after this long (on the Redis clock);
+	// RunAt makes it due at that time. At most one may be set. Defaults to
+	// due now.
+	Delay time.Duration
+	RunAt time.Time
+
+	// MaxAttempts bounds the executions that end in a retryable error (1 to
+	// 1000). Defaults to 10.
+	MaxAttempts int
+
+	// Timeout bounds one execution: the handler's context is cancelled
+	// after it and the execution counts as a retryable failure. Defaults
+	// to 30 minutes.
+	Timeout time.Duration
+
+	// IdempotencyKey makes the submission idempotent: while the key is
+	// remembered (Config.IdempotencyWindow), an Enqueue with the same key
+	// and the same request returns the original task (Duplicate set) and
+	// creates nothing; with a different request it returns an
+	// IdempotencyConflictError. Defaults to none.
+	IdempotencyKey string
+}
+
+// Ptr returns a pointer to v, for optional fields such as
+// EnqueueOpts.Priority.
+func Ptr[T any](v T) *T { return &v }
+
+// EnqueueResult is the outcome of an Enqueue.
+type EnqueueResult struct {
+	Task *Task
+	// Duplicate is set when IdempotencyKey matched an earlier submission:
+	// Task is that original task, as it is now.
+	Duplicate bool
+}
+
+// Enqueue submits a task of taskType with payload (marshalled to JSON; a
+// json.RawMessage or []byte must already be JSON). It returns once the task
+// is in Redis. Concurrent calls share one round trip.
+//
+// Errors: a *ValidationError for bad input, a *TooLargeError, a
+// *QueueFullError, an *IdempotencyConflictError, or a Redis error — after
+// which the outcome is unknown: submit again with an IdempotencyKey to make
+// a retry safe.
+func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts *EnqueueOpts) (*EnqueueResult, error) {
+	q, item, err := c.prepare(taskType, payload, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.register(ctx, q); err != nil {
+		return nil, err
+	}
+	res, err := q.enqueues.Do(ctx, item)
+	if err != nil {
+		return nil, err
+	}
+	return c.enqueueResult(ctx, q, item, res, opts)
+}
+
+// EnqueueRequest is one task of EnqueueMany.
+type EnqueueRequest struct {
+	Type    string
+	Payload any
+	Opts    *EnqueueOpts
+}
+
+// EnqueueManyResult is the outcome of one EnqueueRequest: a result, or the
+// error for that task alone.
+type EnqueueManyResult struct {
+	*EnqueueResult
+	Err error
+}
+
+// EnqueueMany submits tasks in one round trip to Redis (one script call per
+// queue involved, pipelined). Each request succeeds or fails on its own;
+// the returned slice is in request order. The error is for failures of the
+// whole batch (Redis unreachable).
+func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]EnqueueManyResult, error) {
+	out := make([]EnqueueManyResult, len(reqs))
+	type group struct {
+		q     *queueState
+		items []taskscript.EnqueueItem
+		index []int
+	}
+	groups := map[string]*group{}
+	var order []*group
+	for i, r := range reqs {
+		q, item, err := c.prepare(r.Type, r.Payload, r.Opts)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		g := groups[q.name]
+		if g == nil {
+			g = &group{q: q}
+			groups[q.name] = g
+			order = append(order, g)
+		}
+		g.items = append(g.items, item)
+		g.index = append(g.index, i)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(order))
+	for gi, g := range order {
+		wg.Go(func() {
+			if err := c.register(ctx, g.q); err != nil {
+				errs[gi] = err
+				return
+			}
+			cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(g.q.name), IdemWindow: c.cfg.IdempotencyWindow}
+			res, err := taskscript.Enqueue(ctx, c.redis, g.q.keys, cfg, g.items)
+			if err != nil {
+				errs[gi] = err
+				return
+			}
+			for k, i := range g.index {
+				r, err := c.enqueueResult(ctx, g.q, g.items[k], res[k], reqs[i].Opts)
+				out[i] = EnqueueManyResult{EnqueueResult: r, Err: err}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// prepare validates one submission and builds its script item.
+func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queueState, taskscript.EnqueueItem, error) {
+	var o EnqueueOpts
+	if opts != nil {
+		o = *opts
+	}
+	var item taskscript.EnqueueItem
+	if o.Queue == "" {
+		o.Queue = DefaultQueue
+	}
+	if err := keys.CheckName("queue", o.Queue); err != nil {
+		return nil, item, invalid("queue", "%v", err)
+	}
+	if err := checkType(taskType); err != nil {
+		return nil, item, err
+	}
+	prio := DefaultPriority
+	if o.Priority != nil {
+		prio = *o.Priority
+	}
+	if prio < 0 || prio > 9 {
+		return nil, item, invalid("priority", "must be 0-9 (got %d)", prio)
+	}
+	switch {
+	case o.MaxAttempts < 0 || o.MaxAttempts > MaxMaxAttempts:
+		return nil, item, invalid("max_attempts", "must be 1-%d (got %d)", MaxMaxAttempts, o.MaxAttempts)
+	case o.MaxAttempts == 0:
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	switch {
+	case o.Timeout < 0 || o.Timeout > MaxTimeout:
+		return nil, item, invalid("timeout", "must be positive and at most %v (got %v)", MaxTimeout, o.Timeout)
+	case o.Timeout == 0:
+		o.Timeout = DefaultTimeout
+	case o.Timeout < time.Millisecond:
+		return nil, item, invalid("timeout", "must be at least 1ms (got %v)", o.Timeout)
+	}
+	if o.Delay < 0 {
+		return nil, item, invalid("delay", "must not be negative (got %v)", o.Delay)
+	}
+	if o.Delay > 0 && !o.RunAt.IsZero() {
+		return nil, item, invalid("delay", "and run_at are exclusive")
+	}
+	if len(o.IdempotencyKey) > MaxIdempotencyKey || !utf8.ValidString(o.IdempotencyKey) {
+		return nil, item, invalid("idempotency_key", "must be valid UTF-8 of at most %d bytes", MaxIdempotencyKey)
+	}
+	data, err := marshalPayload(payload)
+	if err != nil {
+		return nil, item, err
+	}
+	if len(data) > c.cfg.MaxPayloadBytes {
+		return nil, item, &TooLargeError{Size: len(data), Limit: c.cfg.MaxPayloadBytes}
+	}
+	q := c.queue(o.Queue)
+	id := taskid.New(o.Queue, time.Now())
+	_, ulid, _ := taskid.Parse(id)
+	item = taskscript.EnqueueItem{
+		ID: id, ULID: ulid, Type: taskType, Payload: data, Priority: prio,
+		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay),
+	}
+	if !o.RunAt.IsZero() {
+		item.RunAt = o.RunAt.UnixMilli()
+	}
+	if o.IdempotencyKey != "" {
+		sum := sha256.Sum256([]byte(o.IdempotencyKey))
+		item.IdemHash = hex.EncodeToString(sum[:])
+		item.Fingerprint = fingerprint(o.Queue, taskType, data, prio, o.MaxAttempts, o.Timeout, o.Delay, item.RunAt)
+	}
+	return q, item, nil
+}
+
+// fingerprint identifies a request for idempotent replay.
+func fingerprint(queue, taskType string, payload []byte, prio, maxAtt int, timeout, delay time.Duration, runAt int64) string {
+	h := sha256.New()
+	for _, s := range []string{queue, taskType, string(payload), strconv.Itoa(prio), strconv.Itoa(maxAtt),
+		timeout.String(), delay.String(), strconv.FormatInt(runAt, 10)} {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+func (c *Client) enqueueResult(ctx context.Context, q *queueState, item taskscript.EnqueueItem, res taskscript.EnqueueResult, opts *EnqueueOpts) (*EnqueueResult, error) {
+	key := ""
+	if opts != nil {
+		key = opts.IdempotencyKey
+	}
+	switch res.Code {
+	case taskscript.Created:
+		t := &Task{
+			ID: item.ID, Queue: q.name, Type: item.Type, Payload: json.RawMessage(item.Payload),
+			Priority: item.Priority, Status: StatusQueued, MaxAttempts: item.MaxAttempts,
+			Timeout: item.Timeout, CreatedAt: time.UnixMilli(res.Created).UTC(), History: []Execution{},
+		}
+		due := item.RunAt
+		if item.Delay > 0 {
+			due = res.Created + item.Delay.Milliseconds()
+		}
+		if due > res.Created {
+			t.Status = StatusScheduled
+			at := time.UnixMilli(due).UTC()
+			t.ScheduledAt = &at
+		}
+		return &EnqueueResult{Task: t}, nil
+	case taskscript.Replay:
+		t, err := c.Get(ctx, res.ID)
+		if errors.Is(err, ErrNotFound) { // the original expired; its key is still remembered
+			return &EnqueueResult{Task: &Task{ID: res.ID, Queue: q.name, History: []Execution{}}, Duplicate: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &EnqueueResult{Task: t, Duplicate: true}, nil
+	case taskscript.Conflict:
+		return nil, &IdempotencyConflictError{Key: key, TaskID: res.ID}
+	case taskscript.Full:
+		return nil, &QueueFullError{Queue: q.name, MaxDepth: c.maxDepth(q.name), RetryAfter: time.Second}
+	}
+	return nil, errors.New("dtq: unexpected enqueue result")
+}
+
+func checkType(t string) error {
+	if t == "" || len(t) > MaxTypeLen || !utf8.ValidString(t) {
+		return invalid("task_type", "must be 1-%d bytes of UTF-8 (got %d bytes)", MaxTypeLen, len(t))
+	}
+	for _, r := range t {
+		if r < 0x20 || r == 0x7f {
+			return invalid("task_type", "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+func marshalPayload(payload any) ([]byte, error) {
+	var data []byte
+	switch p := payload.(type) {
+	case json.RawMessage:
+		data = p
+	case []byte:
+		data = p
+	default:
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return nil, invalid("payload", "cannot be encoded as JSON: %v", err)
+		}
+		return b, nil
+	}
+	if len(data) == 0 {
+		return []byte("null"), nil
+	}
+	if !json.Valid(data) {
+		return nil, invalid("payload", "is not valid JSON")
+	}
+	return data, nil
+}
+
+func roundUpMs(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}

@@ -1,0 +1,140 @@
+package dtq
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrNotFound is returned for a task id that does not exist (never did,
+	// or expired after its retention).
+	ErrNotFound = errors.New("dtq: task not found")
+
+	// ErrInvalid is wrapped by every ValidationError.
+	ErrInvalid = errors.New("dtq: invalid argument")
+
+	// ErrQueueFull is wrapped by QueueFullError.
+	ErrQueueFull = errors.New("dtq: queue full")
+
+	// ErrTooLarge is wrapped by TooLargeError.
+	ErrTooLarge = errors.New("dtq: payload too large")
+
+	// ErrIdempotencyConflict is wrapped by IdempotencyConflictError.
+	ErrIdempotencyConflict = errors.New("dtq: idempotency key reused with a different request")
+
+	// ErrNotCancellable is returned by Cancel for a task that has finished.
+	ErrNotCancellable = errors.New("dtq: task already finished")
+
+	// ErrNotDead is returned by dead-letter operations on a task that is
+	// not DEAD.
+	ErrNotDead = errors.New("dtq: task is not dead")
+
+	// ErrCancelled is the cause of a handler's context when its task was
+	// cancelled (context.Cause(ctx) == ErrCancelled).
+	ErrCancelled = errors.New("dtq: task cancelled")
+
+	// ErrLost is the cause of a handler's context when its worker lost the
+	// task: another worker took it over after the visibility timeout (this
+	// worker's result would be rejected anyway).
+	ErrLost = errors.New("dtq: task taken over by another worker")
+
+	// ErrStopped is the cause of a handler's context when the worker stops
+	// without waiting for it (StopAndCancel, or the grace period ran out).
+	ErrStopped = errors.New("dtq: worker stopped")
+)
+
+// ValidationError reports a bad argument or configuration value; Field
+// names it as written in Go or JSON.
+type ValidationError struct {
+	Field   string
+	Problem string
+}
+
+func (e *ValidationError) Error() string { return "dtq: " + e.Field + " " + e.Problem }
+
+// Unwrap returns ErrInvalid.
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// QueueFullError is returned by Enqueue when the queue holds its maximum
+// depth of queued, scheduled and running tasks.
+type QueueFullError struct {
+	Queue      string
+	MaxDepth   int64
+	RetryAfter time.Duration // a hint: when to try again
+}
+
+func (e *QueueFullError) Error() string {
+	return fmt.Sprintf("dtq: queue %q is full (%d tasks queued, scheduled or running); retry after %v", e.Queue, e.MaxDepth, e.RetryAfter)
+}
+
+// Unwrap returns ErrQueueFull.
+func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
+
+// TooLargeError is returned by Enqueue for a payload over the limit.
+type TooLargeError struct {
+	Size, Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("dtq: payload is %d bytes, over the limit of %d", e.Size, e.Limit)
+}
+
+// Unwrap returns ErrTooLarge.
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
+
+// IdempotencyConflictError is returned by Enqueue when its idempotency key
+// was used for a different request; TaskID is the original task.
+type IdempotencyConflictError struct {
+	Key    string
+	TaskID string
+}
+
+func (e *IdempotencyConflictError) Error() string {
+	return fmt.Sprintf("dtq: idempotency key %q was used for a different request (task %s)", e.Key, e.TaskID)
+}
+
+// Unwrap returns ErrIdempotencyConflict.
+func (e *IdempotencyConflictError) Unwrap() error { return ErrIdempotencyConflict }
+
+// Handler error classes.
+
+type classified struct {
+	err       error
+	permanent bool
+	after     time.Duration // > 0: retry after this long
+}
+
+func (c *classified) Error() string {
+	if c.err == nil {
+		return "<nil>"
+	}
+	return c.err.Error()
+}
+func (c *classified) Unwrap() error { return c.err }
+
+// Retryable marks err as retryable: the task is retried (with backoff) while
+// attempts remain. It is the default for unmarked errors unless
+// WorkerConfig.UnmarkedPermanent is set.
+func Retryable(err error) error { return &classified{err: err} }
+
+// Permanent marks err as permanent: the task goes to the dead-letter stream
+// at once, whatever attempts remain.
+func Permanent(err error) error { return &classified{err: err, permanent: true} }
+
+// RetryAfter marks err as retryable after d instead of the backoff.
+func RetryAfter(d time.Duration, err error) error { return &classified{err: err, after: d} }
+
+// classify returns whether err is permanent and a forced retry delay (0 for
+// the backoff), given the worker's default for unmarked errors.
+func classify(err error, unmarkedPermanent bool) (permanent bool, after time.Duration) {
+	var c *classified
+	if errors.As(err, &c) {
+		return c.permanent, c.after
+	}
+	return unmarkedPermanent, 0
+}

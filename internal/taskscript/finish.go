@@ -1,0 +1,70 @@
+package taskscript
+
+import (
+	"context"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/redis/rueidis"
+)
+
+// Outcome is how an execution ended, as finish.lua reads it.
+type Outcome string
+
+// Outcomes of an execution.
+const (
+	OutcomeOK     Outcome = "ok"
+	OutcomeRetry  Outcome = "retry"
+	OutcomeDead   Outcome = "dead"
+	OutcomeCancel Outcome = "cancel"
+)
+
+// FinishItem is the outcome of one execution.
+type FinishItem struct {
+	TaskID     string
+	ULID       string
+	IdemHash   string // "" for none
+	Band       int
+	EntryID    string
+	Run        int
+	Outcome    Outcome
+	Text       string // result (OutcomeOK) or error
+	RetryDelay time.Duration
+	Worker     string
+}
+
+// FinishConfig is the per-queue input of Finish.
+type FinishConfig struct {
+	Group      string
+	Retention  time.Duration
+	IdemWindow time.Duration
+	DLQMaxLen  int64
+}
+
+// Finish runs finish.lua for items of one queue in one round trip. It
+// returns each task's new status, or "" when the execution was stale.
+func Finish(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg FinishConfig, items []FinishItem) ([]string, error) {
+	ks := make([]string, 0, 14+2*len(items))
+	ks = append(ks, k.Info(), k.Schedule(), k.DLQ(), k.Wakeup())
+	ks = bands(ks, k)
+	args := make([]string, 0, 6+10*len(items))
+	args = append(args, cfg.Group, k.Events(), ms(cfg.Retention), ms(cfg.IdemWindow), itoa(int(cfg.DLQMaxLen)), itoa(len(items)))
+	for _, it := range items {
+		ks = append(ks, k.Task(it.ULID))
+		taskIdx, idemIdx := len(ks), 0
+		if it.IdemHash != "" {
+			ks = append(ks, k.Idempotency(it.IdemHash))
+			idemIdx = len(ks)
+		}
+		args = append(args, it.TaskID, itoa(taskIdx), itoa(idemIdx), itoa(it.Band), it.EntryID, itoa(it.Run),
+			string(it.Outcome), it.Text, ms(it.RetryDelay), it.Worker)
+	}
+	out, err := finishScript.Exec(ctx, c, ks, args).AsStrSlice()
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(items) {
+		return nil, unexpected("finish", out)
+	}
+	return out, nil
+}

@@ -1,0 +1,104 @@
+package taskscript
+
+import (
+	"context"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/redis/rueidis"
+)
+
+// ReadRequest is the input of Read.
+type ReadRequest struct {
+	Group, Consumer string
+	Credit          int
+	ReclaimIdle     time.Duration // > 0 runs a reclaim pass
+	Cursors         [keys.Bands]string
+}
+
+// Entry is one claimed band entry.
+type Entry struct {
+	Band      int
+	EntryID   string
+	TaskID    string
+	Reclaimed bool // taken over from a worker that stopped renewing it
+	GiveBack  bool // for Start: put the entry back unstarted
+}
+
+// ReadResult is the output of Read.
+type ReadResult struct {
+	Paused  bool
+	Entries []Entry
+	Cursors [keys.Bands]string
+}
+
+// Read runs read.lua: claim up to Credit entries, band 9 first.
+func Read(ctx context.Context, c rueidis.Client, k keys.Tasks, req ReadRequest) (ReadResult, error) {
+	ks := bands([]string{k.Info()}, k)
+	args := make([]string, 0, 4+keys.Bands)
+	args = append(args, req.Group, req.Consumer, itoa(req.Credit), ms(req.ReclaimIdle))
+	for _, cur := range req.Cursors {
+		if cur == "" {
+			cur = "0-0"
+		}
+		args = append(args, cur)
+	}
+	top, err := readScript.Exec(ctx, c, ks, args).ToArray()
+	if err != nil {
+		return ReadResult{}, err
+	}
+	if len(top) != 3 {
+		return ReadResult{}, unexpected("read", top)
+	}
+	var res ReadResult
+	paused, _ := top[0].AsInt64()
+	res.Paused = paused == 1
+	flat, err := top[1].ToArray()
+	if err != nil || len(flat)%4 != 0 {
+		return ReadResult{}, unexpected("read", top[1])
+	}
+	for i := 0; i < len(flat); i += 4 {
+		band, e1 := flat[i].AsInt64()
+		eid, e2 := flat[i+1].ToString()
+		tid, e3 := flat[i+2].ToString()
+		rec, e4 := flat[i+3].AsInt64()
+		if e1 != nil || e2 != nil || e3 != nil || e4 != nil || band < 0 || band >= keys.Bands {
+			return ReadResult{}, unexpected("read", flat[i:i+4])
+		}
+		res.Entries = append(res.Entries, Entry{Band: int(band), EntryID: eid, TaskID: tid, Reclaimed: rec == 1})
+	}
+	cursors, err := top[2].AsStrSlice()
+	if err != nil || len(cursors) != keys.Bands {
+		return ReadResult{}, unexpected("read", top[2])
+	}
+	copy(res.Cursors[:], cursors)
+	return res, nil
+}
+
+// ParseBlockingRead turns the reply of a blocking XREADGROUP over the band
+// streams into entries (new deliveries). Entries that are not task entries
+// are returned in bad, for the caller to drop.
+func ParseBlockingRead(k keys.Tasks, streams map[string][]rueidis.XRangeEntry) (entries []Entry, bad []Entry) {
+	for p := keys.Bands - 1; p >= 0; p-- {
+		for _, e := range streams[k.Band(p)] {
+			id, ok := e.FieldValues["i"]
+			if !ok {
+				bad = append(bad, Entry{Band: p, EntryID: e.ID})
+				continue
+			}
+			entries = append(entries, Entry{Band: p, EntryID: e.ID, TaskID: id})
+		}
+	}
+	return entries, bad
+}
+
+// BandKeys returns the band streams from priority 9 down to 0, the order a
+// blocking read lists them in.
+func BandKeys(k keys.Tasks) []string {
+	out := make([]string, 0, keys.Bands)
+	for p := keys.Bands - 1; p >= 0; p-- {
+		out = append(out, k.Band(p))
+	}
+	return out
+}
+

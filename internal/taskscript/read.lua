@@ -1,0 +1,83 @@
+-- read.lua: claim up to `credit` task entries for one worker, highest
+-- priority band first. It touches only the queue's streams and info hash;
+-- the claimed tasks are started by start.lua, whose KEYS name them.
+--
+-- KEYS[1]        info hash (field "paused")
+-- KEYS[2..11]    band streams of priority 0..9
+--
+-- ARGV[1]        consumer group
+-- ARGV[2]        consumer (the worker)
+-- ARGV[3]        credit (> 0)
+-- ARGV[4]        reclaim min idle, ms (0 = no reclaim pass)
+-- ARGV[5..14]    reclaim cursor of band 0..9
+--
+-- For band 9 down to 0 while credit remains: reclaim pass (XAUTOCLAIM from
+-- the band's cursor: entries of crashed workers), then new entries
+-- (XREADGROUP >). A missing group or stream is recreated at id 0: entries of
+-- finished tasks delivered again are skipped by start.lua.
+--
+-- Returns { paused, entries, cursors }:
+--   paused   1 when the queue is paused (nothing claimed), else 0
+--   entries  flat, 4 values per entry: band, entry id, task id, reclaimed (0/1)
+--   cursors  the 10 reclaim cursors, band 0..9
+
+local info = KEYS[1]
+local group, consumer = ARGV[1], ARGV[2]
+local credit = tonumber(ARGV[3])
+local minIdle = tonumber(ARGV[4])
+
+local cursors = {}
+for p = 0, 9 do cursors[p + 1] = ARGV[5 + p] end
+if redis.call('HGET', info, 'paused') == '1' then
+  return { 1, {}, cursors }
+end
+
+local function nogroup(r)
+  return type(r) == 'table' and r.err and string.sub(r.err, 1, 7) == 'NOGROUP'
+end
+
+local entries = {}
+local function take(p, e, reclaimed)
+  local f = e[2]
+  if f and f[1] == 'i' then
+    local n = #entries
+    entries[n + 1], entries[n + 2], entries[n + 3], entries[n + 4] = p, e[1], f[2], reclaimed
+    credit = credit - 1
+  else
+    -- not a task entry (written by something else): drop it
+    redis.call('XACK', KEYS[2 + p], group, e[1])
+    redis.call('XDEL', KEYS[2 + p], e[1])
+  end
+end
+
+for p = 9, 0, -1 do
+  if credit <= 0 then break end
+  local band = KEYS[2 + p]
+  if minIdle > 0 then
+    local r = redis.pcall('XAUTOCLAIM', band, group, consumer, minIdle, cursors[p + 1], 'COUNT', credit)
+    if nogroup(r) then
+      redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
+      cursors[p + 1] = '0-0'
+    elseif type(r) == 'table' and r.err then
+      return redis.error_reply(r.err)
+    else
+      cursors[p + 1] = r[1]
+      for _, e in ipairs(r[2]) do
+        if e then take(p, e, 1) end
+      end
+    end
+  end
+  if credit > 0 then
+    local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
+    if nogroup(r) then
+      redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
+      r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
+    elseif type(r) == 'table' and r.err then
+      return redis.error_reply(r.err)
+    end
+    if r then
+      for _, e in ipairs(r[1][2]) do take(p, e, 0) end
+    end
+  end
+end
+return { 0, entries, cursors }

@@ -1,0 +1,90 @@
+package dtq_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+
+// env is one conformance run of the task engine: a backend and a client in a
+// fresh namespace.
+type env struct {
+	*redistest.Backend
+	t *testing.T
+	c *dtq.Client
+}
+
+func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		fn(t, newEnv(t, b, nil))
+	})
+}
+
+func newEnv(t *testing.T, b *redistest.Backend, cfg *dtq.Config) *env {
+	var c dtq.Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c.Namespace = b.Namespace
+	client, err := dtq.NewClient(b.Client, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{Backend: b, t: t, c: client}
+}
+
+// worker starts a worker with handlers, stopped at cleanup.
+func (e *env) worker(cfg *dtq.WorkerConfig, handlers map[string]dtq.HandlerFunc) *dtq.Worker {
+	e.t.Helper()
+	w, err := dtq.NewWorker(e.c, cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for typ, h := range handlers {
+		w.Handle(typ, h)
+	}
+	if err := w.Start(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w.Stop(ctx)
+	})
+	return w
+}
+
+func (e *env) enqueue(typ string, payload any, opts *dtq.EnqueueOpts) *dtq.Task {
+	e.t.Helper()
+	res, err := e.c.Enqueue(e.t.Context(), typ, payload, opts)
+	if err != nil {
+		e.t.Fatalf("enqueue %s: %v", typ, err)
+	}
+	return res.Task
+}
+
+// waitStatus polls the task until it has status want (or fails after d).
+func (e *env) waitStatus(id string, want dtq.Status, d time.Duration) *dtq.Task {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		task, err := e.c.Get(e.t.Context(), id)
+		if err == nil && task.Status == want {
+			return task
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				e.t.Fatalf("task %s: %v, want status %s", id, err, want)
+			}
+			e.t.Fatalf("task %s is %s (last error %q), want %s within %v", id, task.Status, task.LastError, want, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,168 @@
+package dtq
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Status is where a task is in its life.
+type Status string
+
+// Task statuses.
+const (
+	// StatusQueued: ready, waiting in its queue's priority band for a worker.
+	StatusQueued Status = "QUEUED"
+	// StatusScheduled: waiting for its due time (a delay, RunAt, or the
+	// backoff before a retry).
+	StatusScheduled Status = "SCHEDULED"
+	// StatusRunning: a worker is running it.
+	StatusRunning Status = "RUNNING"
+	// StatusSucceeded: done; Result holds what the handler returned.
+	StatusSucceeded Status = "SUCCEEDED"
+	// StatusDead: failed for good; it is in its queue's dead-letter stream,
+	// where it can be requeued or discarded.
+	StatusDead Status = "DEAD"
+	// StatusCancelled: cancelled before or while it ran.
+	StatusCancelled Status = "CANCELLED"
+)
+
+// Finished reports whether s is a terminal status (SUCCEEDED, DEAD or
+// CANCELLED). A DEAD task can still be requeued.
+func (s Status) Finished() bool {
+	return s == StatusSucceeded || s == StatusDead || s == StatusCancelled
+}
+
+func (s Status) valid() bool {
+	switch s {
+	case StatusQueued, StatusScheduled, StatusRunning, StatusSucceeded, StatusDead, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Task is a unit of work: a type naming its handler, a JSON payload, and
+// the record of its life.
+type Task struct {
+	ID       string          `json:"id"`
+	Queue    string          `json:"queue"`
+	Type     string          `json:"task_type"`
+	Payload  json.RawMessage `json:"payload"`
+	Priority int             `json:"priority"` // 0-9, 9 runs first
+	Status   Status          `json:"status"`
+
+	// Attempt counts executions that count against MaxAttempts (crashes of
+	// the worker running it do not; they are counted in Crashes).
+	Attempt     int           `json:"attempt"`
+	MaxAttempts int           `json:"max_attempts"`
+	Crashes     int           `json:"crashes"`
+	Timeout     time.Duration `json:"-"`
+
+	CreatedAt   time.Time  `json:"created_at"`
+	ScheduledAt *time.Time `json:"scheduled_at,omitempty"` // due time while SCHEDULED
+	StartedAt   *time.Time `json:"started_at,omitempty"`   // of the latest execution
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+
+	Result    json.RawMessage `json:"result,omitempty"`
+	LastError string          `json:"last_error,omitempty"`
+	Worker    string          `json:"worker,omitempty"` // of the latest execution
+	// CancelRequested is set while a RUNNING task is being cancelled.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
+
+	// History lists every execution, oldest first.
+	History []Execution `json:"history"`
+
+	run   int    // execution number (the fence of this worker's run)
+	band  int    // priority band of the stream entry being run
+	entry string // stream entry id being run
+	idem  string // idempotency record hash, if any
+}
+
+// Execution is one run of a task in its history.
+type Execution struct {
+	Run        int       `json:"run"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Worker     string    `json:"worker"`
+	// Outcome is "ok", "retry" (failed, retried later), "dead" (failed for
+	// good), "cancel", or "crashed" (its worker was lost).
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+}
+
+// MarshalJSON encodes the task with Timeout as timeout_seconds.
+func (t *Task) MarshalJSON() ([]byte, error) {
+	type plain Task
+	return json.Marshal(struct {
+		*plain
+		TimeoutSeconds float64 `json:"timeout_seconds"`
+	}{(*plain)(t), t.Timeout.Seconds()})
+}
+
+func msTime(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}
+
+func msTimePtr(s string) *time.Time {
+	t := msTime(s)
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// taskFromHash builds a Task from its Redis hash.
+func taskFromHash(id, queue string, h map[string]string) *Task {
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	t := &Task{
+		ID:              id,
+		Queue:           queue,
+		Type:            h["type"],
+		Payload:         json.RawMessage(h["payload"]),
+		Priority:        atoi(h["prio"]),
+		Status:          Status(h["status"]),
+		Attempt:         atoi(h["attempt"]),
+		MaxAttempts:     atoi(h["max_att"]),
+		Crashes:         atoi(h["crashes"]),
+		Timeout:         time.Duration(atoi(h["timeout"])) * time.Millisecond,
+		CreatedAt:       msTime(h["created"]),
+		StartedAt:       msTimePtr(h["started"]),
+		FinishedAt:      msTimePtr(h["finished"]),
+		LastError:       h["error"],
+		Worker:          h["worker"],
+		CancelRequested: h["cancel"] == "1",
+		run:             atoi(h["run"]),
+		idem:            h["idem"],
+	}
+	if t.Status == StatusScheduled {
+		t.ScheduledAt = msTimePtr(h["due"])
+	}
+	if r, ok := h["result"]; ok {
+		t.Result = json.RawMessage(r)
+	}
+	for k, v := range h {
+		if len(k) < 2 || k[0] != 'h' || k[1] < '0' || k[1] > '9' {
+			continue
+		}
+		parts := strings.SplitN(v, "|", 5)
+		if len(parts) < 4 {
+			continue
+		}
+		e := Execution{Run: atoi(k[1:]), StartedAt: msTime(parts[0]), FinishedAt: msTime(parts[1]), Worker: parts[2], Outcome: parts[3]}
+		if len(parts) == 5 {
+			e.Error = parts[4]
+		}
+		t.History = append(t.History, e)
+	}
+	sort.Slice(t.History, func(i, j int) bool { return t.History[i].Run < t.History[j].Run })
+	if t.History == nil {
+		t.History = []Execution{}
+	}
+	return t
+}

@@ -1,0 +1,320 @@
+package dtq
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/keys"
+)
+
+// HandlerFunc runs one task. Its result is stored as the task's result
+// (encoded as JSON). Its error decides what happens next: nil → SUCCEEDED;
+// Permanent(err) → DEAD at once; Retryable(err), RetryAfter(d, err), a
+// timeout, a panic and — unless WorkerConfig.UnmarkedPermanent — any other
+// error → retried with backoff while attempts remain, then DEAD.
+//
+// ctx ends at the task's timeout, when the task is cancelled
+// (context.Cause(ctx) == ErrCancelled), when another worker took the task
+// over (ErrLost), or when the worker stops without waiting (ErrStopped).
+type HandlerFunc func(ctx context.Context, t *Task) (result any, err error)
+
+// WorkerConfig configures a Worker. The zero value of every field means its
+// default.
+type WorkerConfig struct {
+	// Queues lists the queues the worker serves. Defaults to ["default"].
+	Queues []string
+
+	// Concurrency is the most tasks the worker runs at once. Defaults to 10.
+	Concurrency int
+
+	// VisibilityTimeout is how long a task whose worker stopped renewing it
+	// (the process died, or lost Redis) stays claimed before another worker
+	// takes it over. Workers renew their tasks every VisibilityTimeout/4.
+	// All workers of a queue should use the same value. Defaults to 30s.
+	VisibilityTimeout time.Duration
+
+	// MaxCrashes is how many times a task may be taken over from a lost
+	// worker before it goes DEAD (crashes do not count as attempts).
+	// Defaults to 3.
+	MaxCrashes int
+
+	// UnmarkedPermanent makes errors not marked with Retryable, Permanent
+	// or RetryAfter permanent (straight to DEAD). Defaults to false: they
+	// are retried.
+	UnmarkedPermanent bool
+
+	// BackoffBase and BackoffMax shape the delay before retry n (1-based):
+	// a uniformly random duration in [0, min(BackoffMax, BackoffBase·2^(n-1))]
+	// ("full jitter"). Default to 1s and 10m.
+	BackoffBase, BackoffMax time.Duration
+
+	// ID names the worker in task history and the worker registry.
+	// Defaults to "<host>-<pid>-<random>".
+	ID string
+}
+
+func (c *WorkerConfig) withDefaults() (WorkerConfig, error) {
+	var cfg WorkerConfig
+	if c != nil {
+		cfg = *c
+	}
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = []string{DefaultQueue}
+	}
+	seen := map[string]bool{}
+	for _, q := range cfg.Queues {
+		if err := keys.CheckName("queue", q); err != nil {
+			return cfg, invalid("WorkerConfig.Queues", "%v", err)
+		}
+		if seen[q] {
+			return cfg, invalid("WorkerConfig.Queues", "lists %q twice", q)
+		}
+		seen[q] = true
+	}
+	switch {
+	case cfg.Concurrency < 0:
+		return cfg, invalid("WorkerConfig.Concurrency", "must not be negative (got %d)", cfg.Concurrency)
+	case cfg.Concurrency == 0:
+		cfg.Concurrency = 10
+	}
+	switch {
+	case cfg.VisibilityTimeout < 0:
+		return cfg, invalid("WorkerConfig.VisibilityTimeout", "must not be negative (got %v)", cfg.VisibilityTimeout)
+	case cfg.VisibilityTimeout == 0:
+		cfg.VisibilityTimeout = 30 * time.Second
+	case cfg.VisibilityTimeout < 20*time.Millisecond:
+		return cfg, invalid("WorkerConfig.VisibilityTimeout", "must be at least 20ms (got %v)", cfg.VisibilityTimeout)
+	}
+	switch {
+	case cfg.MaxCrashes < 0:
+		return cfg, invalid("WorkerConfig.MaxCrashes", "must not be negative (got %d)", cfg.MaxCrashes)
+	case cfg.MaxCrashes == 0:
+		cfg.MaxCrashes = 3
+	}
+	if cfg.BackoffBase < 0 || cfg.BackoffMax < 0 {
+		return cfg, invalid("WorkerConfig.BackoffBase", "and BackoffMax must not be negative")
+	}
+	if cfg.BackoffBase == 0 {
+		cfg.BackoffBase = time.Second
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = 10 * time.Minute
+	}
+	if cfg.BackoffMax < cfg.BackoffBase {
+		return cfg, invalid("WorkerConfig.BackoffMax", "must be at least BackoffBase (%v < %v)", cfg.BackoffMax, cfg.BackoffBase)
+	}
+	if cfg.ID == "" {
+		host, _ := os.Hostname()
+		cfg.ID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])
+	}
+	if err := checkType(cfg.ID); err != nil {
+		return cfg, invalid("WorkerConfig.ID", "must be 1-%d printable bytes", MaxTypeLen)
+	}
+	return cfg, nil
+}
+
+// Worker runs registered handlers on tasks of its queues. Register handlers
+// with Handle, then Start it; stop it with Stop or StopAndCancel.
+type Worker struct {
+	c     *Client
+	cfg   WorkerConfig
+	log   *slog.Logger
+	group string
+
+	mu       sync.Mutex
+	handlers map[string]HandlerFunc
+	state    int // 0 new, 1 started, 2 stopping/stopped
+	running  map[string]*execution
+	slots    pool
+	queues   []*workerQueue
+	started  time.Time
+
+	stopReading context.CancelFunc // readers
+	stopUpkeep  context.CancelFunc // renewer, cancel listener, heartbeat, schedulers
+	stopRuns    context.CancelCauseFunc
+	readers     sync.WaitGroup
+	runs        sync.WaitGroup
+	upkeep      sync.WaitGroup
+	runBase     context.Context // parent of every handler context
+}
+
+// NewWorker returns a worker on c's Redis and configuration. It does no
+// I/O.
+func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
+	if c == nil {
+		return nil, invalid("client", "must not be nil")
+	}
+	wc, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{
+		c:        c,
+		cfg:      wc,
+		log:      c.log.With("worker", wc.ID),
+		group:    "workers",
+		handlers: map[string]HandlerFunc{},
+		running:  map[string]*execution{},
+	}
+	w.slots.init(wc.Concurrency)
+	for _, name := range wc.Queues {
+		w.queues = append(w.queues, w.newQueue(c.queue(name)))
+	}
+	return w, nil
+}
+
+// ID returns the worker's id.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Handle registers fn for tasks of taskType. It must be called before
+// Start; it panics on an invalid or already registered type.
+func (w *Worker) Handle(taskType string, fn HandlerFunc) {
+	if err := checkType(taskType); err != nil {
+		panic(err)
+	}
+	if fn == nil {
+		panic("dtq: nil handler for " + taskType)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != 0 {
+		panic("dtq: Handle after Start")
+	}
+	if _, dup := w.handlers[taskType]; dup {
+		panic("dtq: handler for " + taskType + " registered twice")
+	}
+	w.handlers[taskType] = fn
+}
+
+// Start starts the worker: one reader and one scheduler per queue, a
+// renewer, a cancellation listener and a heartbeat. It returns at once.
+// ctx carries values to handlers; ending it does not stop the worker (use
+// Stop).
+func (w *Worker) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != 0 {
+		return errors.New("dtq: worker already started")
+	}
+	w.state = 1
+	w.started = time.Now()
+	base := context.WithoutCancel(ctx)
+	readCtx, stopReading := context.WithCancel(base)
+	upkeepCtx, stopUpkeep := context.WithCancel(base)
+	runBase, stopRuns := context.WithCancelCause(base)
+	w.stopReading, w.stopUpkeep, w.stopRuns, w.runBase = stopReading, stopUpkeep, stopRuns, runBase
+	for _, q := range w.queues {
+		w.readers.Go(func() { q.read(readCtx) })
+		w.upkeep.Go(func() { q.schedule(upkeepCtx) })
+	}
+	w.upkeep.Go(func() { w.renew(upkeepCtx) })
+	w.upkeep.Go(func() { w.listenCancels(upkeepCtx) })
+	w.upkeep.Go(func() { w.heartbeat(upkeepCtx) })
+	return nil
+}
+
+// Stop stops the worker gracefully: it stops taking tasks at once (it holds
+// none it has not started), lets running handlers finish until ctx ends,
+// then cancels the rest (their context's cause is ErrStopped; they are
+// recorded as failed executions and retried) and waits for them. It returns
+// ctx.Err() if handlers had to be cancelled.
+func (w *Worker) Stop(ctx context.Context) error {
+	return w.stop(ctx, false)
+}
+
+// StopAndCancel stops the worker, cancelling running handlers at once.
+func (w *Worker) StopAndCancel(ctx context.Context) error {
+	return w.stop(ctx, true)
+}
+
+func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
+	w.mu.Lock()
+	if w.state != 1 {
+		w.mu.Unlock()
+		return nil
+	}
+	w.state = 2
+	w.mu.Unlock()
+	w.stopReading()
+	w.readers.Wait()
+	if cancelNow {
+		w.stopRuns(ErrStopped)
+	}
+	done := make(chan struct{})
+	go func() { w.runs.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		w.stopRuns(ErrStopped)
+		<-done
+	}
+	w.stopRuns(ErrStopped)
+	w.stopUpkeep()
+	w.upkeep.Wait()
+	w.deregister(context.WithoutCancel(ctx))
+	return err
+}
+
+// retryDelay is the backoff before retry n (1-based).
+func (w *Worker) retryDelay(attempt int) time.Duration {
+	b := backoff.Backoff{Base: w.cfg.BackoffBase, Max: w.cfg.BackoffMax}
+	for range attempt - 1 {
+		b.Next()
+	}
+	return b.Next()
+}
+
+// pool counts the worker's free execution slots.
+type pool struct {
+	mu      sync.Mutex
+	free    int
+	changed chan struct{}
+}
+
+func (p *pool) init(n int) { p.free, p.changed = n, make(chan struct{}) }
+
+// acquire waits for at least one free slot and takes up to max of them.
+func (p *pool) acquire(ctx context.Context, max int) (int, bool) {
+	for {
+		p.mu.Lock()
+		if p.free > 0 {
+			n := min(p.free, max)
+			p.free -= n
+			p.mu.Unlock()
+			return n, true
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+}
+
+func (p *pool) release(n int) {
+	if n <= 0 {
+		return
+	}
+	p.mu.Lock()
+	p.free += n
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *pool) busy(total int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return total - p.free
+}

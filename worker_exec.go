@@ -1,0 +1,151 @@
+package dtq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/taskid"
+	"github.com/dtq-dev/dtq/internal/taskscript"
+)
+
+// maxErrorText bounds the error text stored with a task.
+const maxErrorText = 2048
+
+// execution is a task running on this worker.
+type execution struct {
+	task   *Task
+	queue  *workerQueue
+	cancel context.CancelCauseFunc
+}
+
+type ctxKey struct{}
+
+// taskContext is what a handler's context carries (see TaskFromContext).
+type taskContext struct {
+	task   *Task
+	client *Client
+}
+
+// TaskFromContext returns the task a handler's context belongs to.
+func TaskFromContext(ctx context.Context) (*Task, bool) {
+	tc, ok := ctx.Value(ctxKey{}).(*taskContext)
+	if !ok {
+		return nil, false
+	}
+	return tc.task, true
+}
+
+// launch runs t on its own goroutine, holding one slot until it is finished.
+func (w *Worker) launch(wq *workerQueue, t *Task) {
+	ctx, cancel := context.WithCancelCause(w.runBase)
+	ex := &execution{task: t, queue: wq, cancel: cancel}
+	w.mu.Lock()
+	w.running[t.ID] = ex
+	w.mu.Unlock()
+	w.runs.Go(func() {
+		defer w.slots.release(1)
+		defer func() {
+			w.mu.Lock()
+			delete(w.running, t.ID)
+			w.mu.Unlock()
+			cancel(nil)
+		}()
+		w.execute(ctx, ex)
+	})
+}
+
+// execute runs the handler and records the outcome.
+func (w *Worker) execute(ctx context.Context, ex *execution) {
+	t := ex.task
+	w.mu.Lock()
+	h := w.handlers[t.Type]
+	w.mu.Unlock()
+	item := taskscript.FinishItem{TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Worker: w.cfg.ID}
+	_, item.ULID, _ = taskid.Parse(t.ID)
+	if h == nil {
+		item.Outcome, item.Text = taskscript.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)
+		w.finish(ex, item)
+		return
+	}
+	hctx, stop := context.WithTimeoutCause(ctx, t.Timeout, context.DeadlineExceeded)
+	hctx = context.WithValue(hctx, ctxKey{}, &taskContext{task: t, client: w.c})
+	result, err := callHandler(hctx, h, t)
+	cause := context.Cause(hctx)
+	stop()
+	switch {
+	case errors.Is(context.Cause(ctx), ErrLost):
+		return // taken over elsewhere: this run's outcome would be rejected
+	case errors.Is(context.Cause(ctx), ErrCancelled):
+		item.Outcome, item.Text = taskscript.OutcomeCancel, "cancelled"
+	case err == nil:
+		data, merr := json.Marshal(result)
+		if merr != nil {
+			item.Outcome, item.Text = taskscript.OutcomeDead, "result cannot be encoded as JSON: "+merr.Error()
+		} else {
+			item.Outcome, item.Text = taskscript.OutcomeOK, string(data)
+		}
+	case errors.Is(context.Cause(ctx), ErrStopped):
+		item.Outcome, item.Text, item.RetryDelay = taskscript.OutcomeRetry, "worker stopped: "+err.Error(), 0
+	default:
+		if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("timed out after %v: %w", t.Timeout, err)
+			err = Retryable(err)
+		}
+		permanent, after := classify(err, w.cfg.UnmarkedPermanent)
+		item.Text = truncate(err.Error(), maxErrorText)
+		switch {
+		case permanent:
+			item.Outcome = taskscript.OutcomeDead
+		case after > 0:
+			item.Outcome, item.RetryDelay = taskscript.OutcomeRetry, after
+		default:
+			item.Outcome, item.RetryDelay = taskscript.OutcomeRetry, w.retryDelay(t.Attempt)
+		}
+	}
+	w.finish(ex, item)
+}
+
+// callHandler runs h, turning a panic into an error.
+func callHandler(ctx context.Context, h HandlerFunc, t *Task) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panicked: %v\n%s", r, truncate(string(debug.Stack()), 1024))
+		}
+	}()
+	return h(ctx, t)
+}
+
+// finish records an execution's outcome, retrying while Redis cannot be
+// reached for up to half the visibility timeout (the task stays renewed
+// meanwhile). If that fails, the task is reclaimed after the visibility
+// timeout and runs again.
+func (w *Worker) finish(ex *execution, item taskscript.FinishItem) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.runBase), max(w.cfg.VisibilityTimeout/2, time.Second))
+	defer cancel()
+	var retry backoff.Backoff
+	for {
+		status, err := ex.queue.finishes.Do(ctx, item)
+		if err == nil {
+			if status == "" {
+				w.log.Info("task outcome rejected: another execution owns it now", "task", item.TaskID, "queue", ex.task.Queue, "type", ex.task.Type)
+			}
+			return
+		}
+		if ctx.Err() != nil || retry.Sleep(ctx) != nil {
+			w.log.Warn("recording task outcome failed; it will run again", "task", item.TaskID, "queue", ex.task.Queue, "type", ex.task.Type, "error", err)
+			return
+		}
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,200 @@
+package dtq
+
+import (
+	"context"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/batch"
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/scheduler"
+	"github.com/dtq-dev/dtq/internal/taskscript"
+	"github.com/redis/rueidis"
+)
+
+// maxFetch bounds the tasks claimed by one read.
+const maxFetch = 64
+
+// workerQueue is a worker's state for one of its queues.
+type workerQueue struct {
+	w        *Worker
+	q        *queueState
+	finishes *batch.Batcher[taskscript.FinishItem, string]
+
+	// reader state (used by the reader goroutine only)
+	cursors      [keys.Bands]string
+	lastReclaim  time.Time
+	reclaimEvery time.Duration
+	busy         bool // the last read claimed something: read exactly again
+}
+
+func (w *Worker) newQueue(q *queueState) *workerQueue {
+	wq := &workerQueue{
+		w:            w,
+		q:            q,
+		reclaimEvery: min(max(w.cfg.VisibilityTimeout/4, 10*time.Millisecond), time.Second),
+		busy:         true, // the first read runs the script, which creates the groups
+	}
+	cfg := taskscript.FinishConfig{
+		Group: w.group, Retention: w.c.cfg.Retention, IdemWindow: w.c.cfg.IdempotencyWindow,
+		DLQMaxLen: w.c.cfg.DeadLetterMaxLen,
+	}
+	wq.finishes = batch.New(func(ctx context.Context, items []taskscript.FinishItem) ([]string, error) {
+		return taskscript.Finish(ctx, w.c.redis, q.keys, cfg, items)
+	}, 256, 1, 10*time.Second)
+	return wq
+}
+
+// read is the queue's reader: it claims tasks while the worker has free
+// slots and starts them.
+func (wq *workerQueue) read(ctx context.Context) {
+	var retry backoff.Backoff
+	w := wq.w
+	share := max(1, w.cfg.Concurrency/len(w.queues))
+	for {
+		limit := maxFetch
+		if !wq.busy {
+			limit = min(maxFetch, share) // a blocking read holds its slots while it waits
+		}
+		n, ok := w.slots.acquire(ctx, limit)
+		if !ok {
+			return
+		}
+		entries, err := wq.fetch(ctx, n)
+		if err != nil {
+			w.slots.release(n)
+			if ctx.Err() != nil {
+				return
+			}
+			w.log.Warn("reading tasks failed; retrying", "queue", wq.q.name, "error", err)
+			wq.busy = true
+			if retry.Sleep(ctx) != nil {
+				return
+			}
+			continue
+		}
+		retry.Reset()
+		if len(entries) > n { // a blocking read can return more than asked
+			for i := range entries[n:] {
+				entries[n+i].GiveBack = true
+			}
+		}
+		if len(entries) < n {
+			w.slots.release(n - len(entries))
+		}
+		if len(entries) > 0 {
+			wq.start(context.WithoutCancel(ctx), entries, n)
+		}
+	}
+}
+
+// fetch claims up to n entries: exactly, in priority order, with read.lua
+// when the queue is busy or a reclaim pass is due; otherwise with one
+// blocking XREADGROUP over the bands, which wakes as soon as a task arrives.
+func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, error) {
+	w, c, k := wq.w, wq.w.c.redis, wq.q.keys
+	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
+	if wq.busy || reclaimDue {
+		req := taskscript.ReadRequest{Group: w.group, Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors}
+		if reclaimDue {
+			req.ReclaimIdle = w.cfg.VisibilityTimeout
+		}
+		res, err := taskscript.Read(ctx, c, k, req)
+		if err != nil {
+			return nil, err
+		}
+		wq.cursors = res.Cursors
+		if reclaimDue {
+			wq.lastReclaim = time.Now()
+		}
+		if res.Paused {
+			wq.busy = true
+			return nil, wq.waitResume(ctx)
+		}
+		wq.busy = len(res.Entries) > 0
+		return res.Entries, nil
+	}
+	wait := max(wq.reclaimEvery-time.Since(wq.lastReclaim), time.Millisecond)
+	bandKeys := taskscript.BandKeys(k)
+	ids := make([]string, len(bandKeys))
+	for i := range ids {
+		ids[i] = ">"
+	}
+	cmd := c.B().Xreadgroup().Group(w.group, w.cfg.ID).Count(int64(n)).Block(wait.Milliseconds()).
+		Streams().Key(bandKeys...).Id(ids...).Build()
+	streams, err := c.Do(ctx, cmd).AsXRead()
+	if rueidis.IsRedisNil(err) {
+		return nil, nil
+	}
+	if err != nil {
+		wq.busy = true // the script recreates a missing group
+		if isNoGroup(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	entries, bad := taskscript.ParseBlockingRead(k, streams)
+	for _, b := range bad { // not task entries: drop them
+		c.Do(ctx, c.B().Xack().Key(k.Band(b.Band)).Group(w.group).Id(b.EntryID).Build())
+		c.Do(ctx, c.B().Xdel().Key(k.Band(b.Band)).Id(b.EntryID).Build())
+	}
+	wq.busy = len(entries) > 0
+	return entries, nil
+}
+
+// waitResume blocks until the queue may have been resumed (or a second).
+func (wq *workerQueue) waitResume(ctx context.Context) error {
+	c := wq.w.c.redis
+	cmd := c.B().Xread().Count(1).Block(1000).Streams().Key(wq.q.keys.Wakeup()).Id("$").Build()
+	err := c.Do(ctx, cmd).Error()
+	if rueidis.IsRedisNil(err) {
+		return nil
+	}
+	return err
+}
+
+// start runs start.lua for claimed entries and launches the started tasks;
+// slots is how many slots the caller holds for them.
+func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, slots int) {
+	w := wq.w
+	cfg := taskscript.StartConfig{Group: w.group, Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, DLQMaxLen: w.c.cfg.DeadLetterMaxLen}
+	started, err := taskscript.Start(ctx, w.c.redis, wq.q.keys, cfg, entries)
+	if err != nil {
+		// The entries stay claimed; reclaim passes hand them on after the
+		// visibility timeout.
+		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
+		w.slots.release(min(slots, len(entries)))
+		wq.busy = true
+		return
+	}
+	launched := 0
+	for i, s := range started {
+		e := entries[i]
+		if !s.OK || e.GiveBack {
+			continue
+		}
+		t := &Task{
+			ID: e.TaskID, Queue: wq.q.name, Type: s.Type, Payload: s.Payload, Priority: e.Band,
+			Status: StatusRunning, Attempt: s.Attempt, MaxAttempts: s.MaxAttempts, Crashes: s.Crashes,
+			Timeout: s.Timeout, CreatedAt: time.UnixMilli(s.Created).UTC(), Worker: w.cfg.ID,
+			run: s.Run, band: e.Band, entry: e.EntryID, idem: s.IdemHash,
+		}
+		w.launch(wq, t)
+		launched++
+	}
+	w.slots.release(min(slots, len(entries)) - launched)
+}
+
+func isNoGroup(err error) bool {
+	rerr, ok := rueidis.IsRedisErr(err)
+	return ok && len(rerr.Error()) >= 7 && rerr.Error()[:7] == "NOGROUP"
+}
+
+// schedule runs the queue's scheduler until ctx ends.
+func (wq *workerQueue) schedule(ctx context.Context) {
+	s := &scheduler.Scheduler{
+		Redis: wq.w.c.redis, Keys: wq.q.keys, Owner: wq.w.cfg.ID, Retention: wq.w.c.cfg.Retention,
+		Log: wq.w.log.With("component", "scheduler", "queue", wq.q.name),
+	}
+	s.Run(ctx)
+}
