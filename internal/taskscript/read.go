@@ -101,4 +101,3 @@ func BandKeys(k keys.Tasks) []string {
 	}
 	return out
 }
-
