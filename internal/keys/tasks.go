@@ -70,3 +70,7 @@ func Worker(ns, id string) string { return ns + ":worker:" + id }
 
 // Audit is the capped stream of admin actions of namespace ns.
 func Audit(ns string) string { return ns + ":audit" }
+
+// Once is the record of a handler side effect done under
+// IdempotentOperation, by the SHA-256 (hex) of its key.
+func (t Tasks) Once(sha256hex string) string { return t.prefix + "once:" + sha256hex }
