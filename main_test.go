@@ -10,7 +10,12 @@ import (
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childWorkerEnv) != "" {
+		os.Exit(runChildWorker())
+	}
+	os.Exit(redistest.Main(m))
+}
 
 // env is one conformance run of the task engine: a backend and a client in a
 // fresh namespace.

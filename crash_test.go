@@ -1,0 +1,219 @@
+package dtq_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/redis/rueidis"
+)
+
+// The test binary doubles as a worker process: with childWorkerEnv set,
+// TestMain runs runChildWorker instead of the tests.
+const (
+	childWorkerEnv = "DTQ_TEST_CHILD_WORKER"
+	childAddrEnv   = "DTQ_TEST_CHILD_ADDR"
+	childNSEnv     = "DTQ_TEST_CHILD_NS"
+	childEmbedded  = "DTQ_TEST_CHILD_EMBEDDED"
+)
+
+// runChildWorker serves "block" tasks (which never finish) until killed,
+// printing "ready" once started.
+func runChildWorker() int {
+	opt := rueidis.ClientOption{InitAddress: []string{os.Getenv(childAddrEnv)}, DisableCache: true}
+	if os.Getenv(childEmbedded) != "" {
+		opt.ForceSingleClient = true
+	}
+	rc, err := rueidis.NewClient(opt)
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	c, err := dtq.NewClient(rc, &dtq.Config{Namespace: os.Getenv(childNSEnv)})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: os.Getenv(childWorkerEnv), VisibilityTimeout: 2 * time.Second})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	w.Handle("block", func(ctx context.Context, _ *dtq.Task) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	w.Start(context.Background())
+	fmt.Println("ready")
+	select {}
+}
+
+// addr returns the backend's address for another process.
+func (e *env) addr() string {
+	if e.Server != nil {
+		return e.Server.Addr
+	}
+	return e.Embedded.Server.Addr()
+}
+
+// startChildWorker starts a worker process with id; it is killed at cleanup.
+func startChildWorker(t *testing.T, e *env, id string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childWorkerEnv+"="+id, childAddrEnv+"="+e.addr(), childNSEnv+"="+e.Namespace)
+	if e.Embedded != nil {
+		cmd.Env = append(cmd.Env, childEmbedded+"=1")
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("child worker: %q %v", line, err)
+	}
+	return cmd
+}
+
+// A worker process killed (SIGKILL) mid-task: another worker takes the task
+// over after the visibility timeout and completes it; the task has exactly
+// one terminal state, and the crash is counted apart from attempts.
+func TestWorkerKilledMidTask(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		child := startChildWorker(t, e, "doomed")
+		task := e.enqueue("block", nil, nil)
+		running := e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
+		if running.Worker != "doomed" {
+			t.Fatalf("running on %q, want the child worker", running.Worker)
+		}
+		if err := child.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		child.Wait()
+		e.worker(&dtq.WorkerConfig{ID: "survivor", VisibilityTimeout: 300 * time.Millisecond}, map[string]dtq.HandlerFunc{
+			"block": func(context.Context, *dtq.Task) (any, error) { return "done", nil },
+		})
+		done := e.waitStatus(task.ID, dtq.StatusSucceeded, 15*time.Second)
+		if done.Attempt != 1 || done.Crashes != 1 || len(done.History) != 2 {
+			t.Fatalf("attempt %d crashes %d history %+v", done.Attempt, done.Crashes, done.History)
+		}
+		h := done.History
+		if h[0].Outcome != "crashed" || h[0].Worker != "doomed" || h[1].Outcome != "ok" || h[1].Worker != "survivor" {
+			t.Fatalf("history %+v", h)
+		}
+		st, _ := e.c.Stats(t.Context(), "default")
+		if st.Running != 0 || st.Queued != 0 || st.Succeeded != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// A worker whose task was taken over (its renewals lapsed) cannot complete
+// it: its late result is rejected and the new execution's stands.
+func TestStaleCompletionRejected(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		release := make(chan struct{})
+		staleDone := make(chan struct{})
+		// A renews every 10s/4: its claim lapses for B (visibility 50ms)
+		// long before A's next renewal could notice.
+		e.worker(&dtq.WorkerConfig{ID: "A", VisibilityTimeout: 10 * time.Second}, map[string]dtq.HandlerFunc{
+			"job": func(context.Context, *dtq.Task) (any, error) {
+				<-release
+				defer close(staleDone)
+				return "from A", nil
+			},
+		})
+		task := e.enqueue("job", nil, nil)
+		e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
+		bStarted := make(chan struct{})
+		e.worker(&dtq.WorkerConfig{ID: "B", VisibilityTimeout: 50 * time.Millisecond}, map[string]dtq.HandlerFunc{
+			"job": func(ctx context.Context, task *dtq.Task) (any, error) {
+				close(bStarted)
+				<-staleDone // finish after A tried
+				return "from B", nil
+			},
+		})
+		select {
+		case <-bStarted:
+		case <-time.After(10 * time.Second):
+			t.Fatal("B never took the task over")
+		}
+		close(release) // A finishes now, late
+		done := e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
+		if string(done.Result) != `"from B"` || done.Worker != "B" {
+			t.Fatalf("result %s by %s; the stale worker's completion was accepted", done.Result, done.Worker)
+		}
+		if len(done.History) != 2 || done.History[0].Worker != "A" || done.History[1].Worker != "B" {
+			t.Fatalf("history %+v", done.History)
+		}
+	})
+}
+
+// cutWorker starts a worker on its own connection that runs "block" tasks
+// until the connection is cut: then it can neither renew nor finish, as if
+// its process had died.
+func cutWorker(t *testing.T, e *env, id string, vt time.Duration) (cut func()) {
+	t.Helper()
+	opt := rueidis.ClientOption{InitAddress: []string{e.addr()}, DisableCache: true, ForceSingleClient: e.Embedded != nil}
+	rc, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := dtq.NewClient(rc, &dtq.Config{Namespace: e.Namespace})
+	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: id, VisibilityTimeout: vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Handle("block", func(ctx context.Context, _ *dtq.Task) (any, error) { <-ctx.Done(); return nil, ctx.Err() })
+	w.Start(context.Background())
+	var once bool
+	cut = func() {
+		if !once {
+			once = true
+			rc.Close()
+			go w.StopAndCancel(context.Background())
+		}
+	}
+	t.Cleanup(cut)
+	return cut
+}
+
+// A crash-looping task ends DEAD once its worker was lost more than
+// MaxCrashes times.
+func TestCrashLoopEndsDead(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		task := e.enqueue("block", nil, nil)
+		for i, id := range []string{"w1", "w2"} {
+			cut := cutWorker(t, e, id, 100*time.Millisecond)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				got, err := e.c.Get(t.Context(), task.ID)
+				if err == nil && got.Status == dtq.StatusRunning && got.Worker == id {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("crash %d: worker %s never ran the task (%+v)", i+1, id, got)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			cut()
+		}
+		// A third worker finds the task crashed twice: past MaxCrashes 1.
+		e.worker(&dtq.WorkerConfig{ID: "w3", VisibilityTimeout: 100 * time.Millisecond, MaxCrashes: 1},
+			map[string]dtq.HandlerFunc{"block": func(context.Context, *dtq.Task) (any, error) { return "ran", nil }})
+		dead := e.waitStatus(task.ID, dtq.StatusDead, 15*time.Second)
+		if dead.Crashes != 2 || !strings.Contains(dead.LastError, "crashed 2 times") {
+			t.Fatalf("crashes %d error %q", dead.Crashes, dead.LastError)
+		}
+	})
+}
