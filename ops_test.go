@@ -1,0 +1,286 @@
+package dtq_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/keys"
+)
+
+// Every transition publishes an event.
+func TestEvents(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		e.worker(nil, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
+		var mu sync.Mutex
+		var got []dtq.Event
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go e.c.Events(ctx, nil, func(ev dtq.Event) { mu.Lock(); got = append(got, ev); mu.Unlock() })
+		// Subscriptions start asynchronously: submit until one is seen.
+		for {
+			e.enqueue("job", nil, nil)
+			mu.Lock()
+			n := len(got)
+			mu.Unlock()
+			if n > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		task := e.enqueue("job", nil, &dtq.EnqueueOpts{Priority: dtq.Ptr(7)})
+		e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
+		var statuses []dtq.Status
+		deadline := time.Now().Add(10 * time.Second)
+		for len(statuses) < 3 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+			statuses = statuses[:0]
+			mu.Lock()
+			for _, ev := range got {
+				if ev.TaskID == task.ID {
+					if ev.Queue != "default" || ev.Type != "job" || ev.Priority != 7 {
+						t.Fatalf("event %+v", ev)
+					}
+					statuses = append(statuses, ev.Status)
+				}
+			}
+			mu.Unlock()
+		}
+		if !slices.Equal(statuses, []dtq.Status{dtq.StatusQueued, dtq.StatusRunning, dtq.StatusSucceeded}) {
+			t.Fatalf("events %v", statuses)
+		}
+	})
+}
+
+// After a burst has finished and expired, nothing of it is left in Redis.
+func TestRetentionReturnsToBaseline(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c, _ := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, Retention: 100 * time.Millisecond})
+		e.c = c
+		e.worker(nil, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return "x", nil }})
+		reqs := make([]dtq.EnqueueRequest, 200)
+		for i := range reqs {
+			reqs[i] = dtq.EnqueueRequest{Type: "job", Opts: &dtq.EnqueueOpts{IdempotencyKey: string(rune('a'+i%26)) + string(rune('0'+i/26))}}
+		}
+		res, err := c.EnqueueMany(t.Context(), reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			e.waitStatus(r.Task.ID, dtq.StatusSucceeded, 10*time.Second)
+		}
+		k := keys.NewTasks(e.Namespace, "default")
+		count := func(pattern string) int {
+			ks, _ := e.Client.Do(t.Context(), e.Client.B().Keys().Pattern(pattern).Build()).AsStrSlice()
+			return len(ks)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			tasks := count(e.Namespace + ":{default}:task:*")
+			index, _ := e.Client.Do(t.Context(), e.Client.B().Zcard().Key(k.Index()).Build()).AsInt64()
+			var streams int64
+			for p := range keys.Bands {
+				n, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Band(p)).Build()).AsInt64()
+				streams += n
+			}
+			if tasks == 0 && index == 0 && streams == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("left after expiry: %d task hashes, %d index entries, %d stream entries", tasks, index, streams)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// The idempotency records live for their own window (24h here).
+		if n := count(e.Namespace + ":{default}:idem:*"); n != 200 {
+			t.Fatalf("%d idempotency records, want 200", n)
+		}
+	})
+}
+
+// Workers register with a heartbeat and leave the registry when they stop.
+func TestWorkerRegistry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		w := e.worker(&dtq.WorkerConfig{ID: "reg-1", Queues: []string{"a", "b"}, Concurrency: 7}, nil)
+		var ws []dtq.WorkerInfo
+		deadline := time.Now().Add(10 * time.Second)
+		for len(ws) == 0 && time.Now().Before(deadline) {
+			ws, _ = e.c.Workers(t.Context())
+			time.Sleep(5 * time.Millisecond)
+		}
+		if len(ws) != 1 || ws[0].ID != "reg-1" || !slices.Equal(ws[0].Queues, []string{"a", "b"}) || ws[0].Concurrency != 7 || ws[0].PID == 0 {
+			t.Fatalf("workers %+v", ws)
+		}
+		w.Stop(t.Context())
+		if ws, _ := e.c.Workers(t.Context()); len(ws) != 0 {
+			t.Fatalf("after stop: %+v", ws)
+		}
+	})
+}
+
+// List pages through a queue's tasks, newest first, by status.
+func TestList(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		var ids []string
+		for range 25 {
+			ids = append(ids, e.enqueue("job", nil, nil).ID)
+			time.Sleep(time.Millisecond) // distinct creation times
+		}
+		sched := e.enqueue("job", nil, &dtq.EnqueueOpts{Delay: time.Hour})
+		var listed []string
+		cursor := ""
+		for {
+			page, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: dtq.StatusQueued, Limit: 10, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range page.Tasks {
+				listed = append(listed, task.ID)
+			}
+			if page.Next == "" {
+				break
+			}
+			cursor = page.Next
+		}
+		slices.Reverse(ids)
+		if !slices.Equal(listed, ids) {
+			t.Fatalf("listed %d tasks %v, want the 25 queued ones newest first", len(listed), listed)
+		}
+		page, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: dtq.StatusScheduled})
+		if err != nil || len(page.Tasks) != 1 || page.Tasks[0].ID != sched.ID {
+			t.Fatalf("scheduled: %+v (%v)", page, err)
+		}
+		if _, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: "BOGUS"}); !errors.Is(err, dtq.ErrInvalid) {
+			t.Fatalf("bad status: %v", err)
+		}
+	})
+}
+
+// IdempotentOperation skips a side effect that already succeeded in an
+// earlier execution of the task.
+func TestIdempotentOperation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		var charged atomic.Int32
+		e.worker(fast(dtq.WorkerConfig{}), map[string]dtq.HandlerFunc{
+			"charge": func(ctx context.Context, task *dtq.Task) (any, error) {
+				err := dtq.IdempotentOperation(ctx, "charge:"+task.ID, func(context.Context) error {
+					charged.Add(1)
+					return nil
+				})
+				if err != nil {
+					return nil, err
+				}
+				if task.Attempt == 1 {
+					return nil, errors.New("crash after the charge")
+				}
+				return "ok", nil
+			},
+		})
+		task := e.enqueue("charge", nil, nil)
+		done := e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
+		if done.Attempt != 2 || charged.Load() != 1 {
+			t.Fatalf("attempts %d, charged %d times; want 2 and 1", done.Attempt, charged.Load())
+		}
+	})
+}
+
+// Stop lets a running handler finish; a queued task left behind is taken by
+// another worker at once, not after a visibility timeout.
+func TestStopIsGraceful(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		release := make(chan struct{})
+		started := make(chan struct{}, 1)
+		slow := func(context.Context, *dtq.Task) (any, error) {
+			started <- struct{}{}
+			<-release
+			return "finished", nil
+		}
+		w := e.worker(&dtq.WorkerConfig{Concurrency: 1, VisibilityTimeout: time.Hour}, map[string]dtq.HandlerFunc{"slow": slow})
+		first := e.enqueue("slow", nil, nil)
+		<-started
+		second := e.enqueue("slow", nil, nil)
+		stopped := make(chan error, 1)
+		go func() { stopped <- w.Stop(context.Background()) }()
+		select {
+		case err := <-stopped:
+			t.Fatalf("Stop returned (%v) while a handler was still running", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		close(release)
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
+		e.waitStatus(first.ID, dtq.StatusSucceeded, time.Second) // finished during Stop
+		e.worker(&dtq.WorkerConfig{VisibilityTimeout: time.Hour}, map[string]dtq.HandlerFunc{
+			"slow": func(context.Context, *dtq.Task) (any, error) { return "ok", nil },
+		})
+		e.waitStatus(second.ID, dtq.StatusSucceeded, 5*time.Second)
+	})
+}
+
+// StopAndCancel cancels running handlers (cause ErrStopped); their tasks are
+// retried.
+func TestStopAndCancel(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		started := make(chan struct{}, 1)
+		var cause atomic.Value
+		w := e.worker(fast(dtq.WorkerConfig{}), map[string]dtq.HandlerFunc{"slow": func(ctx context.Context, _ *dtq.Task) (any, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			cause.Store(context.Cause(ctx))
+			return nil, ctx.Err()
+		}})
+		task := e.enqueue("slow", nil, nil)
+		<-started
+		if err := w.StopAndCancel(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := cause.Load().(error); !errors.Is(c, dtq.ErrStopped) {
+			t.Fatalf("handler context cause %v, want ErrStopped", c)
+		}
+		got, _ := e.c.Get(t.Context(), task.ID)
+		if got.Status != dtq.StatusScheduled && got.Status != dtq.StatusQueued {
+			t.Fatalf("after StopAndCancel the task is %s, want it waiting to run again", got.Status)
+		}
+	})
+}
+
+// Bad configuration and arguments are errors naming the field.
+func TestEngineValidation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		for _, cfg := range []*dtq.Config{{Namespace: "a b"}, {Retention: -1}, {MaxDepth: -1}, {QueueMaxDepth: map[string]int64{"x y": 1}}} {
+			if _, err := dtq.NewClient(e.Client, cfg); !errors.Is(err, dtq.ErrInvalid) {
+				t.Errorf("config %+v: %v", cfg, err)
+			}
+		}
+		for _, cfg := range []*dtq.WorkerConfig{{Queues: []string{"bad queue"}}, {Queues: []string{"a", "a"}}, {Concurrency: -1},
+			{VisibilityTimeout: time.Millisecond}, {BackoffBase: time.Minute, BackoffMax: time.Second}} {
+			if _, err := dtq.NewWorker(e.c, cfg); !errors.Is(err, dtq.ErrInvalid) {
+				t.Errorf("worker config %+v: %v", cfg, err)
+			}
+		}
+		bad := []dtq.EnqueueOpts{{Queue: "no/slash"}, {Priority: dtq.Ptr(-1)}, {MaxAttempts: -2}, {Timeout: -time.Second},
+			{Delay: -time.Second}, {Delay: time.Second, RunAt: time.Now()}}
+		for _, o := range bad {
+			_, err := e.c.Enqueue(t.Context(), "job", nil, &o)
+			var ve *dtq.ValidationError
+			if !errors.As(err, &ve) || ve.Field == "" {
+				t.Errorf("opts %+v: %v, want a ValidationError naming the field", o, err)
+			}
+		}
+		if _, err := e.c.Enqueue(t.Context(), "", nil, nil); !errors.Is(err, dtq.ErrInvalid) {
+			t.Errorf("empty type: %v", err)
+		}
+		if _, err := e.c.Enqueue(t.Context(), "job", []byte("{not json"), nil); !errors.Is(err, dtq.ErrInvalid) {
+			t.Errorf("invalid JSON payload: %v", err)
+		}
+		if _, err := e.c.Get(t.Context(), "nonsense"); !errors.Is(err, dtq.ErrNotFound) {
+			t.Errorf("get of a malformed id: %v", err)
+		}
+	})
+}
