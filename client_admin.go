@@ -173,7 +173,9 @@ func (c *Client) dlqAll(ctx context.Context, action taskscript.DLQAction, queue 
 func (c *Client) Pause(ctx context.Context, queue string) error { return c.setPaused(ctx, queue, true) }
 
 // Resume lets workers start tasks of queue again.
-func (c *Client) Resume(ctx context.Context, queue string) error { return c.setPaused(ctx, queue, false) }
+func (c *Client) Resume(ctx context.Context, queue string) error {
+	return c.setPaused(ctx, queue, false)
+}
 
 func (c *Client) setPaused(ctx context.Context, queue string, paused bool) error {
 	if err := keys.CheckName("queue", queue); err != nil {
@@ -379,4 +381,3 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	}
 	return out, nil
 }
-

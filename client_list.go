@@ -146,4 +146,3 @@ func (c *Client) listScheduled(ctx context.Context, k keys.Tasks, o ListOpts) (*
 	page.Next = strconv.FormatInt(start, 10)
 	return page, nil
 }
-

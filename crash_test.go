@@ -21,6 +21,7 @@ const (
 	childAddrEnv   = "DTQ_TEST_CHILD_ADDR"
 	childNSEnv     = "DTQ_TEST_CHILD_NS"
 	childEmbedded  = "DTQ_TEST_CHILD_EMBEDDED"
+	childVTEnv     = "DTQ_TEST_CHILD_VT"
 )
 
 // runChildWorker serves "block" tasks (which never finish) until killed,
@@ -40,7 +41,8 @@ func runChildWorker() int {
 		fmt.Println("error:", err)
 		return 1
 	}
-	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: os.Getenv(childWorkerEnv), VisibilityTimeout: 2 * time.Second})
+	vt, _ := time.ParseDuration(os.Getenv(childVTEnv))
+	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: os.Getenv(childWorkerEnv), VisibilityTimeout: vt})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
@@ -62,11 +64,13 @@ func (e *env) addr() string {
 	return e.Embedded.Server.Addr()
 }
 
-// startChildWorker starts a worker process with id; it is killed at cleanup.
-func startChildWorker(t *testing.T, e *env, id string) *exec.Cmd {
+// startChildWorker starts a worker process with id and visibility timeout
+// vt; it is killed at cleanup.
+func startChildWorker(t *testing.T, e *env, id string, vt time.Duration) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childWorkerEnv+"="+id, childAddrEnv+"="+e.addr(), childNSEnv+"="+e.Namespace)
+	cmd.Env = append(os.Environ(), childWorkerEnv+"="+id, childAddrEnv+"="+e.addr(), childNSEnv+"="+e.Namespace,
+		childVTEnv+"="+vt.String())
 	if e.Embedded != nil {
 		cmd.Env = append(cmd.Env, childEmbedded+"=1")
 	}
@@ -90,7 +94,7 @@ func startChildWorker(t *testing.T, e *env, id string) *exec.Cmd {
 // one terminal state, and the crash is counted apart from attempts.
 func TestWorkerKilledMidTask(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		child := startChildWorker(t, e, "doomed")
+		child := startChildWorker(t, e, "doomed", 2*time.Second)
 		task := e.enqueue("block", nil, nil)
 		running := e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
 		if running.Worker != "doomed" {
@@ -159,54 +163,20 @@ func TestStaleCompletionRejected(t *testing.T) {
 	})
 }
 
-// cutWorker starts a worker on its own connection that runs "block" tasks
-// until the connection is cut: then it can neither renew nor finish, as if
-// its process had died.
-func cutWorker(t *testing.T, e *env, id string, vt time.Duration) (cut func()) {
-	t.Helper()
-	opt := rueidis.ClientOption{InitAddress: []string{e.addr()}, DisableCache: true, ForceSingleClient: e.Embedded != nil}
-	rc, err := rueidis.NewClient(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := dtq.NewClient(rc, &dtq.Config{Namespace: e.Namespace})
-	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: id, VisibilityTimeout: vt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Handle("block", func(ctx context.Context, _ *dtq.Task) (any, error) { <-ctx.Done(); return nil, ctx.Err() })
-	w.Start(context.Background())
-	var once bool
-	cut = func() {
-		if !once {
-			once = true
-			rc.Close()
-			go w.StopAndCancel(context.Background())
-		}
-	}
-	t.Cleanup(cut)
-	return cut
-}
-
 // A crash-looping task ends DEAD once its worker was lost more than
 // MaxCrashes times.
 func TestCrashLoopEndsDead(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		task := e.enqueue("block", nil, nil)
 		for i, id := range []string{"w1", "w2"} {
-			cut := cutWorker(t, e, id, 100*time.Millisecond)
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			// w2 takes the task over from the killed w1 after 200ms.
+			child := startChildWorker(t, e, id, 200*time.Millisecond)
+			eventually(t, 15*time.Second, fmt.Sprintf("crash %d: %s runs the task", i+1, id), func() bool {
 				got, err := e.c.Get(t.Context(), task.ID)
-				if err == nil && got.Status == dtq.StatusRunning && got.Worker == id {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("crash %d: worker %s never ran the task (%+v)", i+1, id, got)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			cut()
+				return err == nil && got.Status == dtq.StatusRunning && got.Worker == id
+			})
+			child.Process.Kill()
+			child.Wait()
 		}
 		// A third worker finds the task crashed twice: past MaxCrashes 1.
 		e.worker(&dtq.WorkerConfig{ID: "w3", VisibilityTimeout: 100 * time.Millisecond, MaxCrashes: 1},

@@ -93,3 +93,15 @@ func (e *env) waitStatus(id string, want dtq.Status, d time.Duration) *dtq.Task 
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true within %v", what, d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
