@@ -94,7 +94,11 @@ func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts
 	if err != nil {
 		return nil, err
 	}
-	return c.enqueueResult(ctx, q, item, res, opts)
+	r, err := c.enqueueResult(ctx, q, item, res, opts)
+	if err == nil && !r.Duplicate {
+		c.publish(q.keys.Events(), []string{eventLine(r.Task, r.Task.Status, "")})
+	}
+	return r, err
 }
 
 // EnqueueRequest is one task of EnqueueMany.
@@ -153,10 +157,15 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 				errs[gi] = err
 				return
 			}
+			var events []string
 			for k, i := range g.index {
 				r, err := c.enqueueResult(ctx, g.q, g.items[k], res[k], reqs[i].Opts)
 				out[i] = EnqueueManyResult{EnqueueResult: r, Err: err}
+				if err == nil && !r.Duplicate {
+					events = append(events, eventLine(r.Task, r.Task.Status, ""))
+				}
 			}
+			c.publish(g.q.keys.Events(), events)
 		})
 	}
 	wg.Wait()

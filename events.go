@@ -77,3 +77,46 @@ func parseEvent(queue, line string) (Event, bool) {
 	}
 	return e, true
 }
+
+// eventLine encodes an event of t reaching status, as parseEvent reads it.
+func eventLine(t *Task, status Status, errText string) string {
+	var b strings.Builder
+	b.Grow(len(t.ID) + len(t.Type) + len(errText) + 48)
+	b.WriteString(t.ID)
+	b.WriteByte('\t')
+	b.WriteString(string(status))
+	b.WriteByte('\t')
+	b.WriteString(t.Type)
+	b.WriteByte('\t')
+	b.WriteString(strconv.Itoa(t.Attempt))
+	b.WriteByte('\t')
+	b.WriteString(strconv.Itoa(t.Priority))
+	b.WriteByte('\t')
+	b.WriteString(strconv.FormatInt(time.Now().UnixMilli(), 10))
+	if errText != "" {
+		b.WriteByte('\t')
+		b.WriteString(strings.Map(func(r rune) rune {
+			if r == '\t' || r == '\n' {
+				return ' '
+			}
+			return r
+		}, errText))
+	}
+	return b.String()
+}
+
+// publish sends event lines on channel, fire-and-forget, without making the
+// caller wait for Redis.
+func (c *Client) publish(channel string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	msg := strings.Join(lines, "\n")
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.redis.Do(ctx, c.redis.B().Publish().Channel(channel).Message(msg).Build()).Error(); err != nil {
+			c.log.Debug("publishing events failed", "channel", channel, "error", err)
+		}
+	}()
+}

@@ -74,10 +74,11 @@ type Task struct {
 	// History lists every execution, oldest first.
 	History []Execution `json:"history"`
 
-	run   int    // execution number (the fence of this worker's run)
-	band  int    // priority band of the stream entry being run
-	entry string // stream entry id being run
-	idem  string // idempotency record hash, if any
+	run     int    // execution number (the fence of this worker's run)
+	band    int    // priority band of the stream entry being run
+	entry   string // stream entry id being run
+	idem    string // idempotency record hash, if any
+	started string // Unix ms of this run's start, as Redis recorded it
 }
 
 // Execution is one run of a task in its history.
@@ -163,6 +164,12 @@ func taskFromHash(id, queue string, h map[string]string) *Task {
 	sort.Slice(t.History, func(i, j int) bool { return t.History[i].Run < t.History[j].Run })
 	if t.History == nil {
 		t.History = []Execution{}
+	}
+	// A finished task's finish time is its latest execution's end (tasks
+	// cancelled before running record it apart).
+	if t.FinishedAt == nil && t.Status.Finished() && len(t.History) > 0 {
+		end := t.History[len(t.History)-1].FinishedAt
+		t.FinishedAt = &end
 	}
 	return t
 }

@@ -283,19 +283,37 @@ type pool struct {
 func (p *pool) init(n int) { p.free, p.changed = n, make(chan struct{}) }
 
 // acquire waits for at least one free slot and takes up to max of them.
-func (p *pool) acquire(ctx context.Context, max int) (int, bool) {
+// With want > 1 it waits up to linger longer for want slots, so that busy
+// readers claim in bigger batches (fewer, cheaper script calls).
+func (p *pool) acquire(ctx context.Context, want, max int, linger time.Duration) (int, bool) {
+	var deadline time.Time
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		p.mu.Lock()
-		if p.free > 0 {
+		if p.free >= want || (p.free > 0 && !deadline.IsZero() && !time.Now().Before(deadline)) {
 			n := min(p.free, max)
 			p.free -= n
 			p.mu.Unlock()
 			return n, true
 		}
+		var wake <-chan time.Time
+		if p.free > 0 {
+			if deadline.IsZero() {
+				deadline = time.Now().Add(linger)
+				timer = time.NewTimer(linger)
+			}
+			wake = timer.C
+		}
 		ch := p.changed
 		p.mu.Unlock()
 		select {
 		case <-ch:
+		case <-wake:
 		case <-ctx.Done():
 			return 0, false
 		}

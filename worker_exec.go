@@ -65,7 +65,10 @@ func (w *Worker) execute(ctx context.Context, ex *execution) {
 	w.mu.Lock()
 	h := w.handlers[t.Type]
 	w.mu.Unlock()
-	item := taskscript.FinishItem{TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Worker: w.cfg.ID}
+	item := taskscript.FinishItem{
+		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Worker: w.cfg.ID,
+		Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Started: t.started,
+	}
 	_, item.ULID, _ = taskid.Parse(t.ID)
 	if h == nil {
 		item.Outcome, item.Text = taskscript.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)
@@ -133,7 +136,13 @@ func (w *Worker) finish(ex *execution, item taskscript.FinishItem) {
 		if err == nil {
 			if status == "" {
 				w.log.Info("task outcome rejected: another execution owns it now", "task", item.TaskID, "queue", ex.task.Queue, "type", ex.task.Type)
+				return
 			}
+			errText := ""
+			if item.Outcome != taskscript.OutcomeOK {
+				errText = item.Text
+			}
+			w.c.publish(ex.queue.q.keys.Events(), []string{eventLine(ex.task, Status(status), errText)})
 			return
 		}
 		if ctx.Err() != nil || retry.Sleep(ctx) != nil {

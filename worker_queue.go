@@ -12,8 +12,12 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// maxFetch bounds the tasks claimed by one read.
-const maxFetch = 64
+// maxFetch bounds the tasks claimed by one read; a busy reader waits up to
+// batchLinger for more free slots to claim them in bigger batches.
+const (
+	maxFetch    = 64
+	batchLinger = 500 * time.Microsecond
+)
 
 // workerQueue is a worker's state for one of its queues.
 type workerQueue struct {
@@ -52,11 +56,15 @@ func (wq *workerQueue) read(ctx context.Context) {
 	w := wq.w
 	share := max(1, w.cfg.Concurrency/len(w.queues))
 	for {
-		limit := maxFetch
-		if !wq.busy {
+		limit, want := maxFetch, 1
+		if wq.busy {
+			// Tasks are waiting: gather a few free slots to claim them in
+			// one batch.
+			want = min(max(1, share/4), maxFetch)
+		} else {
 			limit = min(maxFetch, share) // a blocking read holds its slots while it waits
 		}
-		n, ok := w.slots.acquire(ctx, limit)
+		n, ok := w.slots.acquire(ctx, want, limit, batchLinger)
 		if !ok {
 			return
 		}
@@ -168,20 +176,23 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 		return
 	}
 	launched := 0
+	var events []string
 	for i, s := range started {
 		e := entries[i]
-		if !s.OK || e.GiveBack {
+		if s.Code != taskscript.Began || e.GiveBack {
 			continue
 		}
 		t := &Task{
-			ID: e.TaskID, Queue: wq.q.name, Type: s.Type, Payload: s.Payload, Priority: e.Band,
+			ID: e.TaskID, Queue: wq.q.name, Type: s.Type, Payload: s.Payload, Priority: s.Priority,
 			Status: StatusRunning, Attempt: s.Attempt, MaxAttempts: s.MaxAttempts, Crashes: s.Crashes,
 			Timeout: s.Timeout, CreatedAt: time.UnixMilli(s.Created).UTC(), Worker: w.cfg.ID,
-			run: s.Run, band: e.Band, entry: e.EntryID, idem: s.IdemHash,
+			run: s.Run, band: e.Band, entry: e.EntryID, idem: s.IdemHash, started: s.Started,
 		}
+		events = append(events, eventLine(t, StatusRunning, ""))
 		w.launch(wq, t)
 		launched++
 	}
+	w.c.publish(wq.q.keys.Events(), events)
 	w.slots.release(min(slots, len(entries)) - launched)
 }
 

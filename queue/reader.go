@@ -178,13 +178,17 @@ func (r *reader) fetchDirect(ctx context.Context, credit int) error {
 		}
 		fetched = append(fetched, f)
 	}
-	if len(fetched) > 0 {
-		s.deliver(fetched)
-	}
+	// Dead-letter malformed entries first: once the others are delivered,
+	// a receiver may look at the dead letters.
 	if len(malformed) > 0 {
 		if _, err := scripts.Settle(ctx, c, s.q.keys, s.settleCfg, malformed); err != nil {
-			return err // left pending: reclaimed and dead-lettered by a later reclaim pass
+			// Left pending: reclaimed and dead-lettered by a later reclaim
+			// pass. The good entries are delivered all the same.
+			s.q.log.Warn("dead-lettering malformed entries failed", attrError, err)
 		}
+	}
+	if len(fetched) > 0 {
+		s.deliver(fetched)
 	}
 	return nil
 }

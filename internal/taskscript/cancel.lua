@@ -20,6 +20,7 @@
 local info, schedule, tk = KEYS[1], KEYS[2], KEYS[3]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio')
+f[3] = f[3] or '0'
 local status = f[1]
 if not status then return '' end
 
@@ -32,11 +33,11 @@ if status == 'QUEUED' or status == 'SCHEDULED' then
   else
     redis.call('ZREM', schedule, id)
   end
-  redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', now, 'error', 'cancelled')
+  redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', string.format('%d', now), 'error', 'cancelled')
   redis.call('PEXPIRE', tk, retention)
   redis.call('HINCRBY', info, 'depth', -1)
   redis.call('HINCRBY', info, 'cancelled', 1)
-  redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. now)
+  redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. string.format('%d', now))
   return 'CANCELLED'
 end
 if status == 'RUNNING' then

@@ -33,15 +33,15 @@ for i = 0, n - 1 do
   if f[1] == 'DEAD' then
     if f[2] then redis.call('XDEL', dlq, f[2]) end
     if action == 'requeue' then
-      redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', 0, 'crashes', 0, 'cancel', 0, 'requeued', now)
+      redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', '0', 'crashes', '0', 'cancel', '0', 'requeued', string.format('%d', now))
       redis.call('HDEL', tk, 'dead_id', 'finished')
       redis.call('PERSIST', tk)
       redis.call('XADD', KEYS[3 + tonumber(f[3])], '*', 'i', id)
-      events[#events + 1] = id .. '\tQUEUED\t' .. f[4] .. '\t0\t' .. f[3] .. '\t' .. now
+      events[#events + 1] = id .. '\tQUEUED\t' .. f[4] .. '\t0\t' .. f[3] .. '\t' .. string.format('%d', now)
       moved = moved + 1
       queued[f[3]] = (queued[f[3]] or 0) + 1
     else
-      redis.call('HSET', tk, 'discarded', now)
+      redis.call('HSET', tk, 'discarded', string.format('%d', now))
       redis.call('HDEL', tk, 'dead_id')
       redis.call('PEXPIRE', tk, retention)
     end

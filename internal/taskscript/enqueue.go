@@ -58,8 +58,8 @@ func enqueueCmd(k keys.Tasks, cfg EnqueueConfig, items []EnqueueItem) (ks, args 
 	ks = make([]string, 0, 14+2*len(items))
 	ks = append(ks, k.Info(), k.Schedule(), k.Wakeup(), k.Index())
 	ks = bands(ks, k)
-	args = make([]string, 0, 4+11*len(items))
-	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), k.Events(), itoa(len(items)))
+	args = make([]string, 0, 3+11*len(items))
+	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {
 		ks = append(ks, k.Task(it.ULID))
 		taskIdx, idemIdx := len(ks), 0

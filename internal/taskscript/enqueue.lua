@@ -10,15 +10,16 @@
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
 --                and is extended to this long after the task finishes)
--- ARGV[3]        events channel
--- ARGV[4]        N; then 11 values per task:
+-- ARGV[3]        N; then 11 values per task:
 --                id, task key index, idempotency key index (0 = none), request
 --                fingerprint, type, payload, priority (0-9), max attempts,
 --                timeout ms, run at (Unix ms, 0 = none), delay ms (0 = none)
 --
 -- A task is SCHEDULED (in the schedule zset) when its due time — run at, or
 -- now + delay, on the Redis clock — is in the future, else QUEUED (an entry
--- "i" = id in its band stream). Tasks of a batch are handled in order.
+-- "i" = id in its band stream). Tasks of a batch are handled in order. (The
+-- caller publishes the lifecycle events.) Counters a task does not have yet
+-- (attempt, run, crashes) are absent and read as 0.
 --
 -- Returns 2 values per task — code, task id — then the creation time (Unix
 -- ms, Redis clock) of the created tasks. Codes:
@@ -28,24 +29,25 @@
 --   -1  conflict: the key's record has another fingerprint; the id is the
 --       original task's
 --   -2  queue full: depth would exceed max depth; nothing written
+--
+-- Values handed to redis.call are strings: converting Lua numbers costs.
 
 local info, schedule, wakeup, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local maxDepth = tonumber(ARGV[1])
 local window = ARGV[2]
-local channel = ARGV[3]
-local n = tonumber(ARGV[4])
+local n = tonumber(ARGV[3])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nowS = string.format('%d', now)
 
 local depth = tonumber(redis.call('HGET', info, 'depth') or '0')
 local added, scheduled, queued = 0, 0, {}
-local out, events = {}, {}
+local out = {}
 for i = 0, n - 1 do
-  local a = 5 + i * 11
+  local a = 4 + i * 11
   local id, tk, ik, fp = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2]), ARGV[a + 3]
-  local typ, payload, prio = ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6])
-  local maxAtt, timeout, runAt, delay = ARGV[a + 7], ARGV[a + 8], tonumber(ARGV[a + 9]), tonumber(ARGV[a + 10])
+  local prio, runAt, delay = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10]
   local code, ret = nil, id
   if ik > 0 then
     local v = redis.call('GET', KEYS[ik])
@@ -60,28 +62,27 @@ for i = 0, n - 1 do
   end
   if not code then
     local due = 0
-    if runAt > 0 then due = runAt end
-    if delay > 0 then due = now + delay end
-    local status = 'QUEUED'
-    if due > now then status = 'SCHEDULED' end
-    redis.call('HSET', tk, 'type', typ, 'payload', payload, 'prio', prio, 'status', status,
-      'attempt', 0, 'max_att', maxAtt, 'timeout', timeout, 'created', now, 'run', 0, 'crashes', 0)
-    if status == 'SCHEDULED' then
-      redis.call('HSET', tk, 'due', due)
-      redis.call('ZADD', schedule, due, id)
+    if runAt ~= '0' then due = tonumber(runAt) end
+    if delay ~= '0' then due = now + tonumber(delay) end
+    if due > now then
+      local dueS = string.format('%d', due)
+      redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'SCHEDULED',
+        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS, 'due', dueS)
+      redis.call('ZADD', schedule, dueS, id)
       scheduled = scheduled + 1
     else
-      redis.call('XADD', KEYS[5 + prio], '*', 'i', id)
+      redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'QUEUED',
+        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS)
+      redis.call('XADD', KEYS[5 + tonumber(prio)], '*', 'i', id)
       queued[prio] = (queued[prio] or 0) + 1
     end
-    redis.call('ZADD', index, now, id)
+    redis.call('ZADD', index, nowS, id)
     if ik > 0 then
       redis.call('SET', KEYS[ik], id .. ' ' .. fp, 'PX', window)
       redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64))
     end
     added = added + 1
     code = 1
-    events[#events + 1] = id .. '\t' .. status .. '\t' .. typ .. '\t0\t' .. prio .. '\t' .. now
   end
   out[#out + 1] = code
   out[#out + 1] = ret
@@ -94,7 +95,6 @@ if added > 0 then
   if scheduled > 0 then
     redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
   end
-  redis.call('PUBLISH', channel, table.concat(events, '\n'))
 end
 out[#out + 1] = now
 return out

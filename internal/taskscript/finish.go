@@ -31,6 +31,9 @@ type FinishItem struct {
 	Text       string // result (OutcomeOK) or error
 	RetryDelay time.Duration
 	Worker     string
+	// From the run's start.
+	Attempt, MaxAttempts int
+	Started              string // Unix ms
 }
 
 // FinishConfig is the per-queue input of Finish.
@@ -47,8 +50,8 @@ func Finish(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg FinishConfi
 	ks := make([]string, 0, 14+2*len(items))
 	ks = append(ks, k.Info(), k.Schedule(), k.DLQ(), k.Wakeup())
 	ks = bands(ks, k)
-	args := make([]string, 0, 6+10*len(items))
-	args = append(args, cfg.Group, k.Events(), ms(cfg.Retention), ms(cfg.IdemWindow), itoa(int(cfg.DLQMaxLen)), itoa(len(items)))
+	args := make([]string, 0, 5+13*len(items))
+	args = append(args, cfg.Group, ms(cfg.Retention), ms(cfg.IdemWindow), itoa(int(cfg.DLQMaxLen)), itoa(len(items)))
 	for _, it := range items {
 		ks = append(ks, k.Task(it.ULID))
 		taskIdx, idemIdx := len(ks), 0
@@ -57,7 +60,7 @@ func Finish(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg FinishConfi
 			idemIdx = len(ks)
 		}
 		args = append(args, it.TaskID, itoa(taskIdx), itoa(idemIdx), itoa(it.Band), it.EntryID, itoa(it.Run),
-			string(it.Outcome), it.Text, ms(it.RetryDelay), it.Worker)
+			string(it.Outcome), it.Text, ms(it.RetryDelay), it.Worker, itoa(it.Attempt), itoa(it.MaxAttempts), it.Started)
 	}
 	out, err := finishScript.Exec(ctx, c, ks, args).AsStrSlice()
 	if err != nil {

@@ -9,14 +9,14 @@
 -- KEYS[15..]     task hashes and idempotency records, referenced by index below
 --
 -- ARGV[1]        consumer group
--- ARGV[2]        events channel
--- ARGV[3]        retention of finished tasks, ms
--- ARGV[4]        idempotency window, ms
--- ARGV[5]        dead-letter stream max length (approximate)
--- ARGV[6]        N; then 10 values per item:
+-- ARGV[2]        retention of finished tasks, ms
+-- ARGV[3]        idempotency window, ms
+-- ARGV[4]        dead-letter stream max length (approximate)
+-- ARGV[5]        N; then 13 values per item:
 --                task id, task key index, idempotency key index (0 = none), band,
 --                entry id, run (the fence), outcome, text (result or error),
---                retry delay ms, worker
+--                retry delay ms, worker, and what the run's start returned:
+--                attempt, max attempts, start time (Unix ms)
 --
 -- Outcomes:
 --   ok      SUCCEEDED with result text
@@ -30,79 +30,103 @@
 -- An item acts only if the task is RUNNING with exactly that run: a stale
 -- worker (its task reclaimed and restarted elsewhere, or cancelled) changes
 -- nothing. An acting item records the execution in history field h<run>
--- ("start|end|worker|outcome|error"), acknowledges and deletes its band
--- entry, sets the finished task to expire after the retention (DEAD tasks do
--- not expire), and extends the idempotency record to the window.
+-- ("start|end|worker|outcome|error": the end of the latest execution is the
+-- task's finish time), acknowledges its band entry, sets the
+-- finished task to expire after the retention (DEAD tasks do not expire),
+-- and extends the idempotency record to the window.
 --
--- Returns one status per item: the new status, or "" when stale.
+-- Acknowledged entries leave their band by trimming: every entry older than
+-- the band's oldest pending one has been acknowledged (it was delivered,
+-- and is no longer pending), so XTRIM MINID removes them in one sweep. If a
+-- long-running task holds the trim back and over 2048 acknowledged entries
+-- pile up behind it, this batch's entries are deleted one by one instead.
+--
+-- Returns one value per item: the new status, or "" when stale. (The caller
+-- publishes the lifecycle events.)
 
 local info, schedule, dlq, wakeup = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local group, channel = ARGV[1], ARGV[2]
-local retention, window, dlqMax = ARGV[3], ARGV[4], ARGV[5]
-local n = tonumber(ARGV[6])
+local group = ARGV[1]
+local retention, window, dlqMax = ARGV[2], ARGV[3], ARGV[4]
+local n = tonumber(ARGV[5])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nowS = string.format('%d', now)
 
-local out, events = {}, {}
-local finished, retried, succeeded, deadN, cancelled = 0, 0, 0, 0, 0
+local out = {}
+local retried, succeeded, deadN, cancelled = 0, 0, 0, 0
 local acks = {}
 for i = 0, n - 1 do
-  local a = 7 + i * 10
+  local a = 6 + i * 13
   local id, tk, ik = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2])
-  local p, eid, run = tonumber(ARGV[a + 3]), ARGV[a + 4], ARGV[a + 5]
-  local outcome, text, delay, worker = ARGV[a + 6], ARGV[a + 7], tonumber(ARGV[a + 8]), ARGV[a + 9]
-  local f = redis.call('HMGET', tk, 'status', 'run', 'cancel', 'type', 'attempt', 'max_att', 'prio', 'started')
+  local p, eid, run = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
+  local outcome, text, delay, worker = ARGV[a + 6], ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
+  local f = redis.call('HMGET', tk, 'status', 'run', 'cancel')
   local res = ''
   if f[1] == 'RUNNING' and f[2] == run then
-    local attempt = tonumber(f[5])
     if f[3] == '1' then outcome = 'cancel' end
-    if outcome == 'retry' and attempt >= tonumber(f[6]) then outcome = 'dead' end
+    if outcome == 'retry' and tonumber(ARGV[a + 10]) >= tonumber(ARGV[a + 11]) then outcome = 'dead' end
     local errText = ''
     if outcome ~= 'ok' then errText = text end
-    redis.call('HSET', tk, 'h' .. run, f[8] .. '|' .. now .. '|' .. worker .. '|' .. outcome .. '|' .. errText)
+    local hist = ARGV[a + 12] .. '|' .. nowS .. '|' .. worker .. '|' .. outcome .. '|' .. errText
     if outcome == 'ok' then
       res = 'SUCCEEDED'
-      redis.call('HSET', tk, 'status', res, 'result', text, 'finished', now)
+      redis.call('HSET', tk, 'status', res, 'result', text, 'h' .. run, hist)
       redis.call('PEXPIRE', tk, retention)
       succeeded = succeeded + 1
     elseif outcome == 'retry' then
       res = 'SCHEDULED'
-      redis.call('HSET', tk, 'status', res, 'error', text, 'due', now + delay)
-      redis.call('ZADD', schedule, now + delay, id)
+      local due = string.format('%d', now + tonumber(delay))
+      redis.call('HSET', tk, 'status', res, 'error', text, 'due', due, 'h' .. run, hist)
+      redis.call('ZADD', schedule, due, id)
       retried = retried + 1
     elseif outcome == 'dead' then
       res = 'DEAD'
       local did = redis.call('XADD', dlq, 'MAXLEN', '~', dlqMax, '*', 'i', id, 'r', text)
-      redis.call('HSET', tk, 'status', res, 'error', text, 'finished', now, 'dead_id', did)
+      redis.call('HSET', tk, 'status', res, 'error', text, 'dead_id', did, 'h' .. run, hist)
       deadN = deadN + 1
     else
       res = 'CANCELLED'
-      redis.call('HSET', tk, 'status', res, 'error', text, 'finished', now)
+      redis.call('HSET', tk, 'status', res, 'error', text, 'h' .. run, hist)
       redis.call('PEXPIRE', tk, retention)
       cancelled = cancelled + 1
     end
-    if res ~= 'SCHEDULED' then
-      finished = finished + 1
-      if ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
-    end
+    if res ~= 'SCHEDULED' and ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid
-    local ev = id .. '\t' .. res .. '\t' .. f[4] .. '\t' .. attempt .. '\t' .. f[7] .. '\t' .. now
-    if errText ~= '' then ev = ev .. '\t' .. string.gsub(errText, '[\t\n]', ' ') end
-    events[#events + 1] = ev
   end
   out[#out + 1] = res
 end
 
 for p, ids in pairs(acks) do
-  redis.call('XACK', KEYS[5 + p], group, unpack(ids))
-  redis.call('XDEL', KEYS[5 + p], unpack(ids))
+  local band = KEYS[5 + tonumber(p)]
+  redis.call('XACK', band, group, unpack(ids))
+  local pend = redis.call('XPENDING', band, group)
+  if pend[1] > 0 then
+    local behind = redis.call('XLEN', band) - pend[1] - tonumber(redis.call('HGET', info, 'q' .. p) or '0')
+    if behind > 2048 then
+      redis.call('XDEL', band, unpack(ids))
+    end
+    redis.call('XTRIM', band, 'MINID', pend[2])
+  else
+    -- nothing pending: every delivered entry is acknowledged
+    for _, g in ipairs(redis.call('XINFO', 'GROUPS', band)) do
+      local name, last
+      for j = 1, #g, 2 do
+        if g[j] == 'name' then name = g[j + 1] elseif g[j] == 'last-delivered-id' then last = g[j + 1] end
+      end
+      if name == group and last then
+        local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+        redis.call('XTRIM', band, 'MINID', ms .. '-' .. string.format('%d', tonumber(seq) + 1))
+      end
+    end
+  end
 end
-if finished + retried > 0 then
-  redis.call('HINCRBY', info, 'running', -(finished + retried))
-  if finished > 0 then redis.call('HINCRBY', info, 'depth', -finished) end
+local done = succeeded + deadN + cancelled
+if done + retried > 0 then
+  redis.call('HINCRBY', info, 'running', -(done + retried))
+  if done > 0 then redis.call('HINCRBY', info, 'depth', -done) end
   if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
   if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end
   if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
@@ -110,6 +134,5 @@ if finished + retried > 0 then
     redis.call('HINCRBY', info, 'retried', retried)
     redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
   end
-  redis.call('PUBLISH', channel, table.concat(events, '\n'))
 end
 return out

@@ -32,7 +32,7 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'status', 'QUEUED')
       promoted = promoted + 1
       queued[f[2]] = (queued[f[2]] or 0) + 1
-      events[#events + 1] = id .. '\tQUEUED\t' .. f[3] .. '\t' .. f[4] .. '\t' .. f[2] .. '\t' .. now
+      events[#events + 1] = id .. '\tQUEUED\t' .. f[3] .. '\t' .. (f[4] or '0') .. '\t' .. f[2] .. '\t' .. string.format('%d', now)
     end
     redis.call('ZREM', schedule, id)
   end

@@ -2,6 +2,9 @@ package taskscript
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
@@ -17,76 +20,126 @@ type StartConfig struct {
 	DLQMaxLen  int64
 }
 
-// Started is the outcome of starting one entry. When OK, the task is
-// RUNNING under Run, and the other fields describe it.
+// StartCode is the outcome of starting one entry.
+type StartCode int
+
+// Outcomes of Start.
+const (
+	Skipped StartCode = 0
+	Began   StartCode = 1  // RUNNING under Run
+	Died    StartCode = -1 // past MaxCrashes: DEAD (its event was published)
+)
+
+// Started is the outcome of starting one entry. When Began, the other
+// fields describe the task.
 type Started struct {
-	OK          bool
+	Code        StartCode
 	Run         int
 	Attempt     int
+	Crashes     int
+	Priority    int
 	MaxAttempts int
 	Timeout     time.Duration
 	Type        string
 	Payload     []byte
-	Created     int64 // Unix ms
-	Crashes     int
+	Created     int64  // Unix ms
 	IdemHash    string // of its idempotency record, "" for none
+	Started     string // Unix ms, as Redis recorded it
 }
 
-// Start runs start.lua for entries of one queue in one round trip.
+// specFields are the task fields Start reads with a plain HMGET, pipelined
+// after the script: passing them through Lua would cost Redis more.
+var specFields = []string{"type", "payload", "max_att", "timeout", "created", "idem"}
+
+var startSHA = func() string { s := sha1.Sum([]byte(startSource)); return hex.EncodeToString(s[:]) }()
+
+// Start runs start.lua for entries of one queue and reads the started
+// tasks' fields, in one round trip.
 func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig, entries []Entry) ([]Started, error) {
 	ks := make([]string, 0, 12+len(entries))
 	ks = append(ks, k.Info(), k.DLQ())
 	ks = bands(ks, k)
 	args := make([]string, 0, 6+4*len(entries))
-	args = append(args, cfg.Group, cfg.Worker, itoa(cfg.MaxCrashes), k.Events(), itoa(int(cfg.DLQMaxLen)), itoa(len(entries)))
+	args = append(args, cfg.Group, cfg.Worker, itoa(cfg.MaxCrashes), k.Events(), strconv.FormatInt(cfg.DLQMaxLen, 10), itoa(len(entries)))
+	tasks := make([]string, 0, len(entries))
 	for _, e := range entries {
 		_, ulid, err := taskid.Parse(e.TaskID)
 		if err != nil {
 			ulid = "invalid" // no such task hash: the entry is acknowledged and skipped
 		}
 		ks = append(ks, k.Task(ulid))
-		rec := "0"
+		mode := "0"
 		switch {
 		case e.GiveBack:
-			rec = "2"
+			mode = "2"
 		case e.Reclaimed:
-			rec = "1"
+			mode = "1"
 		}
-		args = append(args, itoa(e.Band), e.EntryID, e.TaskID, rec)
+		args = append(args, itoa(e.Band), e.EntryID, e.TaskID, mode)
+		tasks = append(tasks, k.Task(ulid))
 	}
-	replies, err := startScript.Exec(ctx, c, ks, args).ToArray()
+	// Commands are consumed when sent: build them anew for each try.
+	build := func() rueidis.Commands {
+		cmds := make(rueidis.Commands, 0, 1+len(tasks))
+		cmds = append(cmds, c.B().Evalsha().Sha1(startSHA).Numkeys(int64(len(ks))).Key(ks...).Arg(args...).Build())
+		for _, tk := range tasks {
+			cmds = append(cmds, c.B().Hmget().Key(tk).Field(specFields...).Build())
+		}
+		return cmds
+	}
+	res := c.DoMulti(ctx, build()...)
+	if rerr, ok := rueidis.IsRedisErr(res[0].Error()); ok && rerr.IsNoScript() {
+		// The script is not loaded (first use, or after a restart): load it
+		// and run again.
+		if err := c.Do(ctx, c.B().ScriptLoad().Script(startSource).Build()).Error(); err != nil {
+			return nil, err
+		}
+		res = c.DoMulti(ctx, build()...)
+	}
+	flat, err := res[0].ToArray()
 	if err != nil {
 		return nil, err
 	}
-	if len(replies) != len(entries) {
-		return nil, unexpected("start", replies)
+	if len(flat) != 5*len(entries) {
+		return nil, unexpected("start", flat)
 	}
 	out := make([]Started, len(entries))
-	for i, r := range replies {
-		v, err := r.ToArray()
-		if err != nil || len(v) == 0 {
-			return nil, unexpected("start", r)
-		}
-		if ok, _ := v[0].AsInt64(); ok != 1 {
-			continue
-		}
-		if len(v) != 10 {
-			return nil, unexpected("start", v)
+	for i := range entries {
+		code, err := flat[5*i].AsInt64()
+		if err != nil {
+			return nil, unexpected("start", flat[5*i])
 		}
 		s := &out[i]
-		s.OK = true
-		run, _ := v[1].AsInt64()
-		att, _ := v[2].AsInt64()
-		max, _ := v[3].AsInt64()
-		timeout, _ := v[4].AsInt64()
-		s.Type, _ = v[5].ToString()
-		payload, _ := v[6].ToString()
-		s.Created, _ = v[7].AsInt64()
-		crashes, _ := v[8].AsInt64()
-		s.IdemHash, _ = v[9].ToString()
-		s.Run, s.Attempt, s.MaxAttempts, s.Crashes = int(run), int(att), int(max), int(crashes)
-		s.Timeout = time.Duration(timeout) * time.Millisecond
+		s.Code = StartCode(code)
+		if s.Code != Began {
+			continue
+		}
+		s.Run = atoiMsg(flat[5*i+1])
+		s.Attempt = atoiMsg(flat[5*i+2])
+		s.Crashes = atoiMsg(flat[5*i+3])
+		s.Started, _ = flat[5*i+4].ToString()
+		s.Priority = entries[i].Band
+		spec, err := res[1+i].ToArray()
+		if err != nil || len(spec) != len(specFields) {
+			return nil, unexpected("start spec", spec)
+		}
+		s.Type, _ = spec[0].ToString()
+		payload, _ := spec[1].ToString()
 		s.Payload = []byte(payload)
+		s.MaxAttempts = atoiMsg(spec[2])
+		s.Timeout = time.Duration(atoiMsg(spec[3])) * time.Millisecond
+		created, _ := spec[4].ToString()
+		s.Created, _ = strconv.ParseInt(created, 10, 64)
+		s.IdemHash, _ = spec[5].ToString()
 	}
 	return out, nil
+}
+
+func atoiMsg(m rueidis.RedisMessage) int {
+	if n, err := m.AsInt64(); err == nil {
+		return int(n)
+	}
+	s, _ := m.ToString()
+	n, _ := strconv.Atoi(s)
+	return n
 }

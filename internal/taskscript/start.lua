@@ -10,7 +10,7 @@
 -- ARGV[2]        worker id
 -- ARGV[3]        max crashes: reclaims of a RUNNING task (its worker died)
 --                tolerated before it goes DEAD
--- ARGV[4]        events channel
+-- ARGV[4]        events channel (for tasks that go DEAD here)
 -- ARGV[5]        dead-letter stream max length (approximate)
 -- ARGV[6]        N; then 4 values per entry: band, entry id, task id, mode:
 --                0 new delivery, 1 reclaimed from a lost worker, 2 give back
@@ -26,11 +26,13 @@
 --   queue paused, or give back -> the entry goes back to the tail of its band
 --   anything else (finished, cancelled, scheduled, gone, or a duplicate
 --   delivery after a lost consumer group) -> the entry is acknowledged and
---   skipped
+--   deleted, and skipped
 --
--- Returns one array per entry: { 1, run, attempt, max attempts, timeout ms,
--- type, payload, created ms, crashes, idempotency record hash ("" for none) }
--- when started, or { 0 } when skipped.
+-- Returns 5 values per entry: code, run, attempt, crashes, start time (Unix
+-- ms). Code is 1 when started (the caller reads the task's other fields
+-- itself and publishes the RUNNING event), 0 when skipped, -1 when it went
+-- DEAD (event published here). The band an entry came from is its task's
+-- priority.
 
 local info, dlq = KEYS[1], KEYS[2]
 local group, worker = ARGV[1], ARGV[2]
@@ -40,48 +42,50 @@ local n = tonumber(ARGV[6])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nowS = string.format('%d', now)
 local paused = redis.call('HGET', info, 'paused') == '1'
 
 local out, events = {}, {}
-local started, dead = 0, 0
+local startedBy, dead = {}, 0
 for i = 0, n - 1 do
   local a = 7 + i * 4
   local band = KEYS[3 + tonumber(ARGV[a])]
   local eid, id, mode = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  local reclaimed = mode == '1'
   local tk = KEYS[13 + i]
-  local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'max_att', 'timeout',
-    'type', 'payload', 'created', 'crashes', 'prio', 'started', 'worker', 'idem')
+  local prio = ARGV[a]
+  local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes')
   local status = f[1]
-  local res = { 0 }
+  local code, run, attempt, crashes = 0, '', '', ''
   if status == 'QUEUED' and (paused or mode == '2') then
     redis.call('XACK', band, group, eid)
     redis.call('XDEL', band, eid)
     redis.call('XADD', band, '*', 'i', id)
-  elseif status == 'QUEUED' or (status == 'RUNNING' and reclaimed) then
-    local run, attempt, crashes = tonumber(f[2]) + 1, tonumber(f[3]), tonumber(f[9])
+  elseif status == 'QUEUED' or (status == 'RUNNING' and mode == '1') then
+    run = tostring(tonumber(f[2] or '0') + 1)
+    attempt, crashes = f[3] or '0', f[4] or '0'
     if status == 'QUEUED' then
-      attempt = attempt + 1
-      redis.call('HINCRBY', info, 'q' .. f[10], -1)
-      started = started + 1
+      attempt = tostring(tonumber(attempt) + 1)
+      startedBy[prio] = (startedBy[prio] or 0) + 1
     else
       -- the previous execution's worker died: record it, count it
-      crashes = crashes + 1
-      redis.call('HSET', tk, 'h' .. (run - 1), f[11] .. '|' .. now .. '|' .. (f[12] or '') .. '|crashed|worker lost')
+      crashes = tostring(tonumber(crashes) + 1)
+      local prev = redis.call('HMGET', tk, 'started', 'worker')
+      redis.call('HSET', tk, 'h' .. f[2], (prev[1] or '') .. '|' .. nowS .. '|' .. (prev[2] or '') .. '|crashed|worker lost',
+        'crashes', crashes)
     end
-    if crashes > maxCrashes then
+    if tonumber(crashes) > maxCrashes then
       local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
       local did = redis.call('XADD', dlq, 'MAXLEN', '~', dlqMax, '*', 'i', id, 'r', reason)
-      redis.call('HSET', tk, 'status', 'DEAD', 'crashes', crashes, 'error', reason, 'finished', now, 'dead_id', did)
+      redis.call('HSET', tk, 'status', 'DEAD', 'crashes', crashes, 'error', reason, 'finished', nowS, 'dead_id', did)
       redis.call('XACK', band, group, eid)
       redis.call('XDEL', band, eid)
       dead = dead + 1
-      events[#events + 1] = id .. '\tDEAD\t' .. f[6] .. '\t' .. attempt .. '\t' .. f[10] .. '\t' .. now .. '\t' .. reason
+      code = -1
+      local typ = redis.call('HGET', tk, 'type')
+      events[#events + 1] = id .. '\tDEAD\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS .. '\t' .. reason
     else
-      redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'crashes', crashes,
-        'started', now, 'worker', worker)
-      res = { 1, run, attempt, tonumber(f[4]), tonumber(f[5]), f[6], f[7], tonumber(f[8]), crashes, f[13] or '' }
-      events[#events + 1] = id .. '\tRUNNING\t' .. f[6] .. '\t' .. attempt .. '\t' .. f[10] .. '\t' .. now
+      redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'started', nowS, 'worker', worker)
+      code = 1
     end
   elseif status == 'RUNNING' then
     -- a duplicate delivery (the group was lost and recreated): the running
@@ -90,14 +94,23 @@ for i = 0, n - 1 do
     redis.call('XACK', band, group, eid)
     redis.call('XDEL', band, eid)
   end
-  out[#out + 1] = res
+  out[#out + 1] = code
+  out[#out + 1] = run
+  out[#out + 1] = attempt
+  out[#out + 1] = crashes
+  out[#out + 1] = nowS
 end
 
-if started > 0 then redis.call('HINCRBY', info, 'running', started) end
+local startedN = 0
+for p, c in pairs(startedBy) do
+  redis.call('HINCRBY', info, 'q' .. p, -c)
+  startedN = startedN + c
+end
+if startedN > 0 then redis.call('HINCRBY', info, 'running', startedN) end
 if dead > 0 then
   redis.call('HINCRBY', info, 'running', -dead)
   redis.call('HINCRBY', info, 'depth', -dead)
   redis.call('HINCRBY', info, 'dead', dead)
+  redis.call('PUBLISH', channel, table.concat(events, '\n'))
 end
-if #events > 0 then redis.call('PUBLISH', channel, table.concat(events, '\n')) end
 return out

@@ -1,0 +1,210 @@
+package dtq_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/redis/rueidis"
+)
+
+// Benchmarks of the task engine against their own redis-server. Besides
+// ns/op (per task) they report tasks/s and the Redis CPU per task from INFO
+// commandstats: the usec of the commands clients send (scripts, XREADGROUP,
+// XREAD, SADD); a script's usec includes the commands it runs, which are not
+// added again. redis-proc-µs/task is the redis-server process's user+sys CPU
+// per task (INFO cpu), which adds socket I/O.
+//
+// Run: go test -run '^$' -bench . -benchtime 100000x .
+
+const benchPayload = `{"order_id":"123456","action":"charge","amount_cents":4200,"currency":"EUR"}`
+
+type cpu struct{ cmd, proc float64 }
+
+func redisCPU(b *testing.B, c rueidis.Client) cpu {
+	info, err := c.Do(context.Background(), c.B().Info().Section("everything").Build()).ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r cpu
+	for _, line := range strings.Split(info, "\r\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "used_cpu_user", "used_cpu_sys":
+			f, _ := strconv.ParseFloat(rest, 64)
+			r.proc += f * 1e6
+		case "cmdstat_evalsha", "cmdstat_eval", "cmdstat_xreadgroup", "cmdstat_xread", "cmdstat_sadd":
+			_, u, _ := strings.Cut(rest, "usec=")
+			f, _ := strconv.ParseFloat(u[:strings.IndexByte(u, ',')], 64)
+			r.cmd += f
+		}
+	}
+	return r
+}
+
+func reportCPU(b *testing.B, c rueidis.Client, before cpu, start time.Time, n int) {
+	after := redisCPU(b, c)
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "tasks/s")
+	b.ReportMetric((after.cmd-before.cmd)/float64(n), "redis-µs/task")
+	b.ReportMetric((after.proc-before.proc)/float64(n), "redis-proc-µs/task")
+}
+
+func benchClient(b *testing.B) (*dtq.Client, rueidis.Client) {
+	srv := redistest.Start(b, nil)
+	rc := redistest.Client(b, srv)
+	c, err := dtq.NewClient(rc, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, rc
+}
+
+func enqueueN(b *testing.B, c *dtq.Client, n, goroutines int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if _, err := c.Enqueue(context.Background(), "noop", []byte(benchPayload), nil); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func enqueueManyN(b *testing.B, c *dtq.Client, n, batch int) {
+	reqs := make([]dtq.EnqueueRequest, batch)
+	for i := range reqs {
+		reqs[i] = dtq.EnqueueRequest{Type: "noop", Payload: []byte(benchPayload)}
+	}
+	for done := 0; done < n; done += batch {
+		res, err := c.EnqueueMany(context.Background(), reqs[:min(batch, n-done)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+	}
+}
+
+// drain runs a worker with a no-op handler until n tasks succeeded.
+func drain(b *testing.B, c *dtq.Client, n, concurrency int) {
+	var done atomic.Int64
+	finished := make(chan struct{})
+	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{Concurrency: concurrency})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Handle("noop", func(context.Context, *dtq.Task) (any, error) {
+		if done.Add(1) == int64(n) {
+			close(finished)
+		}
+		return nil, nil
+	})
+	w.Start(context.Background())
+	<-finished
+	// Wait until the last outcomes are recorded.
+	for {
+		st, err := c.Stats(context.Background(), dtq.DefaultQueue)
+		if err == nil && st.Succeeded >= int64(n) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	w.Stop(context.Background())
+}
+
+// BenchmarkEnqueue: single Enqueue calls from 50 goroutines.
+func BenchmarkEnqueue(b *testing.B) {
+	c, rc := benchClient(b)
+	b.ResetTimer()
+	before, start := redisCPU(b, rc), time.Now()
+	enqueueN(b, c, b.N, 50)
+	b.StopTimer()
+	reportCPU(b, rc, before, start, b.N)
+}
+
+// BenchmarkEnqueueMany: batches of 1000 from one goroutine.
+func BenchmarkEnqueueMany(b *testing.B) {
+	c, rc := benchClient(b)
+	b.ResetTimer()
+	before, start := redisCPU(b, rc), time.Now()
+	enqueueManyN(b, c, b.N, 1000)
+	b.StopTimer()
+	reportCPU(b, rc, before, start, b.N)
+}
+
+// BenchmarkDrain: a pre-filled queue drained by one worker (concurrency 50,
+// no-op handler): claim + start + complete.
+func BenchmarkDrain(b *testing.B) {
+	c, rc := benchClient(b)
+	enqueueManyN(b, c, b.N, 1000)
+	b.ResetTimer()
+	before, start := redisCPU(b, rc), time.Now()
+	drain(b, c, b.N, 50)
+	b.StopTimer()
+	reportCPU(b, rc, before, start, b.N)
+}
+
+// BenchmarkLifecycle: the whole life of a task — enqueue (50 goroutines)
+// and drain (concurrency 50) at once; Redis CPU per task covers enqueue +
+// claim + complete.
+func BenchmarkLifecycle(b *testing.B) {
+	c, rc := benchClient(b)
+	b.ResetTimer()
+	before, start := redisCPU(b, rc), time.Now()
+	var wg sync.WaitGroup
+	wg.Go(func() { enqueueN(b, c, b.N, 50) })
+	drain(b, c, b.N, 50)
+	wg.Wait()
+	b.StopTimer()
+	reportCPU(b, rc, before, start, b.N)
+}
+
+// BenchmarkLatency: one task at a time on an idle system; reports the
+// percentiles of enqueue call → handler start.
+func BenchmarkLatency(b *testing.B) {
+	c, _ := benchClient(b)
+	starts := make(chan time.Time, 1)
+	w, _ := dtq.NewWorker(c, &dtq.WorkerConfig{Concurrency: 1})
+	w.Handle("noop", func(context.Context, *dtq.Task) (any, error) { starts <- time.Now(); return nil, nil })
+	w.Start(context.Background())
+	defer w.Stop(context.Background())
+	// Warm up: connections, scripts, the scheduler.
+	for range 50 {
+		c.Enqueue(context.Background(), "noop", nil, nil)
+		<-starts
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if _, err := c.Enqueue(context.Background(), "noop", nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, (<-starts).Sub(t0))
+		time.Sleep(200 * time.Microsecond) // idle between tasks
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.95), "p95-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
