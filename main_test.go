@@ -2,6 +2,7 @@ package dtq_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -38,6 +39,9 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *dtq.Config) *env {
 		c = *cfg
 	}
 	c.Namespace = b.Namespace
+	if os.Getenv("DTQ_TEST_LOG") != "" {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	client, err := dtq.NewClient(b.Client, &c)
 	if err != nil {
 		t.Fatal(err)

@@ -66,8 +66,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) {
 	h := w.handlers[t.Type]
 	w.mu.Unlock()
 	item := taskscript.FinishItem{
-		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Worker: w.cfg.ID,
-		Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Started: t.started,
+		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Started: t.started,
 	}
 	_, item.ULID, _ = taskid.Parse(t.ID)
 	if h == nil {
@@ -109,6 +108,9 @@ func (w *Worker) execute(ctx context.Context, ex *execution) {
 		default:
 			item.Outcome, item.RetryDelay = taskscript.OutcomeRetry, w.retryDelay(t.Attempt)
 		}
+	}
+	if item.Outcome == taskscript.OutcomeRetry && t.Attempt >= t.MaxAttempts {
+		item.Outcome = taskscript.OutcomeDead // no attempts left
 	}
 	w.finish(ex, item)
 }

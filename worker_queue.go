@@ -44,7 +44,7 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		DLQMaxLen: w.c.cfg.DeadLetterMaxLen,
 	}
 	wq.finishes = batch.New(func(ctx context.Context, items []taskscript.FinishItem) ([]string, error) {
-		return taskscript.Finish(ctx, w.c.redis, q.keys, cfg, items)
+		return taskscript.Finish(ctx, w.c.redis, q.keys, cfg, w.cfg.ID, items)
 	}, 256, 1, 10*time.Second)
 	return wq
 }

@@ -21,19 +21,19 @@ const (
 
 // FinishItem is the outcome of one execution.
 type FinishItem struct {
-	TaskID     string
-	ULID       string
-	IdemHash   string // "" for none
-	Band       int
-	EntryID    string
-	Run        int
+	TaskID   string
+	ULID     string
+	IdemHash string // "" for none
+	Band     int
+	EntryID  string
+	Run      int
+	// Outcome is final except that a cancellation requested meanwhile
+	// turns it into OutcomeCancel: the caller turns a retry with no
+	// attempts left into OutcomeDead.
 	Outcome    Outcome
 	Text       string // result (OutcomeOK) or error
 	RetryDelay time.Duration
-	Worker     string
-	// From the run's start.
-	Attempt, MaxAttempts int
-	Started              string // Unix ms
+	Started    string // Unix ms of the run's start, as start.lua returned it
 }
 
 // FinishConfig is the per-queue input of Finish.
@@ -44,23 +44,29 @@ type FinishConfig struct {
 	DLQMaxLen  int64
 }
 
-// Finish runs finish.lua for items of one queue in one round trip. It
-// returns each task's new status, or "" when the execution was stale.
-func Finish(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg FinishConfig, items []FinishItem) ([]string, error) {
+// Finish runs finish.lua for items of one queue, run by worker, in one
+// round trip. It returns each task's new status, or "" when the execution
+// was stale.
+func Finish(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg FinishConfig, worker string, items []FinishItem) ([]string, error) {
 	ks := make([]string, 0, 14+2*len(items))
 	ks = append(ks, k.Info(), k.Schedule(), k.DLQ(), k.Wakeup())
 	ks = bands(ks, k)
-	args := make([]string, 0, 5+13*len(items))
-	args = append(args, cfg.Group, ms(cfg.Retention), ms(cfg.IdemWindow), itoa(int(cfg.DLQMaxLen)), itoa(len(items)))
 	for _, it := range items {
 		ks = append(ks, k.Task(it.ULID))
-		taskIdx, idemIdx := len(ks), 0
+	}
+	args := make([]string, 0, 6+8*len(items))
+	args = append(args, cfg.Group, ms(cfg.Retention), ms(cfg.IdemWindow), itoa(int(cfg.DLQMaxLen)), worker, itoa(len(items)))
+	for _, it := range items {
+		idemIdx := 0
 		if it.IdemHash != "" {
 			ks = append(ks, k.Idempotency(it.IdemHash))
 			idemIdx = len(ks)
 		}
-		args = append(args, it.TaskID, itoa(taskIdx), itoa(idemIdx), itoa(it.Band), it.EntryID, itoa(it.Run),
-			string(it.Outcome), it.Text, ms(it.RetryDelay), it.Worker, itoa(it.Attempt), itoa(it.MaxAttempts), it.Started)
+		outcome := string(it.Outcome)
+		if it.Outcome == OutcomeRetry {
+			outcome += "/" + ms(it.RetryDelay)
+		}
+		args = append(args, it.TaskID, itoa(idemIdx), itoa(it.Band), it.EntryID, itoa(it.Run), outcome, it.Text, it.Started+"|")
 	}
 	out, err := finishScript.Exec(ctx, c, ks, args).AsStrSlice()
 	if err != nil {

@@ -6,23 +6,25 @@
 -- KEYS[3]        dead-letter stream
 -- KEYS[4]        wakeup stream
 -- KEYS[5..14]    band streams of priority 0..9
--- KEYS[15..]     task hashes and idempotency records, referenced by index below
+-- KEYS[14+i]     the task hash of item i (1..N), in order
+-- KEYS[14+N+j]   idempotency records, referenced by index below
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        retention of finished tasks, ms
 -- ARGV[3]        idempotency window, ms
 -- ARGV[4]        dead-letter stream max length (approximate)
--- ARGV[5]        N; then 13 values per item:
---                task id, task key index, idempotency key index (0 = none), band,
---                entry id, run (the fence), outcome, text (result or error),
---                retry delay ms, worker, and what the run's start returned:
---                attempt, max attempts, start time (Unix ms)
+-- ARGV[5]        worker id
+-- ARGV[6]        N; then 8 values per item:
+--                task id, idempotency key index (0 = none), band, entry id,
+--                run (the fence), outcome, text (result or error), history
+--                prefix "<start ms>|" (the run's start as start.lua recorded it),
+--                and for a retry the delay ms after a "/" in the outcome
+--                ("retry/1500")
 --
--- Outcomes:
+-- Outcomes (the caller has decided retry versus dead from the attempts):
 --   ok      SUCCEEDED with result text
---   retry   a retryable failure: SCHEDULED again after the delay if attempts
---           remain (attempt < max attempts), else DEAD
---   dead    a permanent failure: DEAD
+--   retry   a retryable failure: SCHEDULED again after the delay
+--   dead    a permanent failure, or attempts exhausted: DEAD
 --   cancel  the handler stopped because the task was cancelled: CANCELLED
 -- A task whose cancellation was requested while it ran ends CANCELLED
 -- whatever the outcome.
@@ -46,8 +48,8 @@
 
 local info, schedule, dlq, wakeup = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local group = ARGV[1]
-local retention, window, dlqMax = ARGV[2], ARGV[3], ARGV[4]
-local n = tonumber(ARGV[5])
+local retention, window, dlqMax, worker = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local n = tonumber(ARGV[6])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -57,18 +59,23 @@ local out = {}
 local retried, succeeded, deadN, cancelled = 0, 0, 0, 0
 local acks = {}
 for i = 0, n - 1 do
-  local a = 6 + i * 13
-  local id, tk, ik = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2])
-  local p, eid, run = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
-  local outcome, text, delay, worker = ARGV[a + 6], ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
+  local a = 7 + i * 8
+  local id, tk, ik = ARGV[a], KEYS[15 + i], tonumber(ARGV[a + 1])
+  local p, eid, run = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  local outcome, text, prefix = ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
   local f = redis.call('HMGET', tk, 'status', 'run', 'cancel')
   local res = ''
   if f[1] == 'RUNNING' and f[2] == run then
-    if f[3] == '1' then outcome = 'cancel' end
-    if outcome == 'retry' and tonumber(ARGV[a + 10]) >= tonumber(ARGV[a + 11]) then outcome = 'dead' end
+    local delay
+    if f[3] == '1' then
+      outcome = 'cancel'
+    elseif string.byte(outcome, 1) == 114 then -- 'r': "retry/<delay>"
+      delay = string.sub(outcome, 7) -- (two statements: the embedded
+      outcome = 'retry'              -- backend's Lua assigns in order)
+    end
     local errText = ''
     if outcome ~= 'ok' then errText = text end
-    local hist = ARGV[a + 12] .. '|' .. nowS .. '|' .. worker .. '|' .. outcome .. '|' .. errText
+    local hist = prefix .. nowS .. '|' .. worker .. '|' .. outcome .. '|' .. errText
     if outcome == 'ok' then
       res = 'SUCCEEDED'
       redis.call('HSET', tk, 'status', res, 'result', text, 'h' .. run, hist)
@@ -91,7 +98,7 @@ for i = 0, n - 1 do
       redis.call('PEXPIRE', tk, retention)
       cancelled = cancelled + 1
     end
-    if res ~= 'SCHEDULED' and ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
+    if ik > 0 and res ~= 'SCHEDULED' then redis.call('PEXPIRE', KEYS[ik], window) end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid

@@ -100,24 +100,24 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 	if err != nil {
 		return nil, err
 	}
-	if len(flat) != 5*len(entries) {
+	if len(flat) != 4*len(entries)+1 {
 		return nil, unexpected("start", flat)
 	}
 	out := make([]Started, len(entries))
 	for i := range entries {
-		code, err := flat[5*i].AsInt64()
+		code, err := flat[4*i].AsInt64()
 		if err != nil {
-			return nil, unexpected("start", flat[5*i])
+			return nil, unexpected("start", flat[4*i])
 		}
 		s := &out[i]
 		s.Code = StartCode(code)
 		if s.Code != Began {
 			continue
 		}
-		s.Run = atoiMsg(flat[5*i+1])
-		s.Attempt = atoiMsg(flat[5*i+2])
-		s.Crashes = atoiMsg(flat[5*i+3])
-		s.Started, _ = flat[5*i+4].ToString()
+		s.Run = atoiMsg(flat[4*i+1])
+		s.Attempt = atoiMsg(flat[4*i+2])
+		s.Crashes = atoiMsg(flat[4*i+3])
+		s.Started, _ = flat[len(flat)-1].ToString()
 		s.Priority = entries[i].Band
 		spec, err := res[1+i].ToArray()
 		if err != nil || len(spec) != len(specFields) {

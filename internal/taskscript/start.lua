@@ -28,8 +28,8 @@
 --   delivery after a lost consumer group) -> the entry is acknowledged and
 --   deleted, and skipped
 --
--- Returns 5 values per entry: code, run, attempt, crashes, start time (Unix
--- ms). Code is 1 when started (the caller reads the task's other fields
+-- Returns 4 values per entry — code, run, attempt, crashes — then the start
+-- time (Unix ms) of the started ones. Code is 1 when started (the caller reads the task's other fields
 -- itself and publishes the RUNNING event), 0 when skipped, -1 when it went
 -- DEAD (event published here). The band an entry came from is its task's
 -- priority.
@@ -98,8 +98,8 @@ for i = 0, n - 1 do
   out[#out + 1] = run
   out[#out + 1] = attempt
   out[#out + 1] = crashes
-  out[#out + 1] = nowS
 end
+out[#out + 1] = nowS
 
 local startedN = 0
 for p, c in pairs(startedBy) do
