@@ -2,6 +2,7 @@ package dtq
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -155,7 +156,7 @@ func (c *Client) queue(name string) *queueState {
 		q = &queueState{name: name, keys: keys.NewTasks(c.cfg.Namespace, name)}
 		cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(name), IdemWindow: c.cfg.IdempotencyWindow}
 		q.enqueues = batch.New(func(ctx context.Context, items []taskscript.EnqueueItem) ([]taskscript.EnqueueResult, error) {
-			return taskscript.Enqueue(ctx, c.redis, q.keys, cfg, items)
+			return enqueue(ctx, c.redis, q.keys, cfg, items)
 		}, 256, 1, 10*time.Second)
 		c.queues[name] = q
 	}
@@ -201,4 +202,53 @@ func (c *Client) Get(ctx context.Context, id string) (*Task, error) {
 		return nil, ErrNotFound
 	}
 	return taskFromHash(id, queue, h), nil
+}
+
+// enqueue creates items: those that need no check inside Redis (no
+// idempotency key, delay or depth bound) with plain commands in one
+// transaction, the others with enqueue.lua; both in one round trip.
+func enqueue(ctx context.Context, r rueidis.Client, k keys.Tasks, cfg taskscript.EnqueueConfig, items []taskscript.EnqueueItem) ([]taskscript.EnqueueResult, error) {
+	var plain, scripted []int
+	for i, it := range items {
+		if cfg.MaxDepth == 0 && it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 {
+			plain = append(plain, i)
+		} else {
+			scripted = append(scripted, i)
+		}
+	}
+	pick := func(idx []int) []taskscript.EnqueueItem {
+		out := make([]taskscript.EnqueueItem, len(idx))
+		for j, i := range idx {
+			out[j] = items[i]
+		}
+		return out
+	}
+	out := make([]taskscript.EnqueueResult, len(items))
+	var wg sync.WaitGroup
+	var perr, serr error
+	if len(plain) > 0 {
+		wg.Go(func() {
+			var res []taskscript.EnqueueResult
+			if res, perr = taskscript.EnqueuePlain(ctx, r, k, pick(plain)); perr == nil {
+				for j, i := range plain {
+					out[i] = res[j]
+				}
+			}
+		})
+	}
+	if len(scripted) > 0 {
+		wg.Go(func() {
+			var res []taskscript.EnqueueResult
+			if res, serr = taskscript.Enqueue(ctx, r, k, cfg, pick(scripted)); serr == nil {
+				for j, i := range scripted {
+					out[i] = res[j]
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(perr, serr); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

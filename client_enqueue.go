@@ -152,7 +152,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 				return
 			}
 			cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(g.q.name), IdemWindow: c.cfg.IdempotencyWindow}
-			res, err := taskscript.Enqueue(ctx, c.redis, g.q.keys, cfg, g.items)
+			res, err := enqueue(ctx, c.redis, g.q.keys, cfg, g.items)
 			if err != nil {
 				errs[gi] = err
 				return
@@ -229,11 +229,12 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 		return nil, item, &TooLargeError{Size: len(data), Limit: c.cfg.MaxPayloadBytes}
 	}
 	q := c.queue(o.Queue)
-	id := taskid.New(o.Queue, time.Now())
+	now := time.Now()
+	id := taskid.New(o.Queue, now)
 	_, ulid, _ := taskid.Parse(id)
 	item = taskscript.EnqueueItem{
 		ID: id, ULID: ulid, Type: taskType, Payload: data, Priority: prio,
-		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay),
+		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay), Created: now.UnixMilli(),
 	}
 	if !o.RunAt.IsZero() {
 		item.RunAt = o.RunAt.UnixMilli()
@@ -268,13 +269,13 @@ func (c *Client) enqueueResult(ctx context.Context, q *queueState, item taskscri
 		t := &Task{
 			ID: item.ID, Queue: q.name, Type: item.Type, Payload: json.RawMessage(item.Payload),
 			Priority: item.Priority, Status: StatusQueued, MaxAttempts: item.MaxAttempts,
-			Timeout: item.Timeout, CreatedAt: time.UnixMilli(res.Created).UTC(), History: []Execution{},
+			Timeout: item.Timeout, CreatedAt: time.UnixMilli(item.Created).UTC(), History: []Execution{},
 		}
 		due := item.RunAt
 		if item.Delay > 0 {
-			due = res.Created + item.Delay.Milliseconds()
+			due = res.Now + item.Delay.Milliseconds()
 		}
-		if due > res.Created {
+		if due > res.Now && res.Now > 0 {
 			t.Status = StatusScheduled
 			at := time.UnixMilli(due).UTC()
 			t.ScheduledAt = &at

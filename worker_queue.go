@@ -29,7 +29,8 @@ type workerQueue struct {
 	cursors      [keys.Bands]string
 	lastReclaim  time.Time
 	reclaimEvery time.Duration
-	busy         bool // the last read claimed something: read exactly again
+	busy         bool // the last read claimed something: read again without blocking
+	planned      bool // plain priority-planned reads are possible (the script ran once)
 }
 
 func (w *Worker) newQueue(q *queueState) *workerQueue {
@@ -102,6 +103,18 @@ func (wq *workerQueue) read(ctx context.Context) {
 func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, error) {
 	w, c, k := wq.w, wq.w.c.redis, wq.q.keys
 	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
+	if wq.busy && !reclaimDue && wq.planned {
+		paused, entries, err := taskscript.ReadPlanned(ctx, c, k, w.group, w.cfg.ID, n)
+		if err != nil {
+			wq.planned = false // the script path recreates a missing group
+			return entries, err
+		}
+		if paused {
+			return nil, wq.waitResume(ctx)
+		}
+		wq.busy = len(entries) > 0
+		return entries, nil
+	}
 	if wq.busy || reclaimDue {
 		req := taskscript.ReadRequest{Group: w.group, Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors}
 		if reclaimDue {
@@ -119,6 +132,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 			wq.busy = true
 			return nil, wq.waitResume(ctx)
 		}
+		wq.planned = true // the groups exist: plain reads work
 		wq.busy = len(res.Entries) > 0
 		return res.Entries, nil
 	}

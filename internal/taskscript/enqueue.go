@@ -22,6 +22,7 @@ type EnqueueItem struct {
 	Timeout     time.Duration
 	RunAt       int64         // Unix ms on the Redis clock; 0 = none
 	Delay       time.Duration // 0 = none
+	Created     int64         // Unix ms: the submitting client's clock (as in the id)
 }
 
 // EnqueueConfig is the per-queue input of Enqueue.
@@ -43,9 +44,9 @@ const (
 
 // EnqueueResult is the outcome of one EnqueueItem.
 type EnqueueResult struct {
-	Code    EnqueueCode
-	ID      string
-	Created int64 // Unix ms on the Redis clock, for Created
+	Code EnqueueCode
+	ID   string
+	Now  int64 // the Redis time (Unix ms) due times were computed from; 0 from EnqueuePlain
 }
 
 // Enqueue runs enqueue.lua for items of one queue in one round trip.
@@ -58,7 +59,7 @@ func enqueueCmd(k keys.Tasks, cfg EnqueueConfig, items []EnqueueItem) (ks, args 
 	ks = make([]string, 0, 14+2*len(items))
 	ks = append(ks, k.Info(), k.Schedule(), k.Wakeup(), k.Index())
 	ks = bands(ks, k)
-	args = make([]string, 0, 3+11*len(items))
+	args = make([]string, 0, 3+12*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {
 		ks = append(ks, k.Task(it.ULID))
@@ -72,7 +73,8 @@ func enqueueCmd(k keys.Tasks, cfg EnqueueConfig, items []EnqueueItem) (ks, args 
 			fp = "-"
 		}
 		args = append(args, it.ID, itoa(taskIdx), itoa(idemIdx), fp, it.Type, rueidis.BinaryString(it.Payload),
-			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay))
+			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay),
+			strconv.FormatInt(it.Created, 10))
 	}
 	return ks, args
 }
@@ -85,7 +87,7 @@ func parseEnqueue(r rueidis.RedisResult) ([]EnqueueResult, error) {
 	if len(flat)%2 != 1 {
 		return nil, unexpected("enqueue", flat)
 	}
-	created, _ := flat[len(flat)-1].AsInt64()
+	now, _ := flat[len(flat)-1].AsInt64()
 	out := make([]EnqueueResult, len(flat)/2)
 	for i := range out {
 		code, err := flat[2*i].AsInt64()
@@ -94,7 +96,7 @@ func parseEnqueue(r rueidis.RedisResult) ([]EnqueueResult, error) {
 		}
 		out[i].Code = EnqueueCode(code)
 		out[i].ID, _ = flat[2*i+1].ToString()
-		out[i].Created = created
+		out[i].Now = now
 	}
 	return out, nil
 }

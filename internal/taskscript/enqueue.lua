@@ -10,10 +10,11 @@
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
 --                and is extended to this long after the task finishes)
--- ARGV[3]        N; then 11 values per task:
+-- ARGV[3]        N; then 12 values per task:
 --                id, task key index, idempotency key index (0 = none), request
 --                fingerprint, type, payload, priority (0-9), max attempts,
---                timeout ms, run at (Unix ms, 0 = none), delay ms (0 = none)
+--                timeout ms, run at (Unix ms, 0 = none), delay ms (0 = none),
+--                created (Unix ms, the submitting client's clock, as in the id)
 --
 -- A task is SCHEDULED (in the schedule zset) when its due time — run at, or
 -- now + delay, on the Redis clock — is in the future, else QUEUED (an entry
@@ -21,8 +22,8 @@
 -- caller publishes the lifecycle events.) Counters a task does not have yet
 -- (attempt, run, crashes) are absent and read as 0.
 --
--- Returns 2 values per task — code, task id — then the creation time (Unix
--- ms, Redis clock) of the created tasks. Codes:
+-- Returns 2 values per task — code, task id — then the Redis time (Unix ms)
+-- used for due times. Codes:
 --    1  created (the id given)
 --    2  idempotent replay: the key's record has the same fingerprint; the id
 --       is the original task's
@@ -45,9 +46,9 @@ local depth = tonumber(redis.call('HGET', info, 'depth') or '0')
 local added, scheduled, queued = 0, 0, {}
 local out = {}
 for i = 0, n - 1 do
-  local a = 4 + i * 11
+  local a = 4 + i * 12
   local id, tk, ik, fp = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2]), ARGV[a + 3]
-  local prio, runAt, delay = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10]
+  local prio, runAt, delay, created = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11]
   local code, ret = nil, id
   if ik > 0 then
     local v = redis.call('GET', KEYS[ik])
@@ -67,16 +68,16 @@ for i = 0, n - 1 do
     if due > now then
       local dueS = string.format('%d', due)
       redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'SCHEDULED',
-        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS, 'due', dueS)
+        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', created, 'due', dueS)
       redis.call('ZADD', schedule, dueS, id)
       scheduled = scheduled + 1
     else
       redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'QUEUED',
-        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS)
+        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', created)
       redis.call('XADD', KEYS[5 + tonumber(prio)], '*', 'i', id)
       queued[prio] = (queued[prio] or 0) + 1
     end
-    redis.call('ZADD', index, nowS, id)
+    redis.call('ZADD', index, created, id)
     if ik > 0 then
       redis.call('SET', KEYS[ik], id .. ' ' .. fp, 'PX', window)
       redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64))
