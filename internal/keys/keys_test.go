@@ -247,3 +247,37 @@ func TestKeysDoNotCollide(t *testing.T) {
 		}
 	}
 }
+
+// Every key (and channel) of a task queue shares the queue's hash tag;
+// builders are found by reflection, so a new one is covered too.
+func TestEveryKeyOfATaskQueueSharesItsHashTag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ ns, queue string }{{"dtq", "emails"}, {"x", "-"}, {strings.Repeat("n", 32), strings.Repeat("q", 64)}} {
+		tk := NewTasks(tc.ns, tc.queue)
+		v := reflect.ValueOf(tk)
+		str, integer := reflect.TypeFor[string](), reflect.TypeFor[int]()
+		n := 0
+		for i := range v.NumMethod() {
+			m := v.Type().Method(i)
+			ft := m.Type
+			var args []reflect.Value
+			switch {
+			case ft.NumIn() == 1:
+			case ft.NumIn() == 2 && ft.In(1) == str:
+				args = []reflect.Value{reflect.ValueOf("01ARZ3NDEKTSV4RRFFQ69G5FAV")}
+			case ft.NumIn() == 2 && ft.In(1) == integer:
+				args = []reflect.Value{reflect.ValueOf(Bands - 1)}
+			default:
+				t.Fatalf("Tasks.%s has a signature this test does not know", m.Name)
+			}
+			key := v.Method(i).Call(args)[0].String()
+			n++
+			if hashTag(key) != tc.queue || slot(key) != slot("{"+tc.queue+"}") {
+				t.Errorf("Tasks.%s = %q: hash tag %q, want %q", m.Name, key, hashTag(key), tc.queue)
+			}
+		}
+		if n < 12 {
+			t.Fatalf("found %d builders on Tasks", n)
+		}
+	}
+}
