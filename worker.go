@@ -128,13 +128,14 @@ type Worker struct {
 	log   *slog.Logger
 	group string
 
-	mu       sync.Mutex
-	handlers map[string]HandlerFunc
-	state    int // 0 new, 1 started, 2 stopping/stopped
-	running  map[string]*execution
-	slots    pool
-	queues   []*workerQueue
-	started  time.Time
+	mu        sync.Mutex
+	handlers  map[string]HandlerFunc
+	state     int // 0 new, 1 started, 2 stopping/stopped
+	running   map[string]*execution
+	slots     pool          // execution slots: handlers running
+	recording chan struct{} // tokens: outcomes being recorded
+	queues    []*workerQueue
+	started   time.Time
 
 	stopReading context.CancelFunc // readers
 	stopUpkeep  context.CancelFunc // renewer, cancel listener, heartbeat, schedulers
@@ -164,6 +165,7 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 		running:  map[string]*execution{},
 	}
 	w.slots.init(wc.Concurrency)
+	w.recording = make(chan struct{}, wc.Concurrency)
 	for _, name := range wc.Queues {
 		w.queues = append(w.queues, w.newQueue(c.queue(name)))
 	}

@@ -40,7 +40,11 @@ func TaskFromContext(ctx context.Context) (*Task, bool) {
 	return tc.task, true
 }
 
-// launch runs t on its own goroutine, holding one slot until it is finished.
+// launch runs t on its own goroutine. It holds one execution slot while the
+// handler runs; recording the outcome then holds one of as many recording
+// tokens instead, so that a new task can start meanwhile, while a slow
+// Redis still throttles claiming (the slot is only freed once a token is
+// taken). The task stays renewed until its outcome is recorded.
 func (w *Worker) launch(wq *workerQueue, t *Task) {
 	ctx, cancel := context.WithCancelCause(w.runBase)
 	ex := &execution{task: t, queue: wq, cancel: cancel}
@@ -48,19 +52,27 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 	w.running[t.ID] = ex
 	w.mu.Unlock()
 	w.runs.Go(func() {
-		defer w.slots.release(1)
 		defer func() {
 			w.mu.Lock()
 			delete(w.running, t.ID)
 			w.mu.Unlock()
 			cancel(nil)
 		}()
-		w.execute(ctx, ex)
+		item, record := w.execute(ctx, ex)
+		if !record {
+			w.slots.release(1)
+			return
+		}
+		w.recording <- struct{}{}
+		w.slots.release(1)
+		w.finish(ex, item)
+		<-w.recording
 	})
 }
 
-// execute runs the handler and records the outcome.
-func (w *Worker) execute(ctx context.Context, ex *execution) {
+// execute runs the handler and returns the outcome to record (false: none,
+// the task was taken over elsewhere).
+func (w *Worker) execute(ctx context.Context, ex *execution) (taskscript.FinishItem, bool) {
 	t := ex.task
 	w.mu.Lock()
 	h := w.handlers[t.Type]
@@ -71,8 +83,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) {
 	_, item.ULID, _ = taskid.Parse(t.ID)
 	if h == nil {
 		item.Outcome, item.Text = taskscript.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)
-		w.finish(ex, item)
-		return
+		return item, true
 	}
 	hctx, stop := context.WithTimeoutCause(ctx, t.Timeout, context.DeadlineExceeded)
 	hctx = context.WithValue(hctx, ctxKey{}, &taskContext{task: t, client: w.c})
@@ -81,7 +92,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) {
 	stop()
 	switch {
 	case errors.Is(context.Cause(ctx), ErrLost):
-		return // taken over elsewhere: this run's outcome would be rejected
+		return item, false // taken over elsewhere: this run's outcome would be rejected
 	case errors.Is(context.Cause(ctx), ErrCancelled):
 		item.Outcome, item.Text = taskscript.OutcomeCancel, "cancelled"
 	case err == nil:
@@ -112,7 +123,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) {
 	if item.Outcome == taskscript.OutcomeRetry && t.Attempt >= t.MaxAttempts {
 		item.Outcome = taskscript.OutcomeDead // no attempts left
 	}
-	w.finish(ex, item)
+	return item, true
 }
 
 // callHandler runs h, turning a panic into an error.
@@ -134,17 +145,11 @@ func (w *Worker) finish(ex *execution, item taskscript.FinishItem) {
 	defer cancel()
 	var retry backoff.Backoff
 	for {
-		status, err := ex.queue.finishes.Do(ctx, item)
+		status, err := ex.queue.finishes.Do(ctx, finishReq{task: ex.task, item: item})
 		if err == nil {
 			if status == "" {
 				w.log.Info("task outcome rejected: another execution owns it now", "task", item.TaskID, "queue", ex.task.Queue, "type", ex.task.Type)
-				return
 			}
-			errText := ""
-			if item.Outcome != taskscript.OutcomeOK {
-				errText = item.Text
-			}
-			w.c.publish(ex.queue.q.keys.Events(), []string{eventLine(ex.task, Status(status), errText)})
 			return
 		}
 		if ctx.Err() != nil || retry.Sleep(ctx) != nil {

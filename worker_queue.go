@@ -19,11 +19,17 @@ const (
 	batchLinger = 500 * time.Microsecond
 )
 
+// finishReq is one outcome queued for recording.
+type finishReq struct {
+	task *Task
+	item taskscript.FinishItem
+}
+
 // workerQueue is a worker's state for one of its queues.
 type workerQueue struct {
 	w        *Worker
 	q        *queueState
-	finishes *batch.Batcher[taskscript.FinishItem, string]
+	finishes *batch.Batcher[finishReq, string]
 
 	// reader state (used by the reader goroutine only)
 	cursors      [keys.Bands]string
@@ -31,6 +37,7 @@ type workerQueue struct {
 	reclaimEvery time.Duration
 	busy         bool // the last read claimed something: read again without blocking
 	planned      bool // plain priority-planned reads are possible (the script ran once)
+	hot          int  // the band the last read filled its credit from, or -1
 }
 
 func (w *Worker) newQueue(q *queueState) *workerQueue {
@@ -39,13 +46,35 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		q:            q,
 		reclaimEvery: min(max(w.cfg.VisibilityTimeout/4, 10*time.Millisecond), time.Second),
 		busy:         true, // the first read runs the script, which creates the groups
+		hot:          -1,
 	}
 	cfg := taskscript.FinishConfig{
 		Group: w.group, Retention: w.c.cfg.Retention, IdemWindow: w.c.cfg.IdempotencyWindow,
 		DLQMaxLen: w.c.cfg.DeadLetterMaxLen,
 	}
-	wq.finishes = batch.New(func(ctx context.Context, items []taskscript.FinishItem) ([]string, error) {
-		return taskscript.Finish(ctx, w.c.redis, q.keys, cfg, w.cfg.ID, items)
+	wq.finishes = batch.New(func(ctx context.Context, items []finishReq) ([]string, error) {
+		scriptItems := make([]taskscript.FinishItem, len(items))
+		for i, r := range items {
+			scriptItems[i] = r.item
+		}
+		res, err := taskscript.Finish(ctx, w.c.redis, q.keys, cfg, w.cfg.ID, scriptItems)
+		if err != nil {
+			return nil, err
+		}
+		// One PUBLISH for the batch's events.
+		events := make([]string, 0, len(items))
+		for i, r := range items {
+			if res[i] == "" {
+				continue
+			}
+			errText := ""
+			if r.item.Outcome != taskscript.OutcomeOK {
+				errText = r.item.Text
+			}
+			events = append(events, eventLine(r.task, Status(res[i]), errText))
+		}
+		w.c.publish(q.keys.Events(), events)
+		return res, nil
 	}, 256, 1, 10*time.Second)
 	return wq
 }
@@ -103,6 +132,16 @@ func (wq *workerQueue) read(ctx context.Context) {
 func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, error) {
 	w, c, k := wq.w, wq.w.c.redis, wq.q.keys
 	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
+	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 {
+		// Still busy from one band: read the bands from 9 down to it in one
+		// plain XREADGROUP (a higher band that filled meanwhile is read
+		// first; anything beyond n is given back by the caller).
+		entries, err := wq.readBands(ctx, n, 0, wq.hot)
+		if err != nil || len(entries) < n {
+			wq.hot = -1 // next time, plan from the counts
+		}
+		return entries, err
+	}
 	if wq.busy && !reclaimDue && wq.planned {
 		paused, entries, err := taskscript.ReadPlanned(ctx, c, k, w.group, w.cfg.ID, n)
 		if err != nil {
@@ -113,10 +152,14 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 			return nil, wq.waitResume(ctx)
 		}
 		wq.busy = len(entries) > 0
+		wq.hot = -1
+		if len(entries) == n && entries[0].Band == entries[len(entries)-1].Band {
+			wq.hot = entries[0].Band
+		}
 		return entries, nil
 	}
 	if wq.busy || reclaimDue {
-		req := taskscript.ReadRequest{Group: w.group, Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors}
+		req := taskscript.ReadRequest{Group: w.group, Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors, EnsureGroups: !wq.planned}
 		if reclaimDue {
 			req.ReclaimIdle = w.cfg.VisibilityTimeout
 		}
@@ -137,19 +180,37 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 		return res.Entries, nil
 	}
 	wait := max(wq.reclaimEvery-time.Since(wq.lastReclaim), time.Millisecond)
-	bandKeys := taskscript.BandKeys(k)
+	entries, err := wq.readBands(ctx, n, wait, 0)
+	if err != nil || !wq.planned { // a missing group: the script's turn
+		return nil, err
+	}
+	wq.busy = len(entries) > 0
+	return entries, nil
+}
+
+// readBands claims up to n new entries (per band) with one plain
+// XREADGROUP over bands 9 down to low; with block > 0 it waits up to that
+// long for the first. A missing group makes the next read use the script.
+func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration, low int) ([]taskscript.Entry, error) {
+	w, c, k := wq.w, wq.w.c.redis, wq.q.keys
+	bandKeys := taskscript.BandKeys(k)[:keys.Bands-low]
 	ids := make([]string, len(bandKeys))
 	for i := range ids {
 		ids[i] = ">"
 	}
-	cmd := c.B().Xreadgroup().Group(w.group, w.cfg.ID).Count(int64(n)).Block(wait.Milliseconds()).
-		Streams().Key(bandKeys...).Id(ids...).Build()
+	b := c.B().Xreadgroup().Group(w.group, w.cfg.ID).Count(int64(n))
+	var cmd rueidis.Completed
+	if block > 0 {
+		cmd = b.Block(block.Milliseconds()).Streams().Key(bandKeys...).Id(ids...).Build()
+	} else {
+		cmd = b.Streams().Key(bandKeys...).Id(ids...).Build()
+	}
 	streams, err := c.Do(ctx, cmd).AsXRead()
 	if rueidis.IsRedisNil(err) {
 		return nil, nil
 	}
 	if err != nil {
-		wq.busy = true // the script recreates a missing group
+		wq.busy, wq.planned = true, false // the script recreates a missing group
 		if isNoGroup(err) {
 			return nil, nil
 		}
@@ -160,7 +221,6 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 		c.Do(ctx, c.B().Xack().Key(k.Band(b.Band)).Group(w.group).Id(b.EntryID).Build())
 		c.Do(ctx, c.B().Xdel().Key(k.Band(b.Band)).Id(b.EntryID).Build())
 	}
-	wq.busy = len(entries) > 0
 	return entries, nil
 }
 

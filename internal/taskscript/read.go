@@ -14,6 +14,7 @@ type ReadRequest struct {
 	Credit          int
 	ReclaimIdle     time.Duration // > 0 runs a reclaim pass
 	Cursors         [keys.Bands]string
+	EnsureGroups    bool // create every band's stream and group first
 }
 
 // Entry is one claimed band entry.
@@ -35,13 +36,18 @@ type ReadResult struct {
 // Read runs read.lua: claim up to Credit entries, band 9 first.
 func Read(ctx context.Context, c rueidis.Client, k keys.Tasks, req ReadRequest) (ReadResult, error) {
 	ks := bands([]string{k.Info()}, k)
-	args := make([]string, 0, 4+keys.Bands)
+	args := make([]string, 0, 5+keys.Bands)
 	args = append(args, req.Group, req.Consumer, itoa(req.Credit), ms(req.ReclaimIdle))
 	for _, cur := range req.Cursors {
 		if cur == "" {
 			cur = "0-0"
 		}
 		args = append(args, cur)
+	}
+	if req.EnsureGroups {
+		args = append(args, "1")
+	} else {
+		args = append(args, "0")
 	}
 	top, err := readScript.Exec(ctx, c, ks, args).ToArray()
 	if err != nil {

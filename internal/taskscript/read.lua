@@ -10,6 +10,8 @@
 -- ARGV[3]        credit (> 0)
 -- ARGV[4]        reclaim min idle, ms (0 = no reclaim pass)
 -- ARGV[5..14]    reclaim cursor of band 0..9
+-- ARGV[15]       "1" to make sure every band has its stream and group first
+--                (a worker's first read: its blocking reads span all bands)
 --
 -- For band 9 down to 0 while credit remains: reclaim pass (XAUTOCLAIM from
 -- the band's cursor: entries of crashed workers), then new entries
@@ -34,6 +36,10 @@ end
 
 local function nogroup(r)
   return type(r) == 'table' and r.err and string.sub(r.err, 1, 7) == 'NOGROUP'
+end
+
+if ARGV[15] == '1' then
+  for p = 0, 9 do redis.pcall('XGROUP', 'CREATE', KEYS[2 + p], group, '0', 'MKSTREAM') end
 end
 
 local entries = {}
