@@ -8,19 +8,25 @@
 // payloads) are only ever stored as values or hash fields.
 package keys
 
-import (
-	"fmt"
-	"regexp"
-)
-
-var (
-	namePattern      = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	namespacePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
-)
+import "fmt"
 
 // ValidName reports whether s may be used as a queue, topic or group name:
-// 1 to 64 characters from A-Z, a-z, 0-9, '_', '.' and '-'.
-func ValidName(s string) bool { return namePattern.MatchString(s) }
+// 1 to 64 characters from A-Z, a-z, 0-9, '_', '.' and '-'. (A byte loop:
+// it runs on hot paths, where a regexp showed in profiles.)
+func ValidName(s string) bool { return validChars(s, 64) }
+
+func validChars(s string, maxLen int) bool {
+	if len(s) == 0 || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // CheckName returns an error naming what (for example "topic") when s is not a
 // valid name.
@@ -34,7 +40,7 @@ func CheckName(what, s string) error {
 // CheckNamespace returns an error when s is not a valid key namespace: 1 to
 // 32 characters from A-Z, a-z, 0-9, '_', '.' and '-'.
 func CheckNamespace(s string) error {
-	if !namespacePattern.MatchString(s) {
+	if !validChars(s, 32) {
 		return fmt.Errorf("namespace %q is invalid: want 1-32 characters from A-Z a-z 0-9 _ . -", s)
 	}
 	return nil
