@@ -121,7 +121,9 @@ func (wq *workerQueue) read(ctx context.Context) {
 			w.slots.release(n - len(entries))
 		}
 		if len(entries) > 0 {
-			wq.start(context.WithoutCancel(ctx), entries, n)
+			// Start this batch while the next read goes out: the reader is
+			// bound by round trips, not by work.
+			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, n) })
 		}
 	}
 }
