@@ -25,6 +25,17 @@ local n = tonumber(ARGV[4])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
+-- readd appends task id's entry to band from its hash (type, payload, max
+-- attempts, timeout, created, idempotency hash), as enqueue writes it.
+local function readd(band, tk, id)
+  local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem')
+  if s[6] then
+    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5], 'k', s[6])
+  else
+    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5])
+  end
+end
+
 local out, events, moved, queued = {}, {}, 0, {}
 for i = 0, n - 1 do
   local id, tk = ARGV[5 + i], KEYS[13 + i]
@@ -36,7 +47,7 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', '0', 'crashes', '0', 'cancel', '0', 'requeued', string.format('%d', now))
       redis.call('HDEL', tk, 'dead_id', 'finished')
       redis.call('PERSIST', tk)
-      redis.call('XADD', KEYS[3 + tonumber(f[3])], '*', 'i', id)
+      readd(KEYS[3 + tonumber(f[3])], tk, id)
       events[#events + 1] = id .. '\tQUEUED\t' .. f[4] .. '\t0\t' .. f[3] .. '\t' .. string.format('%d', now)
       moved = moved + 1
       queued[f[3]] = (queued[f[3]] or 0) + 1

@@ -18,7 +18,9 @@
 --
 -- A task is SCHEDULED (in the schedule zset) when its due time — run at, or
 -- now + delay, on the Redis clock — is in the future, else QUEUED (an entry
--- "i" = id in its band stream). Tasks of a batch are handled in order. (The
+-- in its band stream: "i" id, "t" type, "p" payload, "m" max attempts, "o"
+-- timeout ms, "c" created ms, "k" idempotency record hash if any — what a
+-- worker needs to start it). Tasks of a batch are handled in order. (The
 -- caller publishes the lifecycle events.) Counters a task does not have yet
 -- (attempt, run, crashes) are absent and read as 0.
 --
@@ -74,7 +76,13 @@ for i = 0, n - 1 do
     else
       redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'QUEUED',
         'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', created)
-      redis.call('XADD', KEYS[5 + tonumber(prio)], '*', 'i', id)
+      if ik > 0 then
+        redis.call('XADD', KEYS[5 + tonumber(prio)], '*', 'i', id, 't', ARGV[a + 4], 'p', ARGV[a + 5],
+          'm', ARGV[a + 7], 'o', ARGV[a + 8], 'c', created, 'k', string.sub(KEYS[ik], -64))
+      else
+        redis.call('XADD', KEYS[5 + tonumber(prio)], '*', 'i', id, 't', ARGV[a + 4], 'p', ARGV[a + 5],
+          'm', ARGV[a + 7], 'o', ARGV[a + 8], 'c', created)
+      end
       queued[prio] = (queued[prio] or 0) + 1
     end
     redis.call('ZADD', index, created, id)

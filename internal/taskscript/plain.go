@@ -30,7 +30,9 @@ func EnqueuePlain(ctx context.Context, c rueidis.Client, k keys.Tasks, items []E
 				FieldValue("prio", itoa(it.Priority)).FieldValue("status", "QUEUED").
 				FieldValue("max_att", itoa(it.MaxAttempts)).FieldValue("timeout", ms(it.Timeout)).
 				FieldValue("created", created).Build(),
-			c.B().Xadd().Key(k.Band(it.Priority)).Id("*").FieldValue().FieldValue("i", it.ID).Build(),
+			c.B().Xadd().Key(k.Band(it.Priority)).Id("*").FieldValue().FieldValue("i", it.ID).
+				FieldValue("t", it.Type).FieldValue("p", rueidis.BinaryString(it.Payload)).
+				FieldValue("m", itoa(it.MaxAttempts)).FieldValue("o", ms(it.Timeout)).FieldValue("c", created).Build(),
 			c.B().Zadd().Key(k.Index()).ScoreMember().ScoreMember(float64(it.Created), it.ID).Build(),
 		)
 		perBand[it.Priority]++
@@ -112,11 +114,9 @@ func ReadPlanned(ctx context.Context, c rueidis.Client, k keys.Tasks, group, con
 			return false, entries, err
 		}
 		for _, e := range streams[k.Band(bandOf[i])] {
-			id, ok := e.FieldValues["i"]
-			if !ok {
-				continue // not a task entry: the script read path drops it
-			}
-			entries = append(entries, Entry{Band: bandOf[i], EntryID: e.ID, TaskID: id})
+			if entry, ok := entryOf(bandOf[i], e); ok {
+				entries = append(entries, entry)
+			} // else not a task entry: the script read path drops it
 		}
 	}
 	return false, entries, nil

@@ -21,6 +21,17 @@ local n = tonumber(ARGV[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
+-- readd appends task id's entry to band from its hash (type, payload, max
+-- attempts, timeout, created, idempotency hash), as enqueue writes it.
+local function readd(band, tk, id)
+  local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem')
+  if s[6] then
+    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5], 'k', s[6])
+  else
+    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5])
+  end
+end
+
 local promoted, events, queued = 0, {}, {}
 for i = 0, n - 1 do
   local id, tk = ARGV[3 + i], KEYS[13 + i]
@@ -28,7 +39,7 @@ for i = 0, n - 1 do
   if due and tonumber(due) <= now then
     local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt')
     if f[1] == 'SCHEDULED' then
-      redis.call('XADD', KEYS[3 + tonumber(f[2])], '*', 'i', id)
+      readd(KEYS[3 + tonumber(f[2])], tk, id)
       redis.call('HSET', tk, 'status', 'QUEUED')
       promoted = promoted + 1
       queued[f[2]] = (queued[f[2]] or 0) + 1

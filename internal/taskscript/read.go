@@ -2,6 +2,7 @@ package taskscript
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
@@ -22,8 +23,38 @@ type Entry struct {
 	Band      int
 	EntryID   string
 	TaskID    string
-	Reclaimed bool // taken over from a worker that stopped renewing it
-	GiveBack  bool // for Start: put the entry back unstarted
+	Reclaimed bool  // taken over from a worker that stopped renewing it
+	GiveBack  bool  // for Start: put the entry back unstarted
+	Spec      *Spec // the task's fields carried by the entry; nil if not read
+}
+
+// Spec is what a band entry carries of its task besides the id: its
+// immutable fields, so that a worker needs no second read to start it.
+type Spec struct {
+	Type        string
+	Payload     []byte
+	MaxAttempts int
+	Timeout     time.Duration
+	Created     int64  // Unix ms
+	IdemHash    string // "" for none
+}
+
+// entryOf reads a band entry; ok is false when it is not a task entry.
+func entryOf(band int, e rueidis.XRangeEntry) (Entry, bool) {
+	f := e.FieldValues
+	id, ok := f["i"]
+	if !ok {
+		return Entry{}, false
+	}
+	entry := Entry{Band: band, EntryID: e.ID, TaskID: id}
+	if t, ok := f["t"]; ok {
+		maxAtt, _ := strconv.Atoi(f["m"])
+		timeout, _ := strconv.ParseInt(f["o"], 10, 64)
+		created, _ := strconv.ParseInt(f["c"], 10, 64)
+		entry.Spec = &Spec{Type: t, Payload: []byte(f["p"]), MaxAttempts: maxAtt,
+			Timeout: time.Duration(timeout) * time.Millisecond, Created: created, IdemHash: f["k"]}
+	}
+	return entry, true
 }
 
 // ReadResult is the output of Read.
@@ -87,12 +118,12 @@ func Read(ctx context.Context, c rueidis.Client, k keys.Tasks, req ReadRequest) 
 func ParseBlockingRead(k keys.Tasks, streams map[string][]rueidis.XRangeEntry) (entries []Entry, bad []Entry) {
 	for p := keys.Bands - 1; p >= 0; p-- {
 		for _, e := range streams[k.Band(p)] {
-			id, ok := e.FieldValues["i"]
+			entry, ok := entryOf(p, e)
 			if !ok {
 				bad = append(bad, Entry{Band: p, EntryID: e.ID})
 				continue
 			}
-			entries = append(entries, Entry{Band: p, EntryID: e.ID, TaskID: id})
+			entries = append(entries, entry)
 		}
 	}
 	return entries, bad

@@ -47,9 +47,10 @@ type Started struct {
 	Started     string // Unix ms, as Redis recorded it
 }
 
-// Start reads the started tasks' other fields with a plain HGETALL each,
-// pipelined after the script: passing them through Lua would cost Redis
-// more. (No script runs HGETALL, so INFO commandstats tells the two apart.)
+// Start takes the started tasks' other fields from their entries (Spec) or,
+// for entries read without them (the reclaim pass), with a plain HGETALL
+// each, pipelined after the script: passing them through Lua would cost
+// Redis more.
 
 var startSHA = func() string { s := sha1.Sum([]byte(startSource)); return hex.EncodeToString(s[:]) }()
 
@@ -76,7 +77,9 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 			mode = "1"
 		}
 		args = append(args, itoa(e.Band), e.EntryID, e.TaskID, mode)
-		tasks = append(tasks, k.Task(ulid))
+		if e.Spec == nil {
+			tasks = append(tasks, k.Task(ulid))
+		}
 	}
 	// Commands are consumed when sent: build them anew for each try.
 	build := func() rueidis.Commands {
@@ -104,7 +107,12 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		return nil, unexpected("start", flat)
 	}
 	out := make([]Started, len(entries))
+	next := 1 // the next HGETALL reply, for the next entry without a Spec
 	for i := range entries {
+		hgetall := 0
+		if entries[i].Spec == nil {
+			hgetall, next = next, next+1
+		}
 		code, err := flat[4*i].AsInt64()
 		if err != nil {
 			return nil, unexpected("start", flat[4*i])
@@ -119,15 +127,20 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		s.Crashes = atoiMsg(flat[4*i+3])
 		s.Started, _ = flat[len(flat)-1].ToString()
 		s.Priority = entries[i].Band
-		h, err := res[1+i].AsStrMap()
-		if err != nil {
-			return nil, unexpected("start spec", res[1+i])
+		spec := entries[i].Spec
+		if spec == nil {
+			h, err := res[hgetall].AsStrMap()
+			if err != nil {
+				return nil, unexpected("start spec", res[hgetall])
+			}
+			maxAtt, _ := strconv.Atoi(h["max_att"])
+			timeout, _ := strconv.ParseInt(h["timeout"], 10, 64)
+			created, _ := strconv.ParseInt(h["created"], 10, 64)
+			spec = &Spec{Type: h["type"], Payload: []byte(h["payload"]), MaxAttempts: maxAtt,
+				Timeout: time.Duration(timeout) * time.Millisecond, Created: created, IdemHash: h["idem"]}
 		}
-		s.Type, s.Payload, s.IdemHash = h["type"], []byte(h["payload"]), h["idem"]
-		s.MaxAttempts, _ = strconv.Atoi(h["max_att"])
-		timeout, _ := strconv.Atoi(h["timeout"])
-		s.Timeout = time.Duration(timeout) * time.Millisecond
-		s.Created, _ = strconv.ParseInt(h["created"], 10, 64)
+		s.Type, s.Payload, s.IdemHash = spec.Type, spec.Payload, spec.IdemHash
+		s.MaxAttempts, s.Timeout, s.Created = spec.MaxAttempts, spec.Timeout, spec.Created
 	}
 	return out, nil
 }

@@ -42,6 +42,17 @@ local n = tonumber(ARGV[6])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- readd appends task id's entry to band from its hash (type, payload, max
+-- attempts, timeout, created, idempotency hash), as enqueue writes it.
+local function readd(band, tk, id)
+  local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem')
+  if s[6] then
+    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5], 'k', s[6])
+  else
+    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5])
+  end
+end
 local nowS = string.format('%d', now)
 local paused = redis.call('HGET', info, 'paused') == '1'
 
@@ -59,7 +70,7 @@ for i = 0, n - 1 do
   if status == 'QUEUED' and (paused or mode == '2') then
     redis.call('XACK', band, group, eid)
     redis.call('XDEL', band, eid)
-    redis.call('XADD', band, '*', 'i', id)
+    readd(band, tk, id)
   elseif status == 'QUEUED' or (status == 'RUNNING' and mode == '1') then
     run = tostring(tonumber(f[2] or '0') + 1)
     attempt, crashes = f[3] or '0', f[4] or '0'
