@@ -156,7 +156,11 @@ func (c *Client) queue(name string) *queueState {
 		q = &queueState{name: name, keys: keys.NewTasks(c.cfg.Namespace, name)}
 		cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(name), IdemWindow: c.cfg.IdempotencyWindow}
 		q.enqueues = batch.New(func(ctx context.Context, items []taskscript.EnqueueItem) ([]taskscript.EnqueueResult, error) {
-			return enqueue(ctx, c.redis, q.keys, cfg, items)
+			res, err := enqueue(ctx, c.redis, q.keys, cfg, items)
+			if err == nil {
+				c.publishEnqueued(q, items, res) // one PUBLISH for the batch
+			}
+			return res, err
 		}, 256, 1, 10*time.Second)
 		c.queues[name] = q
 	}

@@ -94,11 +94,7 @@ func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.enqueueResult(ctx, q, item, res, opts)
-	if err == nil && !r.Duplicate {
-		c.publish(q.keys.Events(), []string{eventLine(r.Task, r.Task.Status, "")})
-	}
-	return r, err
+	return c.enqueueResult(ctx, q, item, res, opts)
 }
 
 // EnqueueRequest is one task of EnqueueMany.
@@ -157,15 +153,11 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 				errs[gi] = err
 				return
 			}
-			var events []string
+			c.publishEnqueued(g.q, g.items, res)
 			for k, i := range g.index {
 				r, err := c.enqueueResult(ctx, g.q, g.items[k], res[k], reqs[i].Opts)
 				out[i] = EnqueueManyResult{EnqueueResult: r, Err: err}
-				if err == nil && !r.Duplicate {
-					events = append(events, eventLine(r.Task, r.Task.Status, ""))
-				}
 			}
-			c.publish(g.q.keys.Events(), events)
 		})
 	}
 	wg.Wait()
@@ -338,4 +330,22 @@ func roundUpMs(d time.Duration) time.Duration {
 		return 0
 	}
 	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}
+
+// publishEnqueued publishes the QUEUED or SCHEDULED events of the created
+// items of one batch, in one PUBLISH.
+func (c *Client) publishEnqueued(q *queueState, items []taskscript.EnqueueItem, res []taskscript.EnqueueResult) {
+	var lines []string
+	for i, r := range res {
+		if r.Code != taskscript.Created {
+			continue
+		}
+		it := items[i]
+		status := StatusQueued
+		if it.RunAt > r.Now || it.Delay > 0 {
+			status = StatusScheduled
+		}
+		lines = append(lines, eventLine(&Task{ID: it.ID, Type: it.Type, Priority: it.Priority}, status, ""))
+	}
+	c.publish(q.keys.Events(), lines)
 }
