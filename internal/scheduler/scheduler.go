@@ -34,6 +34,10 @@ type Scheduler struct {
 	Owner     string        // this process's id, the lock's value
 	Retention time.Duration // finished tasks expire after it (index cleanup)
 	Log       *slog.Logger
+
+	// wake receives the outcome of the outstanding XREAD on the wakeup
+	// stream, if one is out.
+	wake chan error
 }
 
 // Run competes for the queue's leader lock and, while it holds it, promotes
@@ -60,6 +64,10 @@ func (s *Scheduler) Run(ctx context.Context) {
 		}
 		s.lead(ctx)
 		s.release(context.WithoutCancel(ctx))
+		if s.wake != nil { // let the outstanding wait finish before competing again
+			<-s.wake
+			s.wake = nil
+		}
 	}
 }
 
@@ -135,7 +143,7 @@ func (s *Scheduler) lead(ctx context.Context) {
 		if wait < time.Millisecond {
 			continue
 		}
-		if err := s.waitWakeup(ctx, wakeID, wait); err != nil && ctx.Err() == nil {
+		if err := s.waitFor(ctx, wakeID, wait); err != nil && ctx.Err() == nil {
 			s.Log.Warn("waiting for scheduled tasks failed", "error", err)
 			if sleep(ctx, time.Second) != nil {
 				return
@@ -172,6 +180,30 @@ func (s *Scheduler) lastWakeup(ctx context.Context) (string, error) {
 		return "0-0", nil
 	}
 	return e[0].ID, nil
+}
+
+// waitFor returns after wait, or sooner when the wakeup stream moves past
+// after. The due time is kept by a Go timer: an idle Redis serves a
+// blocking command's timeout only on its next cron tick (every 100 ms at the
+// default hz), which would make delayed tasks late. The XREAD is only the
+// wake signal; it stays outstanding across calls until it returns.
+func (s *Scheduler) waitFor(ctx context.Context, after string, wait time.Duration) error {
+	if s.wake == nil {
+		ch := make(chan error, 1)
+		go func() { ch <- s.waitWakeup(ctx, after, maxIdleWait) }()
+		s.wake = ch
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case err := <-s.wake:
+		s.wake = nil
+		return err
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (s *Scheduler) waitWakeup(ctx context.Context, after string, wait time.Duration) error {
