@@ -132,9 +132,15 @@ func (c *Client) dlqAll(ctx context.Context, action taskscript.DLQAction, queue 
 		return 0, invalid("queue", "%v", err)
 	}
 	k := keys.NewTasks(c.cfg.Namespace, queue)
+	// Only the entries there now: a requeued task that dies again while
+	// this runs is not requeued a second time (nor forever).
+	last, err := c.redis.Do(ctx, c.redis.B().Xrevrange().Key(k.DLQ()).End("+").Start("-").Count(1).Build()).AsXRange()
+	if err != nil {
+		return 0, err
+	}
 	total := 0
-	for {
-		entries, err := c.redis.Do(ctx, c.redis.B().Xrange().Key(k.DLQ()).Start("-").End("+").Count(256).Build()).AsXRange()
+	for len(last) > 0 {
+		entries, err := c.redis.Do(ctx, c.redis.B().Xrange().Key(k.DLQ()).Start("-").End(last[0].ID).Count(256).Build()).AsXRange()
 		if err != nil {
 			return total, err
 		}

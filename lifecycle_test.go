@@ -271,3 +271,41 @@ func TestAdmissionControl(t *testing.T) {
 		}
 	})
 }
+
+// RequeueAll requeues the dead letters there when it starts, once each,
+// even while a worker sends them straight back (a loop over "whatever is
+// in the stream" would requeue them again and again); Purge empties it.
+func TestRequeueAllThenPurge(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const n = 600 // more than one batch of the requeue loop
+		reqs := make([]dtq.EnqueueRequest, n)
+		for i := range reqs {
+			reqs[i] = dtq.EnqueueRequest{Type: "doomed", Opts: &dtq.EnqueueOpts{MaxAttempts: 1}}
+		}
+		if _, err := e.c.EnqueueMany(t.Context(), reqs); err != nil {
+			t.Fatal(err)
+		}
+		e.worker(fast(dtq.WorkerConfig{Concurrency: 50}), map[string]dtq.HandlerFunc{
+			"doomed": func(context.Context, *dtq.Task) (any, error) { return nil, dtq.Permanent(errors.New("no")) },
+		})
+		eventually(t, 20*time.Second, "all dead", func() bool {
+			st, err := e.c.Stats(t.Context(), "default")
+			return err == nil && st.Dead == n
+		})
+		got, err := e.c.RequeueAll(t.Context(), "default")
+		if err != nil || got != n {
+			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
+		}
+		eventually(t, 20*time.Second, "all dead again", func() bool {
+			st, err := e.c.Stats(t.Context(), "default")
+			return err == nil && st.Dead == n
+		})
+		if got, err := e.c.Purge(t.Context(), "default"); err != nil || got != n {
+			t.Fatalf("Purge = %d, %v; want %d", got, err, n)
+		}
+		letters, _, err := e.c.ListDead(t.Context(), "default", 10, "")
+		if err != nil || len(letters) != 0 {
+			t.Fatalf("after purge: %d letters (%v)", len(letters), err)
+		}
+	})
+}
