@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// listDead: GET /api/v1/dlq?queue=&limit=&cursor=
+func (s *Server) listDead(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	queue := q.Get("queue")
+	if queue == "" {
+		queue = dtq.DefaultQueue
+	}
+	limit := 50
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			s.writeErr(w, r, invalidField("limit", "must be an integer from 1 to 1000"))
+			return
+		}
+		limit = n
+	}
+	letters, next, err := s.c.ListDead(r.Context(), queue, limit, q.Get("cursor"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if letters == nil {
+		letters = []dtq.DeadLetter{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": letters, "next_cursor": next})
+}
+
+func (s *Server) requeue(w http.ResponseWriter, r *http.Request) {
+	t, err := s.c.Requeue(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
+	if err := s.c.Discard(r.Context(), r.PathValue("id")); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"discarded": r.PathValue("id")})
+}
+
+// requeueAll and purge act on ?queue= or, without it, on every queue.
+func (s *Server) requeueAll(w http.ResponseWriter, r *http.Request) {
+	s.eachQueue(w, r, "requeued", s.c.RequeueAll)
+}
+
+func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
+	s.eachQueue(w, r, "discarded", s.c.Purge)
+}
+
+func (s *Server) eachQueue(w http.ResponseWriter, r *http.Request, what string, act func(ctx context.Context, queue string) (int, error)) {
+	queues := []string{r.URL.Query().Get("queue")}
+	if queues[0] == "" {
+		all, err := s.c.Queues(r.Context())
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		queues = queues[:0]
+		for _, q := range all {
+			queues = append(queues, q.Name)
+		}
+	}
+	total := 0
+	for _, q := range queues {
+		n, err := act(r.Context(), q)
+		total += n
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]int{what: total})
+}
+
+func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.c.Queues(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if qs == nil {
+		qs = []*dtq.QueueStats{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": qs})
+}
+
+func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
+	st, err := s.c.Stats(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
+	s.setPaused(w, r, s.c.Pause)
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	s.setPaused(w, r, s.c.Resume)
+}
+
+func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, act func(ctx context.Context, queue string) error) {
+	if err := act(r.Context(), r.PathValue("name")); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.getQueue(w, r)
+}
+
+func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.c.Workers(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if ws == nil {
+		ws = []dtq.WorkerInfo{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"workers": ws})
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
+	limit := 100
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			s.writeErr(w, r, invalidField("limit", "must be an integer from 1 to 1000"))
+			return
+		}
+		limit = n
+	}
+	entries, err := s.c.Audit(r.Context(), limit)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if entries == nil {
+		entries = []dtq.AuditEntry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+}

@@ -1,0 +1,146 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dtq-dev/dtq/api"
+)
+
+// deadTask submits a task that fails once and is dead, and returns its id.
+func (e *env) deadTask(queue string) string {
+	e.t.Helper()
+	r := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"fail","max_attempts":1,"queue":"`+queue+`"}`)
+	e.waitStatus(r.str("id"), "DEAD")
+	return r.str("id")
+}
+
+func deadIDs(t *testing.T, r *resp) []string {
+	t.Helper()
+	letters, ok := r.body["dead_letters"].([]any)
+	if !ok {
+		t.Fatalf("dead letters: %s", r.raw)
+	}
+	var ids []string
+	for _, l := range letters {
+		task, _ := l.(map[string]any)["task"].(map[string]any)
+		id, _ := task["id"].(string)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func TestDeadLetters(t *testing.T) {
+	forEachBackend(t, &opts{queues: []string{"default", "b"}}, func(t *testing.T, e *env) {
+		a1, a2, b1 := e.deadTask("default"), e.deadTask("default"), e.deadTask("b")
+		if ids := deadIDs(t, e.must(http.StatusOK, "GET", "/api/v1/dlq", "")); len(ids) != 2 || !strings.Contains(strings.Join(ids, " "), a1) {
+			t.Fatalf("dlq of default: %v", ids)
+		}
+		if ids := deadIDs(t, e.must(http.StatusOK, "GET", "/api/v1/dlq?queue=b", "")); len(ids) != 1 || ids[0] != b1 {
+			t.Fatalf("dlq of b: %v", ids)
+		}
+		// One requeued runs again (and fails again: one more attempt).
+		rq := e.must(http.StatusOK, "POST", "/api/v1/dlq/"+a1+"/requeue", "")
+		if s := rq.str("status"); s != "QUEUED" && s != "RUNNING" && s != "DEAD" {
+			t.Fatalf("requeued: %s", rq.raw)
+		}
+		e.waitStatus(a1, "DEAD")
+		ok := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`).str("id")
+		e.waitStatus(ok, "SUCCEEDED")
+		if r := e.must(http.StatusConflict, "POST", "/api/v1/dlq/"+ok+"/requeue", ""); r.errCode() != "not_dead" {
+			t.Fatalf("requeue a task that is not dead: %s", r.raw)
+		}
+		// One discarded is gone from the stream.
+		e.must(http.StatusOK, "DELETE", "/api/v1/dlq/"+a2, "")
+		e.must(http.StatusOK, "DELETE", "/api/v1/dlq/"+a2, "") // idempotent
+		if r := e.must(http.StatusConflict, "DELETE", "/api/v1/dlq/"+ok, ""); r.errCode() != "not_dead" {
+			t.Fatalf("discard a task that is not dead: %s", r.raw)
+		}
+		e.must(http.StatusNotFound, "DELETE", "/api/v1/dlq/nope", "")
+		// Requeue all of b, then purge every queue.
+		if r := e.must(http.StatusOK, "POST", "/api/v1/dlq/requeue?queue=b", ""); r.body["requeued"] != 1.0 {
+			t.Fatalf("requeue all of b: %s", r.raw)
+		}
+		e.waitStatus(b1, "DEAD")
+		if r := e.must(http.StatusOK, "DELETE", "/api/v1/dlq", ""); r.body["discarded"] != 2.0 {
+			t.Fatalf("purge: %s", r.raw)
+		}
+		for _, q := range []string{"default", "b"} {
+			if ids := deadIDs(t, e.must(http.StatusOK, "GET", "/api/v1/dlq?queue="+q, "")); len(ids) != 0 {
+				t.Fatalf("dlq of %s after purge: %v", q, ids)
+			}
+		}
+		audit := e.must(http.StatusOK, "GET", "/api/v1/audit?limit=10", "")
+		if entries, _ := audit.body["entries"].([]any); len(entries) < 4 {
+			t.Fatalf("audit: %s", audit.raw)
+		}
+	})
+}
+
+func TestQueuesAndWorkers(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		id := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`).str("id")
+		e.waitStatus(id, "SUCCEEDED")
+		p := e.must(http.StatusOK, "POST", "/api/v1/queues/default/pause", "")
+		if p.body["paused"] != true {
+			t.Fatalf("paused: %s", p.raw)
+		}
+		held := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`).str("id")
+		q := e.must(http.StatusOK, "GET", "/api/v1/queues/default", "")
+		if q.body["paused"] != true || q.str("name") != "default" {
+			t.Fatalf("queue: %s", q.raw)
+		}
+		list := e.must(http.StatusOK, "GET", "/api/v1/queues", "")
+		if qs, _ := list.body["queues"].([]any); len(qs) != 1 {
+			t.Fatalf("queues: %s", list.raw)
+		}
+		if r := e.must(http.StatusOK, "GET", "/api/v1/tasks/"+held, ""); r.str("status") != "QUEUED" {
+			t.Fatalf("task on a paused queue: %s", r.raw)
+		}
+		e.must(http.StatusOK, "POST", "/api/v1/queues/default/resume", "")
+		e.waitStatus(held, "SUCCEEDED")
+		e.must(http.StatusBadRequest, "POST", "/api/v1/queues/a%20b/pause", "")
+		w := e.must(http.StatusOK, "GET", "/api/v1/workers", "")
+		if ws, _ := w.body["workers"].([]any); len(ws) != 1 {
+			t.Fatalf("workers: %s", w.raw)
+		}
+	})
+}
+
+func TestRoutingErrors(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		if r := e.must(http.StatusNotFound, "GET", "/api/v1/nothing", ""); r.errCode() != "not_found" {
+			t.Fatalf("unknown route: %s", r.raw)
+		}
+		r := e.must(http.StatusMethodNotAllowed, "PUT", "/api/v1/tasks", "")
+		if r.errCode() != "method_not_allowed" || !strings.Contains(r.header.Get("Allow"), "POST") {
+			t.Fatalf("wrong method: Allow %q, %s", r.header.Get("Allow"), r.raw)
+		}
+		e.must(http.StatusOK, "GET", "/health", "")
+		e.must(http.StatusOK, "GET", "/ready", "")
+	})
+}
+
+func TestAPIKey(t *testing.T) {
+	forEachBackend(t, &opts{api: api.Config{APIKey: "s3cret"}}, func(t *testing.T, e *env) {
+		body := `{"task_type":"echo"}`
+		if r := e.must(http.StatusUnauthorized, "POST", "/api/v1/tasks", body); r.errCode() != "unauthorized" {
+			t.Fatalf("no key: %s", r.raw)
+		}
+		e.must(http.StatusUnauthorized, "POST", "/api/v1/tasks", body, "X-API-Key", "s3cre")
+		e.must(http.StatusUnauthorized, "DELETE", "/api/v1/dlq", "")
+		e.must(http.StatusUnauthorized, "POST", "/api/v1/queues/default/pause", "")
+		id := e.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "X-API-Key", "s3cret").str("id")
+		e.must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "") // reads stay open
+	})
+}
+
+func TestAPIKeyOnReads(t *testing.T) {
+	forEachBackend(t, &opts{api: api.Config{APIKey: "s3cret", APIKeyReads: true}}, func(t *testing.T, e *env) {
+		e.must(http.StatusUnauthorized, "GET", "/api/v1/tasks", "")
+		e.must(http.StatusUnauthorized, "GET", "/api/v1/queues", "")
+		e.must(http.StatusOK, "GET", "/api/v1/queues", "", "X-API-Key", "s3cret")
+		e.must(http.StatusOK, "GET", "/health", "") // probes stay open
+	})
+}

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"unicode/utf8"
+)
+
+// maxDepth bounds the nesting of a request's JSON.
+const maxDepth = 32
+
+var sprintf = fmt.Sprintf
+
+// readJSON reads a JSON request body into v strictly: an application/json
+// content type (415 otherwise), at most limit bytes (413), valid UTF-8, at
+// most maxDepth levels of nesting, no unknown fields, no trailing data.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json"}
+		}
+	} else {
+		return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json (no Content-Type given)"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &httpError{http.StatusRequestEntityTooLarge, codeTooLarge, sprintf("the body is over %d bytes", limit)}
+		}
+		return badRequest("reading the body: %v", err)
+	}
+	return decodeJSON(body, v)
+}
+
+// decodeJSON decodes body into v with the checks of readJSON.
+func decodeJSON(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("the body is empty")
+	}
+	if !utf8.Valid(body) {
+		return badRequest("the body is not valid UTF-8")
+	}
+	if d := depth(body); d > maxDepth {
+		return badRequest("the JSON is nested more than %d levels deep", maxDepth)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into a 400 that says what is wrong.
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return badRequest("malformed JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return invalidField(typ.Field, sprintf("must be %s, not %s", kind(typ.Type.Kind().String()), typ.Value))
+		}
+		return badRequest("the body must be a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("malformed JSON: unexpected end")
+	}
+	msg := err.Error()
+	if f, ok := bytes.CutPrefix([]byte(msg), []byte("json: unknown field ")); ok {
+		return invalidField(string(bytes.Trim(f, `"`)), "is not a known field")
+	}
+	return badRequest("malformed JSON: %s", msg)
+}
+
+func kind(k string) string {
+	switch k {
+	case "int", "int64", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return k
+}
+
+// depth returns the deepest nesting of objects and arrays in JSON text.
+func depth(b []byte) int {
+	d, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
+}

@@ -1,0 +1,128 @@
+// Package api is dtq's HTTP API: JSON over net/http, on the task engine.
+// Handlers validate, call the engine and map its errors to status codes;
+// docs/api.md and docs/CONTRACT.md give the routes and shapes.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/redis/rueidis"
+)
+
+// Config configures a Server. The zero value of every field means its
+// default.
+type Config struct {
+	// APIKey, when set, is required in the X-API-Key header of every
+	// mutating and admin route. Defaults to none: no authentication.
+	APIKey string
+	// APIKeyReads requires the key on read routes too. Defaults to false.
+	APIKeyReads bool
+	// MaxBodyBytes bounds a request body. Defaults to 2 MiB.
+	MaxBodyBytes int64
+	// MaxBatch bounds the tasks of one batch submission. Defaults to 1000.
+	MaxBatch int
+	// Logger receives request failures. Defaults to discarding them.
+	Logger *slog.Logger
+}
+
+// Server serves the API. Build it with New; serve Handler.
+type Server struct {
+	c       *dtq.Client
+	redis   rueidis.Client
+	cfg     Config
+	log     *slog.Logger
+	keyHash []byte
+	mux     *http.ServeMux
+}
+
+// New returns a Server on client, whose Redis connection redis also
+// answers the readiness probe.
+func New(client *dtq.Client, redis rueidis.Client, cfg *Config) *Server {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 2 << 20
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 1000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{c: client, redis: redis, cfg: c, log: c.Logger.With("component", "api"), mux: http.NewServeMux()}
+	if c.APIKey != "" {
+		h := sha256.Sum256([]byte(c.APIKey))
+		s.keyHash = h[:]
+	}
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	const read, write = true, false
+	m := s.mux
+	m.HandleFunc("POST /api/v1/tasks", s.auth(write, s.submit))
+	m.HandleFunc("POST /api/v1/tasks/batch", s.auth(write, s.submitBatch))
+	m.HandleFunc("GET /api/v1/tasks/{id}", s.auth(read, s.getTask))
+	m.HandleFunc("GET /api/v1/tasks", s.auth(read, s.listTasks))
+	m.HandleFunc("POST /api/v1/tasks/{id}/cancel", s.auth(write, s.cancelTask))
+	m.HandleFunc("GET /api/v1/dlq", s.auth(read, s.listDead))
+	m.HandleFunc("POST /api/v1/dlq/{id}/requeue", s.auth(write, s.requeue))
+	m.HandleFunc("DELETE /api/v1/dlq/{id}", s.auth(write, s.discard))
+	m.HandleFunc("POST /api/v1/dlq/requeue", s.auth(write, s.requeueAll))
+	m.HandleFunc("DELETE /api/v1/dlq", s.auth(write, s.purge))
+	m.HandleFunc("GET /api/v1/queues", s.auth(read, s.listQueues))
+	m.HandleFunc("GET /api/v1/queues/{name}", s.auth(read, s.getQueue))
+	m.HandleFunc("POST /api/v1/queues/{name}/pause", s.auth(write, s.pause))
+	m.HandleFunc("POST /api/v1/queues/{name}/resume", s.auth(write, s.resume))
+	m.HandleFunc("GET /api/v1/workers", s.auth(read, s.workers))
+	m.HandleFunc("GET /api/v1/audit", s.auth(read, s.audit))
+	m.HandleFunc("GET /health", s.health)
+	m.HandleFunc("GET /ready", s.ready)
+}
+
+// Handler returns the API's handler. Unknown paths answer 404 and known
+// paths with another method 405 (with Allow), in the API's error shape.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := s.mux.Handler(r); pattern == "" {
+			var allowed []string
+			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+				probe := r.Clone(r.Context())
+				probe.Method = m
+				if _, p := s.mux.Handler(probe); p != "" {
+					allowed = append(allowed, m)
+				}
+			}
+			if len(allowed) == 0 {
+				writeError(w, http.StatusNotFound, codeNotFound, "no such route: "+r.URL.Path)
+				return
+			}
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeError(w, http.StatusMethodNotAllowed, codeMethod, r.Method+" is not allowed here")
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := s.redis.Do(ctx, s.redis.B().Ping().Build()).Error(); err != nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "Redis is not reachable")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,240 @@
+package api
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+)
+
+const readyTimeout = 2 * time.Second
+
+// submission is the body of POST /api/v1/tasks (and one item of a batch).
+type submission struct {
+	TaskType       *string         `json:"task_type"`
+	Payload        json.RawMessage `json:"payload"`
+	Queue          string          `json:"queue"`
+	Priority       json.RawMessage `json:"priority"`
+	DelaySeconds   json.RawMessage `json:"delay_seconds"`
+	MaxAttempts    json.RawMessage `json:"max_attempts"`
+	TimeoutSeconds json.RawMessage `json:"timeout_seconds"`
+}
+
+// request turns a submission into engine arguments, naming a bad field.
+func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
+	if b.TaskType == nil {
+		return dtq.EnqueueRequest{}, invalidField("task_type", "is required")
+	}
+	o := &dtq.EnqueueOpts{Queue: b.Queue, IdempotencyKey: idemKey}
+	if given(b.Priority) {
+		p, err := intField("priority", b.Priority, 0, 9)
+		if err != nil {
+			return dtq.EnqueueRequest{}, err
+		}
+		o.Priority = &p
+	}
+	if given(b.MaxAttempts) {
+		n, err := intField("max_attempts", b.MaxAttempts, 1, dtq.MaxMaxAttempts)
+		if err != nil {
+			return dtq.EnqueueRequest{}, err
+		}
+		o.MaxAttempts = n
+	}
+	if given(b.DelaySeconds) {
+		d, err := secondsField("delay_seconds", b.DelaySeconds, 0, 365*24*3600)
+		if err != nil {
+			return dtq.EnqueueRequest{}, err
+		}
+		o.Delay = d
+	}
+	if given(b.TimeoutSeconds) {
+		d, err := secondsField("timeout_seconds", b.TimeoutSeconds, 0.001, dtq.MaxTimeout.Seconds())
+		if err != nil {
+			return dtq.EnqueueRequest{}, err
+		}
+		o.Timeout = d
+	}
+	payload := b.Payload
+	if payload == nil {
+		payload = json.RawMessage("null")
+	}
+	return dtq.EnqueueRequest{Type: *b.TaskType, Payload: payload, Opts: o}, nil
+}
+
+// given reports whether an optional field was sent (null counts as not).
+func given(raw json.RawMessage) bool {
+	return raw != nil && string(raw) != "null"
+}
+
+func intField(name string, raw json.RawMessage, lo, hi int) (int, error) {
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || v < int64(lo) || v > int64(hi) {
+		return 0, invalidField(name, sprintf("must be an integer from %d to %d (got %s)", lo, hi, shorten(raw)))
+	}
+	return int(v), nil
+}
+
+func secondsField(name string, raw json.RawMessage, lo, hi float64) (time.Duration, error) {
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsNaN(v) || v < lo || v > hi {
+		return 0, invalidField(name, sprintf("must be a number of seconds from %g to %g (got %s)", lo, hi, shorten(raw)))
+	}
+	return time.Duration(v * float64(time.Second)), nil
+}
+
+// shorten quotes at most 40 bytes of a client's value in a message.
+func shorten(raw json.RawMessage) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "…"
+	}
+	return string(raw)
+}
+
+// submit: POST /api/v1/tasks → 201 + task; with Idempotency-Key, a replay
+// → 200 + the original task (409 while it is still queued, scheduled or
+// running); the same key with a different body → 422.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	var b submission
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	req, err := b.request(key)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	res, err := s.c.Enqueue(r.Context(), req.Type, req.Payload, req.Opts)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	switch {
+	case !res.Duplicate:
+		w.Header().Set("Location", "/api/v1/tasks/"+res.Task.ID)
+		writeJSON(w, http.StatusCreated, res.Task)
+	case res.Task.Status.Finished():
+		writeJSON(w, http.StatusOK, res.Task)
+	default:
+		writeJSON(w, http.StatusConflict, errorBody{Error: errorDetail{Code: codeInProgress,
+			Message: "a request with this Idempotency-Key is still being processed", TaskID: res.Task.ID}})
+	}
+}
+
+// batchItem is one result of POST /api/v1/tasks/batch.
+type batchItem struct {
+	Status int          `json:"status"`
+	Task   *dtq.Task    `json:"task,omitempty"`
+	Error  *errorDetail `json:"error,omitempty"`
+}
+
+// submitBatch: POST /api/v1/tasks/batch {"tasks":[…]} → 200 with one
+// result per task, in order, submitted in one round trip to Redis.
+func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Tasks []submission `json:"tasks"`
+	}
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Tasks == nil {
+		s.writeErr(w, r, invalidField("tasks", "is required"))
+		return
+	}
+	if len(b.Tasks) > s.cfg.MaxBatch {
+		s.writeErr(w, r, &httpError{http.StatusRequestEntityTooLarge, codeTooLarge, sprintf("a batch holds at most %d tasks (got %d)", s.cfg.MaxBatch, len(b.Tasks))})
+		return
+	}
+	out := make([]batchItem, len(b.Tasks))
+	var reqs []dtq.EnqueueRequest
+	var index []int
+	for i := range b.Tasks {
+		req, err := b.Tasks[i].request("")
+		if err != nil {
+			out[i] = itemError(err)
+			continue
+		}
+		reqs = append(reqs, req)
+		index = append(index, i)
+	}
+	res, err := s.c.EnqueueMany(r.Context(), reqs)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	for k, i := range index {
+		if res[k].Err != nil {
+			out[i] = itemError(res[k].Err)
+			continue
+		}
+		out[i] = batchItem{Status: http.StatusCreated, Task: res[k].Task}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+}
+
+// itemError maps an error of one batch item the way writeErr maps a
+// request's.
+func itemError(err error) batchItem {
+	rec := &recorder{header: http.Header{}}
+	(&Server{}).writeErr(rec, nil, err)
+	var body errorBody
+	json.Unmarshal(rec.body, &body)
+	return batchItem{Status: rec.status, Error: &body.Error}
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+	t, err := s.c.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+// listTasks: GET /api/v1/tasks?queue=&status=&type=&limit=&cursor=
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	o := dtq.ListOpts{Queue: q.Get("queue"), Status: dtq.Status(q.Get("status")), Type: q.Get("type"), Cursor: q.Get("cursor")}
+	if o.Queue == "" {
+		o.Queue = dtq.DefaultQueue
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			s.writeErr(w, r, invalidField("limit", "must be an integer from 1 to 500"))
+			return
+		}
+		o.Limit = n
+	}
+	page, err := s.c.List(r.Context(), o)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
+	t, err := s.c.Cancel(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+// recorder captures a response written by writeErr.
+type recorder struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
+func (r *recorder) Write(b []byte) (int, error) { r.body = append(r.body, b...); return len(b), nil }

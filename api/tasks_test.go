@@ -1,0 +1,195 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api"
+)
+
+func TestSubmitGetList(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		r := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","payload":{"n":1},"priority":7}`)
+		id := r.str("id")
+		if r.header.Get("Location") != "/api/v1/tasks/"+id || r.str("queue") != "default" || r.body["priority"] != 7.0 {
+			t.Fatalf("created: Location %q, %s", r.header.Get("Location"), r.raw)
+		}
+		done := e.waitStatus(id, "SUCCEEDED")
+		if res, _ := done.body["result"].(map[string]any); res["n"] != 1.0 {
+			t.Fatalf("result: %s", done.raw)
+		}
+		list := e.must(http.StatusOK, "GET", "/api/v1/tasks?status=SUCCEEDED&limit=10", "")
+		tasks, _ := list.body["tasks"].([]any)
+		if len(tasks) != 1 || tasks[0].(map[string]any)["id"] != id {
+			t.Fatalf("list: %s", list.raw)
+		}
+		e.must(http.StatusNotFound, "GET", "/api/v1/tasks/01ARZ3NDEKTSV4RRFFQ69G5FAV", "")
+		if r := e.must(http.StatusBadRequest, "GET", "/api/v1/tasks?limit=x", ""); !strings.Contains(r.errMessage(), "limit") {
+			t.Fatalf("bad limit: %s", r.raw)
+		}
+		if r := e.must(http.StatusBadRequest, "GET", "/api/v1/tasks?status=NOPE", ""); r.errCode() != "invalid_field" {
+			t.Fatalf("bad status: %s", r.raw)
+		}
+	})
+}
+
+func TestSubmitRejectsBadInput(t *testing.T) {
+	forEachBackend(t, &opts{api: api.Config{MaxBodyBytes: 4096}, engine: dtq.Config{MaxPayloadBytes: 1024}}, func(t *testing.T, e *env) {
+		cases := []struct {
+			name, body, ctype string
+			status            int
+			mention           string // the message names this
+		}{
+			{"empty", " ", "", 400, "empty"},
+			{"malformed", `{"task_type":`, "", 400, "malformed"},
+			{"not an object", `[1,2]`, "", 400, "object"},
+			{"trailing data", `{"task_type":"echo"} {}`, "", 400, "after the JSON"},
+			{"invalid UTF-8", "{\"task_type\":\"e\xffcho\"}", "", 400, "UTF-8"},
+			{"unknown field", `{"task_type":"echo","colour":"red"}`, "", 400, "colour"},
+			{"deep nesting", `{"task_type":"echo","payload":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, "", 400, "nested"},
+			{"missing type", `{"payload":1}`, "", 400, "task_type"},
+			{"empty type", `{"task_type":""}`, "", 400, "task_type"},
+			{"type not a string", `{"task_type":5}`, "", 400, "task_type"},
+			{"priority too high", `{"task_type":"echo","priority":10}`, "", 400, "priority"},
+			{"priority fractional", `{"task_type":"echo","priority":1.5}`, "", 400, "priority"},
+			{"priority a string", `{"task_type":"echo","priority":"high"}`, "", 400, "priority"},
+			{"negative delay", `{"task_type":"echo","delay_seconds":-1}`, "", 400, "delay_seconds"},
+			{"zero attempts", `{"task_type":"echo","max_attempts":0}`, "", 400, "max_attempts"},
+			{"zero timeout", `{"task_type":"echo","timeout_seconds":0}`, "", 400, "timeout_seconds"},
+			{"bad queue name", `{"task_type":"echo","queue":"a b{c}"}`, "", 400, "queue"},
+			{"payload too large", `{"task_type":"echo","payload":"` + strings.Repeat("x", 2000) + `"}`, "", 413, "payload"},
+			{"body too large", `{"task_type":"echo","payload":"` + strings.Repeat("x", 5000) + `"}`, "", 413, "body"},
+			{"text content type", `{"task_type":"echo"}`, "text/plain", 415, "application/json"},
+		}
+		for _, c := range cases {
+			var h []string
+			if c.ctype != "" {
+				h = []string{"Content-Type", c.ctype}
+			}
+			r := e.do("POST", "/api/v1/tasks", c.body, h...)
+			if r.status != c.status || r.errCode() == "" || !strings.Contains(r.errMessage(), c.mention) {
+				t.Errorf("%s: status %d, want %d naming %q: %s", c.name, r.status, c.status, c.mention, r.raw)
+			}
+		}
+		// No Content-Type at all.
+		req, _ := http.NewRequest("POST", e.srv.URL+"/api/v1/tasks", strings.NewReader(`{"task_type":"echo"}`))
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnsupportedMediaType {
+			t.Errorf("no content type: status %d", res.StatusCode)
+		}
+		// Nothing above was accepted.
+		list := e.must(http.StatusOK, "GET", "/api/v1/tasks", "")
+		if tasks, _ := list.body["tasks"].([]any); len(tasks) != 0 {
+			t.Fatalf("bad input created tasks: %s", list.raw)
+		}
+		// A charset parameter is fine.
+		e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "Content-Type", "application/json; charset=utf-8")
+	})
+}
+
+func TestIdempotentSubmit(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		// No worker serves queue "idle": the task stays QUEUED.
+		body := `{"task_type":"echo","queue":"idle","payload":{"a":1}}`
+		first := e.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k1")
+		dup := e.must(http.StatusConflict, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k1")
+		if dup.errCode() != "in_progress" || dup.body["error"].(map[string]any)["task_id"] != first.str("id") {
+			t.Fatalf("duplicate in progress: %s", dup.raw)
+		}
+		if r := e.must(http.StatusUnprocessableEntity, "POST", "/api/v1/tasks", `{"task_type":"echo","queue":"idle","payload":{"a":2}}`, "Idempotency-Key", "k1"); r.errCode() != "idempotency_key_reused" {
+			t.Fatalf("different body: %s", r.raw)
+		}
+
+		done := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","payload":"x"}`, "Idempotency-Key", "k2")
+		e.waitStatus(done.str("id"), "SUCCEEDED")
+		replay := e.must(http.StatusOK, "POST", "/api/v1/tasks", `{"task_type":"echo","payload":"x"}`, "Idempotency-Key", "k2")
+		if replay.str("id") != done.str("id") || replay.str("status") != "SUCCEEDED" {
+			t.Fatalf("replay: %s", replay.raw)
+		}
+	})
+}
+
+func TestBatchSubmit(t *testing.T) {
+	forEachBackend(t, &opts{api: api.Config{MaxBatch: 5}}, func(t *testing.T, e *env) {
+		r := e.must(http.StatusOK, "POST", "/api/v1/tasks/batch",
+			`{"tasks":[{"task_type":"echo","payload":1},{"task_type":"echo","priority":11},{"task_type":"echo","payload":3,"queue":"other"}]}`)
+		results, _ := r.body["results"].([]any)
+		if len(results) != 3 {
+			t.Fatalf("results: %s", r.raw)
+		}
+		want := []float64{201, 400, 201}
+		for i, x := range results {
+			item := x.(map[string]any)
+			if item["status"] != want[i] {
+				t.Fatalf("item %d: %v, want status %v", i, item, want[i])
+			}
+		}
+		bad := results[1].(map[string]any)["error"].(map[string]any)
+		if !strings.Contains(bad["message"].(string), "priority") {
+			t.Fatalf("item error: %v", bad)
+		}
+		id := results[0].(map[string]any)["task"].(map[string]any)["id"].(string)
+		e.waitStatus(id, "SUCCEEDED")
+		other := e.must(http.StatusOK, "GET", "/api/v1/tasks?queue=other", "")
+		if tasks, _ := other.body["tasks"].([]any); len(tasks) != 1 {
+			t.Fatalf("queue other: %s", other.raw)
+		}
+
+		six := `{"tasks":[` + strings.Repeat(`{"task_type":"echo"},`, 5) + `{"task_type":"echo"}]}`
+		if r := e.must(http.StatusRequestEntityTooLarge, "POST", "/api/v1/tasks/batch", six); !strings.Contains(r.errMessage(), "at most 5") {
+			t.Fatalf("oversized batch: %s", r.raw)
+		}
+		e.must(http.StatusBadRequest, "POST", "/api/v1/tasks/batch", `{}`)
+		e.must(http.StatusBadRequest, "POST", "/api/v1/tasks/batch", `{"tasks":{}}`)
+		empty := e.must(http.StatusOK, "POST", "/api/v1/tasks/batch", `{"tasks":[]}`)
+		if results, _ := empty.body["results"].([]any); results == nil || len(results) != 0 {
+			t.Fatalf("empty batch: %s", empty.raw)
+		}
+	})
+}
+
+func TestCancel(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		r := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","delay_seconds":3600}`)
+		if r.str("status") != "SCHEDULED" {
+			t.Fatalf("delayed: %s", r.raw)
+		}
+		id := r.str("id")
+		c := e.must(http.StatusOK, "POST", "/api/v1/tasks/"+id+"/cancel", "")
+		if c.str("status") != "CANCELLED" {
+			t.Fatalf("cancelled: %s", c.raw)
+		}
+		if again := e.must(http.StatusOK, "POST", "/api/v1/tasks/"+id+"/cancel", ""); again.str("status") != "CANCELLED" {
+			t.Fatalf("cancel twice: %s", again.raw)
+		}
+		done := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+		e.waitStatus(done.str("id"), "SUCCEEDED")
+		if r := e.must(http.StatusConflict, "POST", "/api/v1/tasks/"+done.str("id")+"/cancel", ""); r.errCode() != "not_cancellable" {
+			t.Fatalf("cancel a finished task: %s", r.raw)
+		}
+		e.must(http.StatusNotFound, "POST", "/api/v1/tasks/nope/cancel", "")
+	})
+}
+
+func TestQueueFull(t *testing.T) {
+	forEachBackend(t, &opts{engine: dtq.Config{MaxDepth: 2}, noWorker: true}, func(t *testing.T, e *env) {
+		for i := range 2 {
+			e.must(http.StatusCreated, "POST", "/api/v1/tasks", fmt.Sprintf(`{"task_type":"echo","payload":%d}`, i))
+		}
+		r := e.must(http.StatusTooManyRequests, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+		if r.errCode() != "queue_full" || r.header.Get("Retry-After") == "" {
+			t.Fatalf("queue full: Retry-After %q, %s", r.header.Get("Retry-After"), r.raw)
+		}
+		batch := e.must(http.StatusOK, "POST", "/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo"}]}`)
+		if item := batch.body["results"].([]any)[0].(map[string]any); item["status"] != 429.0 {
+			t.Fatalf("batch when full: %s", batch.raw)
+		}
+	})
+}
