@@ -18,5 +18,6 @@ func newRootCmd(out, errOut io.Writer) *cobra.Command {
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.AddCommand(newVersionCmd(out), newServeCmd(out, errOut))
+	root.AddCommand(clientCommands(out, errOut)...)
 	return root
 }
