@@ -7,7 +7,17 @@ import (
 )
 
 // clientCommands returns the commands that talk to a running server's HTTP
-// API (DTQ_API_URL, DTQ_API_KEY).
+// API (DTQ_API_URL, DTQ_API_KEY). Each has the flags of addAPIFlags.
 func clientCommands(out, errOut io.Writer) []*cobra.Command {
-	return nil
+	return []*cobra.Command{
+		newSubmitCmd(out),
+		newGetCmd(out),
+		newListCmd(out),
+		newCancelCmd(out),
+		newDLQCmd(out),
+		newRetryDLQCmd(out),
+		newQueueCmd(out),
+		newWorkersCmd(out),
+		newAuditCmd(out),
+	}
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+type auditOptions struct {
+	api   apiOptions
+	limit int
+}
+
+// newAuditCmd builds `dtq audit`: GET /api/v1/audit.
+func newAuditCmd(out io.Writer) *cobra.Command {
+	var o auditOptions
+	cmd := &cobra.Command{
+		Use:     "audit",
+		Short:   "List recent admin actions (cancel, requeue, discard, purge, pause, resume), newest first",
+		Example: "  dtq audit --limit 20",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if cmd.Flags().Changed("limit") {
+				q.Set("limit", strconv.Itoa(o.limit))
+			}
+			var res struct {
+				Entries []struct {
+					Time   time.Time `json:"time"`
+					Action string    `json:"action"`
+					Queue  string    `json:"queue"`
+					TaskID string    `json:"task_id"`
+					Detail string    `json:"detail"`
+				} `json:"entries"`
+			}
+			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/audit", query: q}, &res)
+			}, func() error {
+				if len(res.Entries) == 0 {
+					_, err := fmt.Fprintln(out, "no audit entries")
+					return err
+				}
+				tb := newTable(out, "TIME", "ACTION", "QUEUE", "TASK", "DETAIL")
+				for _, e := range res.Entries {
+					tb.row(fmtTime(e.Time), e.Action, dash(e.Queue), dash(e.TaskID), dash(oneLine(e.Detail, 80)))
+				}
+				return tb.flush()
+			})
+		},
+	}
+	cmd.Flags().IntVar(&o.limit, "limit", 100, "entries to show, 1-1000")
+	addAPIFlags(cmd, &o.api)
+	return cmd
+}
+
+// dash stands in for an empty table cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

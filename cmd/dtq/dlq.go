@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// newDLQCmd builds `dtq dlq` and its subcommands list, requeue, discard
+// and purge, which share the API flags of the group.
+func newDLQCmd(out io.Writer) *cobra.Command {
+	var api apiOptions
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "Inspect and act on dead letters (tasks that failed for good)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	addAPIFlags(cmd, &api)
+	cmd.AddCommand(newDLQListCmd(out, &api), newDLQRequeueCmd(out, &api), newDLQDiscardCmd(out, &api), newDLQPurgeCmd(out, &api))
+	return cmd
+}
+
+type dlqListOptions struct {
+	api    *apiOptions
+	queue  string
+	limit  int
+	cursor string
+}
+
+// deadLetterView is one item of GET /api/v1/dlq.
+type deadLetterView struct {
+	Task   *taskView `json:"task"`
+	Reason string    `json:"reason"`
+	DeadAt time.Time `json:"dead_at"`
+}
+
+// newDLQListCmd builds `dtq dlq list`: GET /api/v1/dlq.
+func newDLQListCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	o := dlqListOptions{api: api}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List the dead letters of a queue, newest first",
+		Example: "  dtq dlq list\n  dtq dlq list --queue emails --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if o.queue != "" {
+				q.Set("queue", o.queue)
+			}
+			if o.cursor != "" {
+				q.Set("cursor", o.cursor)
+			}
+			if cmd.Flags().Changed("limit") {
+				q.Set("limit", strconv.Itoa(o.limit))
+			}
+			var page struct {
+				Letters []deadLetterView `json:"dead_letters"`
+				Next    string           `json:"next_cursor"`
+			}
+			return clientRun(cmd, o.api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/dlq", query: q}, &page)
+			}, func() error {
+				if len(page.Letters) == 0 {
+					fmt.Fprintln(out, "no dead letters")
+				} else {
+					tb := newTable(out, "ID", "TYPE", "ATTEMPTS", "DIED", "REASON")
+					for _, l := range page.Letters {
+						t := l.Task
+						if t == nil {
+							t = &taskView{}
+						}
+						reason := l.Reason
+						if reason == "" {
+							reason = t.LastError
+						}
+						tb.row(t.ID, t.Type, attempts(t), fmtTime(l.DeadAt), oneLine(reason, 80))
+					}
+					if err := tb.flush(); err != nil {
+						return err
+					}
+				}
+				if page.Next != "" {
+					fmt.Fprintf(out, "next page: --cursor %s\n", oneLine(page.Next, 0))
+				}
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.queue, "queue", "", "queue (default: the server's, \"default\")")
+	f.IntVar(&o.limit, "limit", 50, "dead letters per page, 1-1000")
+	f.StringVar(&o.cursor, "cursor", "", "continue after a previous page (its \"next page\" cursor)")
+	return cmd
+}
+
+// newDLQRequeueCmd builds `dtq dlq requeue ID`: POST /api/v1/dlq/{id}/requeue.
+func newDLQRequeueCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "requeue ID",
+		Short:   "Requeue one dead task (it gets one more attempt)",
+		Example: "  dtq dlq requeue default-01JB8X6Q2R3M7ZC9Y5F4K0N1TW",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := pathID("task id", args[0])
+			if err != nil {
+				return err
+			}
+			var task taskView
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/dlq/" + id + "/requeue"}, &task)
+			}, func() error {
+				_, err := fmt.Fprintf(out, "requeued %s (status %s, attempt %s)\n", oneLine(task.ID, 0), task.Status, attempts(&task))
+				return err
+			})
+		},
+	}
+}
+
+// newDLQDiscardCmd builds `dtq dlq discard ID`: DELETE /api/v1/dlq/{id}.
+func newDLQDiscardCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "discard ID",
+		Short:   "Delete one dead task for good",
+		Example: "  dtq dlq discard default-01JB8X6Q2R3M7ZC9Y5F4K0N1TW",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := pathID("task id", args[0])
+			if err != nil {
+				return err
+			}
+			var res struct {
+				Discarded string `json:"discarded"`
+			}
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "DELETE", path: "/api/v1/dlq/" + id}, &res)
+			}, func() error {
+				_, err := fmt.Fprintf(out, "discarded %s\n", oneLine(res.Discarded, 0))
+				return err
+			})
+		},
+	}
+}
+
+type dlqPurgeOptions struct {
+	api   *apiOptions
+	queue string
+	yes   bool
+}
+
+// newDLQPurgeCmd builds `dtq dlq purge`: DELETE /api/v1/dlq.
+func newDLQPurgeCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	o := dlqPurgeOptions{api: api}
+	cmd := &cobra.Command{
+		Use:     "purge",
+		Short:   "Delete every dead letter of a queue, or of all queues, for good",
+		Example: "  dtq dlq purge --queue emails --yes\n  dtq dlq purge --yes   # every queue",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			scope := "every queue"
+			if o.queue != "" {
+				scope = "queue " + o.queue
+			}
+			if !o.yes {
+				return fmt.Errorf("dlq purge deletes the dead letters of %s for good: add --yes to confirm", oneLine(scope, 0))
+			}
+			q := url.Values{}
+			if o.queue != "" {
+				q.Set("queue", o.queue)
+			}
+			var res struct {
+				Discarded int `json:"discarded"`
+			}
+			return clientRun(cmd, o.api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "DELETE", path: "/api/v1/dlq", query: q}, &res)
+			}, func() error {
+				_, err := fmt.Fprintf(out, "discarded %d dead letters of %s\n", res.Discarded, oneLine(scope, 0))
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&o.queue, "queue", "", "only this queue (default: every queue)")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "confirm: the dead letters are deleted for good")
+	return cmd
+}

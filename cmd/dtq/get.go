@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/spf13/cobra"
+)
+
+type getOptions struct {
+	api apiOptions
+}
+
+// newGetCmd builds `dtq get ID`: GET /api/v1/tasks/{id}.
+func newGetCmd(out io.Writer) *cobra.Command {
+	var o getOptions
+	cmd := &cobra.Command{
+		Use:     "get ID",
+		Short:   "Show a task",
+		Example: "  dtq get default-01JB8X6Q2R3M7ZC9Y5F4K0N1TW\n  dtq get default-01JB8X6Q2R3M7ZC9Y5F4K0N1TW --json | jq .result",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := pathID("task id", args[0])
+			if err != nil {
+				return err
+			}
+			var task taskView
+			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/tasks/" + id}, &task)
+			}, func() error { return printTask(out, &task) })
+		},
+	}
+	addAPIFlags(cmd, &o.api)
+	return cmd
+}
+
+// printTask writes a task's fields, then its execution history.
+func printTask(out io.Writer, t *taskView) error {
+	cancel := ""
+	if t.CancelRequested {
+		cancel = "requested"
+	}
+	err := fields(out,
+		"id", t.ID,
+		"queue", t.Queue,
+		"type", t.Type,
+		"status", t.Status,
+		"cancel", cancel,
+		"priority", strconv.Itoa(t.Priority),
+		"attempt", attempts(t),
+		"crashes", nonZero(t.Crashes),
+		"timeout", fmtSeconds(t.TimeoutSeconds),
+		"created", fmtTime(t.CreatedAt),
+		"scheduled", fmtTimePtr(t.ScheduledAt),
+		"started", fmtTimePtr(t.StartedAt),
+		"finished", fmtTimePtr(t.FinishedAt),
+		"worker", t.Worker,
+		"payload", compact(t.Payload),
+		"result", compact(t.Result),
+		"last error", t.LastError,
+	)
+	if err != nil || len(t.History) == 0 {
+		return err
+	}
+	fmt.Fprintln(out, "\nhistory:")
+	tb := newTable(out, "RUN", "OUTCOME", "STARTED", "FINISHED", "WORKER", "ERROR")
+	for _, h := range t.History {
+		tb.row(strconv.Itoa(h.Run), h.Outcome, fmtTime(h.StartedAt), fmtTime(h.FinishedAt), h.Worker, oneLine(h.Error, 80))
+	}
+	return tb.flush()
+}
+
+// nonZero formats n, or "" for 0 (which fields leaves out).
+func nonZero(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}

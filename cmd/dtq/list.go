@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+type listOptions struct {
+	api      apiOptions
+	queue    string
+	status   string
+	taskType string
+	limit    int
+	cursor   string
+}
+
+// newListCmd builds `dtq list`: GET /api/v1/tasks.
+func newListCmd(out io.Writer) *cobra.Command {
+	var o listOptions
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the tasks of a queue, newest first",
+		Example: `  dtq list --status dead
+  dtq list --queue emails --type email.send --limit 20
+  dtq list --cursor 1730000000000:1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			set := func(k, v string) {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			set("queue", o.queue)
+			set("status", strings.ToUpper(o.status))
+			set("type", o.taskType)
+			set("cursor", o.cursor)
+			if cmd.Flags().Changed("limit") {
+				q.Set("limit", strconv.Itoa(o.limit))
+			}
+			var page struct {
+				Tasks []*taskView `json:"tasks"`
+				Next  string      `json:"next_cursor"`
+			}
+			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/tasks", query: q}, &page)
+			}, func() error {
+				if len(page.Tasks) == 0 {
+					fmt.Fprintln(out, "no tasks")
+				} else {
+					tb := newTable(out, "ID", "TYPE", "STATUS", "PRIO", "ATTEMPT", "CREATED")
+					for _, t := range page.Tasks {
+						tb.row(t.ID, t.Type, t.Status, strconv.Itoa(t.Priority), attempts(t), fmtTime(t.CreatedAt))
+					}
+					if err := tb.flush(); err != nil {
+						return err
+					}
+				}
+				if page.Next != "" {
+					fmt.Fprintf(out, "next page: --cursor %s\n", oneLine(page.Next, 0))
+				}
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.queue, "queue", "", "queue (default: the server's, \"default\")")
+	f.StringVar(&o.status, "status", "", "only this status: queued, scheduled, running, succeeded, dead, cancelled")
+	f.StringVar(&o.taskType, "type", "", "only this task type")
+	f.IntVar(&o.limit, "limit", 50, "tasks per page, 1-500")
+	f.StringVar(&o.cursor, "cursor", "", "continue after a previous page (its \"next page\" cursor)")
+	addAPIFlags(cmd, &o.api)
+	return cmd
+}

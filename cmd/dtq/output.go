@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+)
+
+// taskView is the part of the API's task object the human output shows.
+type taskView struct {
+	ID              string          `json:"id"`
+	Queue           string          `json:"queue"`
+	Type            string          `json:"task_type"`
+	Payload         json.RawMessage `json:"payload"`
+	Priority        int             `json:"priority"`
+	Status          string          `json:"status"`
+	Attempt         int             `json:"attempt"`
+	MaxAttempts     int             `json:"max_attempts"`
+	Crashes         int             `json:"crashes"`
+	TimeoutSeconds  float64         `json:"timeout_seconds"`
+	CreatedAt       time.Time       `json:"created_at"`
+	ScheduledAt     *time.Time      `json:"scheduled_at"`
+	StartedAt       *time.Time      `json:"started_at"`
+	FinishedAt      *time.Time      `json:"finished_at"`
+	Result          json.RawMessage `json:"result"`
+	LastError       string          `json:"last_error"`
+	Worker          string          `json:"worker"`
+	CancelRequested bool            `json:"cancel_requested"`
+	History         []struct {
+		Run        int       `json:"run"`
+		StartedAt  time.Time `json:"started_at"`
+		FinishedAt time.Time `json:"finished_at"`
+		Worker     string    `json:"worker"`
+		Outcome    string    `json:"outcome"`
+		Error      string    `json:"error"`
+	} `json:"history"`
+}
+
+// clientRun runs fn with an API client built from o, honouring --json by
+// printing the answer fn returns verbatim (indented) instead of calling
+// human. fn returns the answer and the decoded value human prints.
+func clientRun(cmd *cobra.Command, o *apiOptions, out io.Writer, fn func(c *apiClient) (*answer, error), human func() error) error {
+	c, err := o.client(cmd)
+	if err != nil {
+		return err
+	}
+	ans, err := fn(c)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return printJSON(out, ans.raw)
+	}
+	return human()
+}
+
+// pathID escapes a task id or queue name for a URL path, refusing an empty
+// one (which would name another route).
+func pathID(what, s string) (string, error) {
+	if s == "" {
+		return "", fmt.Errorf("the %s must not be empty", what)
+	}
+	return url.PathEscape(s), nil
+}
+
+// table writes aligned columns to out.
+type table struct {
+	out io.Writer
+	tw  *tabwriter.Writer
+}
+
+func newTable(out io.Writer, header ...string) *table {
+	t := &table{out: out, tw: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+// row adds a line; every cell is made one printable line first.
+func (t *table) row(cells ...string) {
+	for i, c := range cells {
+		if i > 0 {
+			io.WriteString(t.tw, "\t")
+		}
+		io.WriteString(t.tw, oneLine(c, 0))
+	}
+	io.WriteString(t.tw, "\n")
+}
+
+func (t *table) flush() error { return t.tw.Flush() }
+
+// fields writes "name:  value" lines, aligned; empty values are skipped.
+func fields(out io.Writer, kv ...string) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			continue
+		}
+		fmt.Fprintf(tw, "%s:\t%s\n", kv[i], oneLine(kv[i+1], 0))
+	}
+	return tw.Flush()
+}
+
+// oneLine makes s safe to print as one line of a table: control characters
+// (newlines, tabs, terminal escapes) become spaces or U+FFFD, runs of space
+// shrink to one, and with max > 0 it is cut to max runes with "…".
+func oneLine(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	space := false
+	for _, r := range strings.TrimSpace(s) {
+		switch {
+		case r == utf8.RuneError:
+			r = '\uFFFD'
+		case unicode.IsSpace(r):
+			if space {
+				continue
+			}
+			r = ' '
+		case unicode.IsControl(r) || r == '\u200b' || unicode.Is(unicode.Bidi_Control, r):
+			r = '\uFFFD'
+		}
+		space = r == ' '
+		if max > 0 && n == max {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// fmtTime formats an API time for a table; the zero time is "-".
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func fmtTimePtr(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return fmtTime(*t)
+}
+
+// fmtSeconds formats a number of seconds as a Go duration.
+func fmtSeconds(s float64) string {
+	if s <= 0 {
+		return ""
+	}
+	return time.Duration(s * float64(time.Second)).String()
+}
+
+// attempts formats "attempt/max".
+func attempts(t *taskView) string {
+	return fmt.Sprintf("%d/%d", t.Attempt, t.MaxAttempts)
+}
+
+// compact returns a JSON value on one line, "" for none or null.
+func compact(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(raw); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

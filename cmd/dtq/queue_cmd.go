@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// queueView is the API's queue stats object.
+type queueView struct {
+	Name             string  `json:"name"`
+	Paused           bool    `json:"paused"`
+	Queued           int64   `json:"queued"`
+	Scheduled        int64   `json:"scheduled"`
+	Running          int64   `json:"running"`
+	Dead             int64   `json:"dead"`
+	QueuedByPriority []int64 `json:"queued_by_priority"`
+	Submitted        int64   `json:"submitted_total"`
+	Succeeded        int64   `json:"succeeded_total"`
+	Retried          int64   `json:"retried_total"`
+	DeadTotal        int64   `json:"dead_total"`
+	Cancelled        int64   `json:"cancelled_total"`
+}
+
+func (q *queueView) state() string {
+	if q.Paused {
+		return "paused"
+	}
+	return "active"
+}
+
+// newQueueCmd builds `dtq queue` and its subcommands list, stats, pause and
+// resume, which share the API flags of the group.
+func newQueueCmd(out io.Writer) *cobra.Command {
+	var api apiOptions
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "Inspect, pause and resume queues",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	addAPIFlags(cmd, &api)
+	cmd.AddCommand(newQueueListCmd(out, &api), newQueueStatsCmd(out, &api),
+		newQueuePauseCmd(out, &api, "pause", "Stop workers from starting tasks of a queue (submits still succeed)"),
+		newQueuePauseCmd(out, &api, "resume", "Let workers start tasks of a paused queue again"))
+	return cmd
+}
+
+// newQueueListCmd builds `dtq queue list`: GET /api/v1/queues.
+func newQueueListCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List the queues with their counts",
+		Example: "  dtq queue list",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var res struct {
+				Queues []*queueView `json:"queues"`
+			}
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/queues"}, &res)
+			}, func() error {
+				if len(res.Queues) == 0 {
+					_, err := fmt.Fprintln(out, "no queues")
+					return err
+				}
+				tb := newTable(out, "NAME", "STATE", "QUEUED", "SCHEDULED", "RUNNING", "DEAD", "SUBMITTED", "SUCCEEDED")
+				for _, q := range res.Queues {
+					tb.row(q.Name, q.state(), num(q.Queued), num(q.Scheduled), num(q.Running), num(q.Dead), num(q.Submitted), num(q.Succeeded))
+				}
+				return tb.flush()
+			})
+		},
+	}
+}
+
+// newQueueStatsCmd builds `dtq queue stats NAME`: GET /api/v1/queues/{name}.
+func newQueueStatsCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "stats NAME",
+		Short:   "Show the counts of a queue",
+		Example: "  dtq queue stats default",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := pathID("queue name", args[0])
+			if err != nil {
+				return err
+			}
+			var q queueView
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/queues/" + name}, &q)
+			}, func() error { return printQueue(out, &q) })
+		},
+	}
+}
+
+// newQueuePauseCmd builds `dtq queue pause NAME` or `dtq queue resume
+// NAME` (action): POST /api/v1/queues/{name}/{action}.
+func newQueuePauseCmd(out io.Writer, api *apiOptions, action, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:     action + " NAME",
+		Short:   short,
+		Example: "  dtq queue " + action + " emails",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := pathID("queue name", args[0])
+			if err != nil {
+				return err
+			}
+			var q queueView
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/queues/" + name + "/" + action}, &q)
+			}, func() error {
+				_, err := fmt.Fprintf(out, "queue %s is %s (%d queued, %d running)\n", oneLine(q.Name, 0), q.state(), q.Queued, q.Running)
+				return err
+			})
+		},
+	}
+}
+
+// printQueue writes a queue's counts.
+func printQueue(out io.Writer, q *queueView) error {
+	var prio []string
+	for p := len(q.QueuedByPriority) - 1; p >= 0; p-- {
+		if n := q.QueuedByPriority[p]; n > 0 {
+			prio = append(prio, fmt.Sprintf("p%d=%d", p, n))
+		}
+	}
+	return fields(out,
+		"name", q.Name,
+		"state", q.state(),
+		"queued", num(q.Queued),
+		"by priority", strings.Join(prio, " "),
+		"scheduled", num(q.Scheduled),
+		"running", num(q.Running),
+		"dead letters", num(q.Dead),
+		"submitted", num(q.Submitted),
+		"succeeded", num(q.Succeeded),
+		"retried", num(q.Retried),
+		"dead (total)", num(q.DeadTotal),
+		"cancelled", num(q.Cancelled),
+	)
+}
+
+func num(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+)
+
+type submitOptions struct {
+	api            apiOptions
+	payload        string
+	payloadFile    string
+	queue          string
+	priority       int
+	delay          time.Duration
+	maxAttempts    int
+	taskTimeout    time.Duration
+	idempotencyKey string
+}
+
+// submitBody is the body of POST /api/v1/tasks; unset options are left out
+// so the server applies its defaults.
+type submitBody struct {
+	TaskType       string          `json:"task_type"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	Queue          string          `json:"queue,omitempty"`
+	Priority       *int            `json:"priority,omitempty"`
+	DelaySeconds   *float64        `json:"delay_seconds,omitempty"`
+	MaxAttempts    *int            `json:"max_attempts,omitempty"`
+	TimeoutSeconds *float64        `json:"timeout_seconds,omitempty"`
+}
+
+// newSubmitCmd builds `dtq submit TYPE`: POST /api/v1/tasks.
+func newSubmitCmd(out io.Writer) *cobra.Command {
+	var o submitOptions
+	cmd := &cobra.Command{
+		Use:   "submit TYPE [-]",
+		Short: "Submit a task",
+		Long: `Submit a task of type TYPE. The payload is JSON from --payload, from
+--payload-file (a path, or - for standard input), or from standard input
+when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
+		Example: `  dtq submit email.send --payload '{"to":"a@example.com"}' --priority 7
+  dtq submit report.build --payload-file job.json --delay 10m --max-attempts 5
+  echo '{"n":1}' | dtq submit echo -`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				if args[1] != "-" {
+					return fmt.Errorf("unexpected argument %q: the payload goes in --payload, --payload-file, or - for standard input", args[1])
+				}
+				if cmd.Flags().Changed("payload") || cmd.Flags().Changed("payload-file") {
+					return fmt.Errorf("give the payload once: - reads it from standard input, so leave out --payload and --payload-file")
+				}
+				o.payloadFile = "-"
+			}
+			body, err := o.body(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			var task taskView
+			var ans *answer
+			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
+				h := http.Header{}
+				if o.idempotencyKey != "" {
+					h.Set("Idempotency-Key", o.idempotencyKey)
+				}
+				var err error
+				ans, err = c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/tasks", body: body, header: h}, &task)
+				return ans, err
+			}, func() error {
+				verb := "submitted"
+				if ans.status == http.StatusOK {
+					verb = "already submitted (same Idempotency-Key)"
+				}
+				fmt.Fprintf(out, "%s %s\n", verb, oneLine(task.ID, 0))
+				return fields(out, "queue", task.Queue, "type", task.Type, "status", task.Status,
+					"priority", fmt.Sprint(task.Priority), "scheduled at", fmtTimePtr(task.ScheduledAt))
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.payload, "payload", "", "payload as JSON (default null)")
+	f.StringVar(&o.payloadFile, "payload-file", "", "read the payload JSON from this file (- for standard input)")
+	f.StringVar(&o.queue, "queue", "", "queue (default: the server's, \"default\")")
+	f.IntVar(&o.priority, "priority", 0, "priority 0-9, 9 runs first (default: the server's, 5)")
+	f.DurationVar(&o.delay, "delay", 0, "run no earlier than this long from now")
+	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts before the task is dead (default: the server's)")
+	f.DurationVar(&o.taskTimeout, "task-timeout", 0, "limit on one execution of the task (default: the server's)")
+	f.StringVar(&o.idempotencyKey, "idempotency-key", "", "submit at most once per key (Idempotency-Key header)")
+	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
+	addAPIFlags(cmd, &o.api)
+	return cmd
+}
+
+// body builds the request body from the flags, checking what is cheap to
+// check here: the payload is JSON, durations are not negative.
+func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, error) {
+	if taskType == "" {
+		return nil, fmt.Errorf("the task type must not be empty")
+	}
+	b := &submitBody{TaskType: taskType, Queue: o.queue}
+	changed := cmd.Flags().Changed
+	var payload []byte
+	switch {
+	case changed("payload"):
+		payload = []byte(o.payload)
+	case o.payloadFile == "-":
+		p, err := io.ReadAll(cmd.InOrStdin())
+		if err != nil {
+			return nil, fmt.Errorf("reading the payload from standard input: %w", err)
+		}
+		payload = p
+	case o.payloadFile != "":
+		p, err := os.ReadFile(o.payloadFile)
+		if err != nil {
+			return nil, fmt.Errorf("--payload-file: %w", err)
+		}
+		payload = p
+	}
+	if payload != nil {
+		if err := checkJSON(payload); err != nil {
+			return nil, err
+		}
+		b.Payload = bytes.TrimSpace(payload)
+	}
+	if changed("priority") {
+		b.Priority = &o.priority
+	}
+	if changed("max-attempts") {
+		b.MaxAttempts = &o.maxAttempts
+	}
+	if changed("delay") {
+		if o.delay < 0 {
+			return nil, fmt.Errorf("--delay must not be negative (got %v)", o.delay)
+		}
+		s := o.delay.Seconds()
+		b.DelaySeconds = &s
+	}
+	if changed("task-timeout") {
+		if o.taskTimeout <= 0 {
+			return nil, fmt.Errorf("--task-timeout must be positive (got %v)", o.taskTimeout)
+		}
+		s := o.taskTimeout.Seconds()
+		b.TimeoutSeconds = &s
+	}
+	return b, nil
+}
+
+// checkJSON reports, in one line, why payload is not one JSON value.
+func checkJSON(payload []byte) error {
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return fmt.Errorf("the payload is empty: give a JSON value (null, {}, \"text\" …)")
+	}
+	if !utf8.Valid(payload) {
+		return fmt.Errorf("the payload is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("the payload is not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("the payload is not valid JSON: unexpected data after the first value")
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+type workersOptions struct {
+	api apiOptions
+}
+
+// newWorkersCmd builds `dtq workers`: GET /api/v1/workers.
+func newWorkersCmd(out io.Writer) *cobra.Command {
+	var o workersOptions
+	cmd := &cobra.Command{
+		Use:     "workers",
+		Short:   "List the live workers (those with a fresh heartbeat)",
+		Example: "  dtq workers\n  dtq workers --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var res struct {
+				Workers []struct {
+					ID            string    `json:"id"`
+					Host          string    `json:"host"`
+					PID           int       `json:"pid"`
+					Queues        []string  `json:"queues"`
+					Concurrency   int       `json:"concurrency"`
+					Busy          int       `json:"busy"`
+					StartedAt     time.Time `json:"started_at"`
+					LastHeartbeat time.Time `json:"last_heartbeat"`
+				} `json:"workers"`
+			}
+			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/workers"}, &res)
+			}, func() error {
+				if len(res.Workers) == 0 {
+					_, err := fmt.Fprintln(out, "no live workers")
+					return err
+				}
+				tb := newTable(out, "ID", "HOST", "PID", "QUEUES", "BUSY", "STARTED", "HEARTBEAT")
+				for _, w := range res.Workers {
+					tb.row(w.ID, w.Host, strconv.Itoa(w.PID), strings.Join(w.Queues, ","),
+						fmt.Sprintf("%d/%d", w.Busy, w.Concurrency), fmtTime(w.StartedAt), fmtTime(w.LastHeartbeat))
+				}
+				return tb.flush()
+			})
+		},
+	}
+	addAPIFlags(cmd, &o.api)
+	return cmd
+}
