@@ -18,8 +18,8 @@ func (s *Server) listDead(w http.ResponseWriter, r *http.Request) {
 	limit := 50
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
-		if err != nil {
-			s.writeErr(w, r, invalidField("limit", "must be an integer from 1 to 1000"))
+		if err != nil || n < 1 || n > 1000 {
+			s.writeErr(w, r, invalidField("limit", sprintf("must be an integer from 1 to 1000 (got %q)", l)))
 			return
 		}
 		limit = n
@@ -139,8 +139,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	limit := 100
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
-		if err != nil {
-			s.writeErr(w, r, invalidField("limit", "must be an integer from 1 to 1000"))
+		if err != nil || n < 1 || n > 1000 {
+			s.writeErr(w, r, invalidField("limit", sprintf("must be an integer from 1 to 1000 (got %q)", l)))
 			return
 		}
 		limit = n

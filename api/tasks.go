@@ -12,6 +12,9 @@ import (
 
 const readyTimeout = 2 * time.Second
 
+// maxListLimit is the largest page of GET /api/v1/tasks (the engine's cap).
+const maxListLimit = 500
+
 // submission is the body of POST /api/v1/tasks (and one item of a batch).
 type submission struct {
 	TaskType       *string         `json:"task_type"`
@@ -205,8 +208,8 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
-		if err != nil {
-			s.writeErr(w, r, invalidField("limit", "must be an integer from 1 to 500"))
+		if err != nil || n < 1 || n > maxListLimit {
+			s.writeErr(w, r, invalidField("limit", sprintf("must be an integer from 1 to %d (got %q)", maxListLimit, l)))
 			return
 		}
 		o.Limit = n

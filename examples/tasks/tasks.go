@@ -12,17 +12,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/dtq-dev/dtq"
 )
 
+// handlers maps each example task type to its handler.
+var handlers = map[string]dtq.HandlerFunc{
+	"echo":        Echo,
+	"sleep":       Sleep,
+	"flaky":       Flaky,
+	"always_fail": AlwaysFail,
+}
+
 // Register registers every example handler on w.
 func Register(w *dtq.Worker) {
-	w.Handle("echo", Echo)
-	w.Handle("sleep", Sleep)
-	w.Handle("flaky", Flaky)
-	w.Handle("always_fail", AlwaysFail)
+	for typ, h := range handlers {
+		w.Handle(typ, h)
+	}
+}
+
+// Types returns the example task types, sorted.
+func Types() []string {
+	return slices.Sorted(maps.Keys(handlers))
 }
 
 // Echo returns its payload and attempt.

@@ -52,12 +52,12 @@ func Options(rawURL string) (rueidis.ClientOption, error) {
 	case "redis+sentinel", "rediss+sentinel", "redis-sentinel":
 		return rueidis.ClientOption{}, fmt.Errorf("%w: Redis Sentinel URL %q", ErrUnsupported, u.Scheme+"://")
 	case "":
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: want redis://host:port or rediss://host:port", redact(rawURL))
+		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: want redis://host:port or rediss://host:port", Redact(rawURL))
 	default:
 		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis:// or rediss://", u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: no host", redact(rawURL))
+		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: no host", Redact(rawURL))
 	}
 	q := u.Query()
 	if q.Has("addr") {
@@ -84,7 +84,7 @@ func Connect(ctx context.Context, rawURL string) (rueidis.Client, error) {
 	}
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, fmt.Errorf("redisconn: connect to %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("redisconn: connect to %s: %w", Redact(rawURL), err)
 	}
 	if err := CheckVersion(ctx, c); err != nil {
 		c.Close()
@@ -126,8 +126,8 @@ func majorVersion(v string) (int, error) {
 	return strconv.Atoi(head)
 }
 
-// redact hides the password of a URL for error messages.
-func redact(rawURL string) string {
+// Redact hides the password of a URL, for logs and error messages.
+func Redact(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "(invalid URL)"

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/examples/tasks"
+	"github.com/dtq-dev/dtq/internal/embedded"
+	"github.com/dtq-dev/dtq/internal/redisconn"
+	"github.com/redis/rueidis"
+	"github.com/spf13/cobra"
+)
+
+// role is what a dtq process runs.
+type role struct {
+	name   string // serve, api or worker
+	api    bool   // the HTTP API (and dashboard route)
+	worker bool   // workers running the example handlers
+}
+
+// processOptions configure `dtq serve`, `dtq api` and `dtq worker`; each
+// field is a flag with a DTQ_* environment variable (docs/deployment.md).
+type processOptions struct {
+	addr      string
+	redisURL  string
+	namespace string
+	logLevel  string
+
+	apiKey         string
+	apiKeyReads    bool
+	maxBodyBytes   int64
+	maxBatch       int
+	allowedOrigins []string
+
+	maxPayloadBytes int
+	maxDepth        int64
+	retention       time.Duration
+
+	queues            []string
+	concurrency       int
+	visibilityTimeout time.Duration
+
+	shutdownTimeout time.Duration
+}
+
+// addProcessFlags defines the flags of a process with role r.
+func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr string) {
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", defaultAddr, "listen address of the HTTP server")
+	bindEnv(cmd, "addr", "DTQ_ADDR")
+	redisHelp := "Redis URL: redis://[user:password@]host:port[/db] or rediss:// for TLS"
+	if r.api && r.worker {
+		redisHelp += "; empty runs the embedded in-memory backend"
+	}
+	f.StringVar(&o.redisURL, "redis", "", redisHelp)
+	bindEnv(cmd, "redis", "DTQ_REDIS_URL")
+	f.StringVar(&o.namespace, "namespace", "dtq", "prefix of every Redis key; processes that share work share it")
+	bindEnv(cmd, "namespace", "DTQ_NAMESPACE")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	bindEnv(cmd, "log-level", "DTQ_LOG_LEVEL")
+	f.Int64Var(&o.maxDepth, "max-depth", 0, "most queued, scheduled and running tasks per queue before submits get 429 (0: unbounded)")
+	bindEnv(cmd, "max-depth", "DTQ_MAX_DEPTH")
+	f.IntVar(&o.maxPayloadBytes, "max-payload-bytes", 1<<20, "largest task payload accepted, in bytes")
+	bindEnv(cmd, "max-payload-bytes", "DTQ_MAX_PAYLOAD_BYTES")
+	f.DurationVar(&o.retention, "retention", 24*time.Hour, "how long finished tasks are kept")
+	bindEnv(cmd, "retention", "DTQ_RETENTION")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running tasks and requests get to finish")
+	bindEnv(cmd, "shutdown-timeout", "DTQ_SHUTDOWN_TIMEOUT")
+	if r.api {
+		f.StringVar(&o.apiKey, "api-key", "", "require this key in X-API-Key on mutating and admin routes")
+		bindEnv(cmd, "api-key", "DTQ_API_KEY")
+		f.BoolVar(&o.apiKeyReads, "api-key-reads", false, "require the API key on read routes too")
+		bindEnv(cmd, "api-key-reads", "DTQ_API_KEY_READS")
+		f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 2<<20, "largest request body accepted, in bytes")
+		bindEnv(cmd, "max-body-bytes", "DTQ_MAX_BODY_BYTES")
+		f.IntVar(&o.maxBatch, "max-batch", 1000, "most tasks in one batch submission")
+		bindEnv(cmd, "max-batch", "DTQ_MAX_BATCH")
+		f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "browser origins (host patterns) allowed on /ws/events besides the server's own")
+		bindEnv(cmd, "allowed-origins", "DTQ_ALLOWED_ORIGINS")
+	}
+	if r.worker {
+		f.StringSliceVar(&o.queues, "queues", []string{dtq.DefaultQueue}, "queues the workers serve, comma-separated")
+		bindEnv(cmd, "queues", "DTQ_QUEUES")
+		f.IntVar(&o.concurrency, "concurrency", 10, "most tasks the worker runs at once")
+		bindEnv(cmd, "concurrency", "DTQ_CONCURRENCY")
+		f.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "how long a task of a dead worker stays claimed before another worker takes it over")
+		bindEnv(cmd, "visibility-timeout", "DTQ_VISIBILITY_TIMEOUT")
+	}
+}
+
+// newProcessCmd builds `dtq serve`, `dtq api` or `dtq worker`.
+func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string) *cobra.Command {
+	var o processOptions
+	cmd := &cobra.Command{
+		Use:   r.name,
+		Short: short,
+		Long:  long,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd); err != nil {
+				return err
+			}
+			return runProcess(cmd.Context(), errOut, o, r)
+		},
+	}
+	addProcessFlags(cmd, &o, r, defaultAddr)
+	return cmd
+}
+
+// runProcess runs a dtq process until ctx ends, then shuts it down
+// gracefully: it stops accepting requests and taking tasks, lets running
+// requests and tasks finish within the shutdown timeout, and hands back the
+// rest.
+func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role) error {
+	log, err := newLogger(errOut, o.logLevel)
+	if err != nil {
+		return err
+	}
+	redis, closeRedis, err := connectBackend(ctx, log, o, r)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+
+	client, err := dtq.NewClient(redis, &dtq.Config{
+		Namespace:       o.namespace,
+		MaxPayloadBytes: o.maxPayloadBytes,
+		MaxDepth:        o.maxDepth,
+		Retention:       o.retention,
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+
+	var worker *dtq.Worker
+	if r.worker {
+		worker, err = dtq.NewWorker(client, &dtq.WorkerConfig{
+			Queues:            o.queues,
+			Concurrency:       o.concurrency,
+			VisibilityTimeout: o.visibilityTimeout,
+		})
+		if err != nil {
+			return err
+		}
+		tasks.Register(worker)
+	}
+
+	mux := http.NewServeMux()
+	var apiServer *api.Server
+	if r.api {
+		apiServer = api.New(client, redis, &api.Config{
+			APIKey:         o.apiKey,
+			APIKeyReads:    o.apiKeyReads,
+			MaxBodyBytes:   o.maxBodyBytes,
+			MaxBatch:       o.maxBatch,
+			Logger:         log,
+		})
+		mux.Handle("/", apiServer.Handler())
+	} else {
+		probes := api.New(client, redis, &api.Config{Logger: log}).Handler()
+		mux.Handle("GET /health", probes)
+		mux.Handle("GET /ready", probes)
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	srv := newHTTPServer(mux, log)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	if worker != nil {
+		if err := worker.Start(context.WithoutCancel(ctx)); err != nil {
+			srv.Close()
+			return err
+		}
+	}
+	log.Info("dtq is ready", "role", r.name, "addr", ln.Addr().String(), "queues", strings.Join(o.queues, ","))
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	log.Info("shutting down", "timeout", o.shutdownTimeout)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(stopCtx); err != nil {
+		log.Warn("requests still running at the shutdown timeout were cut off", "error", err)
+		srv.Close()
+	}
+	if worker != nil {
+		if err := worker.Stop(stopCtx); err != nil {
+			log.Warn("tasks still running at the shutdown timeout were cancelled and will be retried", "error", err)
+		}
+	}
+	log.Info("stopped")
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+// connectBackend connects to Redis, or starts the embedded backend when no
+// URL is given and the process runs everything; it logs which as its first
+// line.
+func connectBackend(ctx context.Context, log *slog.Logger, o processOptions, r role) (rueidis.Client, func(), error) {
+	if o.redisURL == "" {
+		if !(r.api && r.worker) {
+			return nil, nil, fmt.Errorf("dtq %s needs --redis or DTQ_REDIS_URL: separate processes share work only through Redis (dtq serve runs everything in one process on the embedded backend)", r.name)
+		}
+		b, err := embedded.Start()
+		if err != nil {
+			return nil, nil, err
+		}
+		log.Info("using the embedded in-memory backend: for trying dtq only, nothing is kept after exit; pass --redis for real Redis",
+			"backend", "embedded")
+		return b.Client, b.Close, nil
+	}
+	log.Info("using Redis", "backend", "redis", "url", redisconn.Redact(o.redisURL))
+	c, err := redisconn.Connect(ctx, o.redisURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, c.Close, nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level must be debug, info, warn or error (got %q)", level)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// HTTP server limits: a client gets this long to send its headers and its
+// whole request, and at most maxHeaderBytes of headers.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+)
+
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+}

@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+const key = "e2e-secret"
+
+// Every route of the API, with each status code it documents, against the
+// real binary on a real Redis.
+func TestEveryRoute(t *testing.T) {
+	t.Parallel()
+	p := start(t, []string{"DTQ_REDIS_URL=" + redisURL(t), "DTQ_NAMESPACE=" + redistest.Namespace(t), "DTQ_API_KEY=" + key},
+		"serve", "--addr", "127.0.0.1:0", "--max-depth", "3", "--max-batch", "10", "--queues", "default,slow")
+	k := []string{"X-API-Key", key}
+	post := func(want int, path, body string, h ...string) *resp {
+		t.Helper()
+		return p.must(want, "POST", path, body, append(h, k...)...)
+	}
+
+	// Submit: 201, auth 401, idempotent 200/409/422, queue full 429.
+	p.must(http.StatusUnauthorized, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	p.must(http.StatusUnauthorized, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "X-API-Key", "wrong")
+	created := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","payload":"a"}`, "Idempotency-Key", "once")
+	id := created.str("id")
+	p.waitStatus(id, "SUCCEEDED")
+	if r := post(http.StatusOK, "/api/v1/tasks", `{"task_type":"echo","payload":"a"}`, "Idempotency-Key", "once"); r.str("id") != id {
+		t.Fatalf("replay: %s", r.raw)
+	}
+	post(http.StatusUnprocessableEntity, "/api/v1/tasks", `{"task_type":"echo","payload":"b"}`, "Idempotency-Key", "once")
+	held := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`, "Idempotency-Key", "held").str("id")
+	post(http.StatusConflict, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`, "Idempotency-Key", "held")
+	post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`)
+	post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`)
+	if r := post(http.StatusTooManyRequests, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`); r.header.Get("Retry-After") == "" {
+		t.Fatalf("429 without Retry-After: %v", r.header)
+	}
+
+	// Batch: 200 with per-item results; 413 over --max-batch.
+	b := post(http.StatusOK, "/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo"},{"task_type":""}]}`)
+	if items := b.body["results"].([]any); items[0].(map[string]any)["status"] != 201.0 || items[1].(map[string]any)["status"] != 400.0 {
+		t.Fatalf("batch: %s", b.raw)
+	}
+	post(http.StatusRequestEntityTooLarge, "/api/v1/tasks/batch", `{"tasks":[`+strings.TrimSuffix(strings.Repeat(`{"task_type":"echo"},`, 11), ",")+`]}`)
+
+	// Reads are open without the key.
+	p.must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "")
+	p.must(http.StatusNotFound, "GET", "/api/v1/tasks/default-01ARZ3NDEKTSV4RRFFQ69G5FAV", "")
+	if l := p.must(http.StatusOK, "GET", "/api/v1/tasks?queue=held&status=QUEUED&limit=2", ""); len(l.body["tasks"].([]any)) != 2 {
+		t.Fatalf("list: %s", l.raw)
+	}
+	p.must(http.StatusBadRequest, "GET", "/api/v1/tasks?limit=0", "")
+
+	// Cancel: 200, then 409 for a finished task, 404 for an unknown one.
+	if c := post(http.StatusOK, "/api/v1/tasks/"+held+"/cancel", ""); c.str("status") != "CANCELLED" {
+		t.Fatalf("cancel: %s", c.raw)
+	}
+	post(http.StatusConflict, "/api/v1/tasks/"+id+"/cancel", "")
+	post(http.StatusNotFound, "/api/v1/tasks/nope/cancel", "")
+	p.must(http.StatusUnauthorized, "POST", "/api/v1/tasks/"+id+"/cancel", "")
+
+	// Dead letters.
+	dead := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"always_fail","payload":{"permanent":true}}`).str("id")
+	p.waitStatus(dead, "DEAD")
+	if l := p.must(http.StatusOK, "GET", "/api/v1/dlq", ""); len(l.body["dead_letters"].([]any)) != 1 {
+		t.Fatalf("dlq: %s", l.raw)
+	}
+	p.must(http.StatusUnauthorized, "POST", "/api/v1/dlq/"+dead+"/requeue", "")
+	post(http.StatusOK, "/api/v1/dlq/"+dead+"/requeue", "")
+	p.waitStatus(dead, "DEAD")
+	post(http.StatusConflict, "/api/v1/dlq/"+id+"/requeue", "")
+	p.must(http.StatusOK, "DELETE", "/api/v1/dlq/"+dead, "", k...)
+	p.must(http.StatusConflict, "DELETE", "/api/v1/dlq/"+id, "", k...)
+	post(http.StatusOK, "/api/v1/dlq/requeue?queue=default", "")
+	p.must(http.StatusOK, "DELETE", "/api/v1/dlq", "", k...)
+	p.must(http.StatusUnauthorized, "DELETE", "/api/v1/dlq", "")
+
+	// Queues, workers, audit.
+	if q := p.must(http.StatusOK, "GET", "/api/v1/queues", ""); len(q.body["queues"].([]any)) < 2 {
+		t.Fatalf("queues: %s", q.raw)
+	}
+	p.must(http.StatusOK, "GET", "/api/v1/queues/held", "")
+	p.must(http.StatusBadRequest, "GET", "/api/v1/queues/a%20b", "")
+	p.must(http.StatusUnauthorized, "POST", "/api/v1/queues/held/pause", "")
+	if q := post(http.StatusOK, "/api/v1/queues/held/pause", ""); q.body["paused"] != true {
+		t.Fatalf("pause: %s", q.raw)
+	}
+	if q := post(http.StatusOK, "/api/v1/queues/held/resume", ""); q.body["paused"] != false {
+		t.Fatalf("resume: %s", q.raw)
+	}
+	if w := p.must(http.StatusOK, "GET", "/api/v1/workers", ""); len(w.body["workers"].([]any)) != 1 {
+		t.Fatalf("workers: %s", w.raw)
+	}
+	if a := p.must(http.StatusOK, "GET", "/api/v1/audit", ""); len(a.body["entries"].([]any)) < 5 {
+		t.Fatalf("audit: %s", a.raw)
+	}
+
+	// Probes and routing errors.
+	p.must(http.StatusOK, "GET", "/health", "")
+	p.must(http.StatusOK, "GET", "/ready", "")
+	if r := p.must(http.StatusMethodNotAllowed, "DELETE", "/api/v1/tasks", ""); r.header.Get("Allow") == "" || r.errCode() != "method_not_allowed" {
+		t.Fatalf("405: %v %s", r.header, r.raw)
+	}
+	if r := p.must(http.StatusNotFound, "GET", "/api/v1/nope", ""); r.errCode() != "not_found" {
+		t.Fatalf("404: %s", r.raw)
+	}
+	p.checkNoPanic()
+}
+
+// Each class of bad input gets a 4xx naming the problem: never a 5xx, never
+// a panic, and the server keeps serving.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--max-body-bytes", "65536", "--max-payload-bytes", "16384")
+	cases := []struct {
+		name, body, ctype string
+		status            int
+	}{
+		{"oversized body", `{"task_type":"echo","payload":"` + strings.Repeat("x", 70000) + `"}`, "", 413},
+		{"oversized payload", `{"task_type":"echo","payload":"` + strings.Repeat("x", 20000) + `"}`, "", 413},
+		{"malformed", `{"task_type":"echo",`, "", 400},
+		{"wrong type", `{"task_type":["echo"]}`, "", 400},
+		{"wrong number", `{"task_type":"echo","priority":"9"}`, "", 400},
+		{"huge number", `{"task_type":"echo","delay_seconds":1e400}`, "", 400},
+		{"invalid UTF-8", "{\"task_type\":\"\xc3\x28\"}", "", 400},
+		{"unknown field", `{"task_type":"echo","surprise":1}`, "", 400},
+		{"deep nesting", `{"task_type":"echo","payload":` + strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100) + `}`, "", 400},
+		{"trailing data", `{"task_type":"echo"}garbage`, "", 400},
+		{"not JSON content type", `{"task_type":"echo"}`, "application/x-www-form-urlencoded", 415},
+		{"null body", `null`, "", 400},
+	}
+	for _, c := range cases {
+		h := []string{}
+		if c.ctype != "" {
+			h = []string{"Content-Type", c.ctype}
+		}
+		r := p.do("POST", "/api/v1/tasks", c.body, h...)
+		if r.status != c.status || r.errCode() == "" {
+			t.Errorf("%s: status %d, want %d with an error code: %.300s", c.name, r.status, c.status, r.raw)
+		}
+	}
+
+	// Huge headers: 431 from the server's header cap.
+	req, _ := http.NewRequest("GET", p.url+"/health", nil)
+	req.Header.Set("X-Big", strings.Repeat("h", 100<<10))
+	if r := p.send(req); r.status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("huge headers: status %d, want 431", r.status)
+	}
+
+	// A slow client (headers never finished) is cut off by the header
+	// timeout, while others are served meanwhile.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
+	p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	start := time.Now()
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err == nil && !strings.Contains(line, "408") {
+		t.Errorf("slow client got %q, want the connection closed or a 408", line)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("slow client held its connection for %v", time.Since(start))
+	}
+
+	// A slow body (headers sent, body trickling) is cut off too.
+	conn2, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	fmt.Fprintf(conn2, "POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	conn2.SetReadDeadline(time.Now().Add(60 * time.Second))
+	line, err = bufio.NewReader(conn2).ReadString('\n')
+	if err == nil && (strings.Contains(line, " 5") || strings.Contains(line, "201")) {
+		t.Errorf("slow body got %q", line)
+	}
+
+	p.must(http.StatusOK, "GET", "/health", "")
+	if l := p.must(http.StatusOK, "GET", "/api/v1/tasks?limit=100", ""); len(l.body["tasks"].([]any)) != 1 {
+		t.Fatalf("bad input created tasks: %s", l.raw)
+	}
+	p.checkNoPanic()
+}
+
+// With Redis gone: /ready and the API answer 503, /health stays 200, and
+// the API recovers when Redis is back.
+func TestRedisDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, nil)
+	p := start(t, []string{"DTQ_REDIS_URL=redis://" + srv.Addr}, "api", "--addr", "127.0.0.1:0")
+	p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Resume()
+	p.must(http.StatusOK, "GET", "/health", "")
+	p.must(http.StatusServiceUnavailable, "GET", "/ready", "")
+	if r := p.must(http.StatusServiceUnavailable, "POST", "/api/v1/tasks", `{"task_type":"echo"}`); r.errCode() != "unavailable" {
+		t.Fatalf("submit with Redis paused: %s", r.raw)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for p.do("GET", "/ready", "").status != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready 30s after Redis came back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	p.checkNoPanic()
+}

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// `dtq serve` with no Redis runs everything on the embedded backend, says
+// so first, runs a task end to end and stops cleanly on SIGTERM.
+func TestServeEmbedded(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	first := p.logged()[0]
+	if first["backend"] != "embedded" || !strings.Contains(first["msg"].(string), "embedded") {
+		t.Fatalf("first log line %v, want one about the embedded backend", first)
+	}
+	r := p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","payload":{"hi":1}}`)
+	done := p.waitStatus(r.str("id"), "SUCCEEDED")
+	if !strings.Contains(string(done.raw), `"echo":{"hi":1}`) {
+		t.Fatalf("result: %s", done.raw)
+	}
+	p.must(http.StatusOK, "GET", "/health", "")
+	p.must(http.StatusOK, "GET", "/ready", "")
+	if err := p.stop(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr())
+	}
+	if !strings.Contains(p.stderr(), `"msg":"stopped"`) {
+		t.Fatalf("no clean stop logged:\n%s", p.stderr())
+	}
+	p.checkNoPanic()
+}
+
+// Any number of api and worker processes share work through one Redis.
+func TestAPIAndWorkersOnRedis(t *testing.T) {
+	t.Parallel()
+	env := []string{"DTQ_REDIS_URL=" + redisURL(t), "DTQ_NAMESPACE=" + redistest.Namespace(t)}
+	apiProc := start(t, env, "api", "--addr", "127.0.0.1:0")
+	if first := apiProc.logged()[0]; first["backend"] != "redis" {
+		t.Fatalf("first log line %v, want backend redis", first)
+	}
+	w1 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--concurrency", "4")
+	w2 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--concurrency", "4")
+	var items []string
+	for i := range 200 {
+		items = append(items, fmt.Sprintf(`{"task_type":"echo","payload":%d}`, i))
+	}
+	r := apiProc.must(http.StatusOK, "POST", "/api/v1/tasks/batch", `{"tasks":[`+strings.Join(items, ",")+`]}`)
+	results := r.body["results"].([]any)
+	for _, x := range results {
+		item := x.(map[string]any)
+		if item["status"] != 201.0 {
+			t.Fatalf("batch item: %v", item)
+		}
+	}
+	last := results[len(results)-1].(map[string]any)["task"].(map[string]any)["id"].(string)
+	apiProc.waitStatus(last, "SUCCEEDED")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		page := apiProc.must(http.StatusOK, "GET", "/api/v1/queues/default", "")
+		if page.body["succeeded_total"] == 200.0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue after 30s: %s", page.raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	workers := apiProc.must(http.StatusOK, "GET", "/api/v1/workers", "")
+	if ws := workers.body["workers"].([]any); len(ws) != 2 {
+		t.Fatalf("workers: %s", workers.raw)
+	}
+	for _, w := range []*proc{w1, w2} {
+		w.must(http.StatusOK, "GET", "/health", "")
+		w.must(http.StatusOK, "GET", "/ready", "")
+		w.must(http.StatusNotFound, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	}
+	for _, pr := range []*proc{w1, w2, apiProc} {
+		if err := pr.stop(); err != nil {
+			t.Fatalf("exit: %v\n%s", err, pr.stderr())
+		}
+		pr.checkNoPanic()
+	}
+}
+
+// SIGTERM while a task runs: the worker lets it finish within the shutdown
+// timeout; past it, the task is handed back and another worker runs it.
+func TestWorkerShutdownHandsBack(t *testing.T) {
+	t.Parallel()
+	env := []string{"DTQ_REDIS_URL=" + redisURL(t), "DTQ_NAMESPACE=" + redistest.Namespace(t)}
+	apiProc := start(t, env, "api", "--addr", "127.0.0.1:0")
+	w1 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--shutdown-timeout", "200ms")
+	r := apiProc.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"sleep","payload":{"seconds":2}}`)
+	apiProc.waitStatus(r.str("id"), "RUNNING")
+	if err := w1.stop(); err != nil {
+		t.Fatalf("worker exit: %v\n%s", err, w1.stderr())
+	}
+	if !strings.Contains(w1.stderr(), "cancelled and will be retried") {
+		t.Fatalf("no hand-back logged:\n%s", w1.stderr())
+	}
+	back := apiProc.must(http.StatusOK, "GET", "/api/v1/tasks/"+r.str("id"), "")
+	if s := back.str("status"); s != "QUEUED" && s != "SCHEDULED" {
+		t.Fatalf("after the worker stopped: %s", back.raw)
+	}
+	start(t, append(env, "DTQ_QUEUES=default"), "worker", "--addr", "127.0.0.1:0")
+	deadline := time.Now().Add(60 * time.Second)
+	for apiProc.must(http.StatusOK, "GET", "/api/v1/tasks/"+r.str("id"), "").str("status") != "SUCCEEDED" {
+		if time.Now().After(deadline) {
+			t.Fatal("the handed-back task did not succeed on the second worker")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Configuration errors are one clear line and a non-zero exit.
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args    []string
+		env     []string
+		mention string
+	}{
+		{[]string{"api"}, nil, "needs --redis"},
+		{[]string{"worker"}, nil, "needs --redis"},
+		{[]string{"serve", "--concurrency", "x"}, nil, "concurrency"},
+		{[]string{"serve"}, []string{"DTQ_CONCURRENCY=lots"}, "DTQ_CONCURRENCY"},
+		{[]string{"serve", "--log-level", "loud"}, nil, "--log-level"},
+		{[]string{"serve", "--queues", "a b"}, nil, "queue"},
+		{[]string{"serve", "--addr", "256.0.0.1:1"}, nil, "listen"},
+		{[]string{"serve", "--redis", "http://x"}, nil, "redis://"},
+	}
+	for _, c := range cases {
+		cmd := exec.Command(binary, c.args...)
+		cmd.Env = append(cmd.Environ(), c.env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("dtq %v: exit 0, want an error", c.args)
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		last := lines[len(lines)-1]
+		if !strings.HasPrefix(last, "dtq: ") || !strings.Contains(last, c.mention) {
+			t.Errorf("dtq %v %v: last line %q, want a one-line error naming %q\n%s", c.args, c.env, last, c.mention, out)
+		}
+	}
+}
