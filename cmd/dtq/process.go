@@ -159,11 +159,11 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	var apiServer *api.Server
 	if r.api {
 		apiServer = api.New(client, redis, &api.Config{
-			APIKey:         o.apiKey,
-			APIKeyReads:    o.apiKeyReads,
-			MaxBodyBytes:   o.maxBodyBytes,
-			MaxBatch:       o.maxBatch,
-			Logger:         log,
+			APIKey:       o.apiKey,
+			APIKeyReads:  o.apiKeyReads,
+			MaxBodyBytes: o.maxBodyBytes,
+			MaxBatch:     o.maxBatch,
+			Logger:       log,
 		})
 		mux.Handle("/", apiServer.Handler())
 	} else {
