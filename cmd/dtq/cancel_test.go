@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dtq-dev/dtq"
+)
+
+func TestCancel(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		queued := e.submit("echo", "--queue", "parked")
+		if out := e.ok("cancel", queued); out != "cancelled "+queued+" (status CANCELLED)\n" {
+			t.Errorf("dtq cancel printed %q", out)
+		}
+		if task := e.waitStatus(queued, dtq.StatusCancelled); task.FinishedAt == nil {
+			t.Errorf("cancelled task: %+v", task)
+		}
+		scheduled := e.submit("echo", "--delay", "1h")
+		if v := e.json("cancel", scheduled); v["id"] != scheduled || v["status"] != "CANCELLED" {
+			t.Errorf("dtq cancel --json: %v", v)
+		}
+
+		done := e.submit("echo")
+		e.waitStatus(done, dtq.StatusSucceeded)
+		e.fails([]string{"cancel", done}, "409 not_cancellable: the task has already finished")
+		e.fails([]string{"cancel", "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "404 not_found: no such task")
+		e.fails([]string{"cancel"}, "accepts 1 arg(s), received 0")
+		out := e.ok("get", done)
+		if !strings.Contains(out, "SUCCEEDED") {
+			t.Errorf("a refused cancel changed the task:\n%s", out)
+		}
+	})
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dtq-dev/dtq"
+)
+
+func TestGet(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		id := e.submit("echo", "--payload", `{"n":1}`, "--priority", "8", "--task-timeout", "90s")
+		e.waitStatus(id, dtq.StatusSucceeded)
+		out := e.ok("get", id)
+		for _, want := range []string{"id:", id, "queue:", "default", "type:", "echo", "status:", "SUCCEEDED",
+			"priority:", "8", "attempt:", "1/", "timeout:", "1m30s", "created:", "finished:", "worker:", testWorkerID,
+			`payload:`, `{"n":1}`, "result:", "history:", "RUN", "OUTCOME", " ok "} {
+			if !strings.Contains(out, want) {
+				t.Errorf("dtq get output lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "last error:") {
+			t.Errorf("dtq get shows an empty last error:\n%s", out)
+		}
+		v := e.json("get", id)
+		if v["id"] != id || v["status"] != "SUCCEEDED" || v["priority"] != 8.0 {
+			t.Errorf("dtq get --json: %v", v)
+		}
+		if h, _ := v["history"].([]any); len(h) != 1 {
+			t.Errorf("dtq get --json history: %v", v["history"])
+		}
+
+		dead := e.deadTask("default")
+		out = e.ok("get", dead)
+		if !strings.Contains(out, "DEAD") || !strings.Contains(out, "last error:") || !strings.Contains(out, "boom") {
+			t.Errorf("dtq get of a dead task:\n%s", out)
+		}
+
+		e.fails([]string{"get", "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "404 not_found: no such task")
+		e.fails([]string{"get", "nonsense"}, "404 not_found")
+		e.fails([]string{"get", "a/b?c#d"}, "404 not_found") // escaped: still the task route
+		e.fails([]string{"get"}, "accepts 1 arg(s), received 0")
+		e.fails([]string{"get", "a", "b"}, "accepts 1 arg(s), received 2")
+		e.fails([]string{"get", ""}, "the task id must not be empty")
+	})
+}

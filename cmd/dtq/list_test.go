@@ -1,0 +1,62 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestList(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		if out := e.ok("list", "--queue", "parked"); out != "no tasks\n" {
+			t.Errorf("dtq list of an empty queue printed %q", out)
+		}
+		var ids []string
+		for range 3 {
+			ids = append(ids, e.submit("echo", "--queue", "parked", "--priority", "3", "--max-attempts", "3"))
+		}
+		other := e.submit("fail", "--queue", "parked")
+
+		out := e.ok("list", "--queue", "parked", "--type", "echo", "--limit", "2")
+		ls := lines(out)
+		if h := strings.Fields(ls[0]); !slices.Equal(h, []string{"ID", "TYPE", "STATUS", "PRIO", "ATTEMPT", "CREATED"}) {
+			t.Fatalf("dtq list header %q:\n%s", ls[0], out)
+		}
+		// Newest first: the last two submitted, then the cursor.
+		for _, id := range ids[1:] {
+			if row := rowOf(t, out, id); row[1] != "echo" || row[2] != "QUEUED" || row[3] != "3" || row[4] != "0/3" {
+				t.Errorf("dtq list row of %s: %q", id, row)
+			}
+		}
+		if strings.Contains(out, ids[0]) || strings.Contains(out, other) {
+			t.Errorf("dtq list --type echo --limit 2 shows too much:\n%s", out)
+		}
+		last := ls[len(ls)-1]
+		cursor, ok := strings.CutPrefix(last, "next page: --cursor ")
+		if !ok || len(ls) != 4 {
+			t.Fatalf("dtq list --limit 2: want a header, 2 rows and a cursor line:\n%s", out)
+		}
+		out = e.ok("list", "--queue", "parked", "--type", "echo", "--limit", "2", "--cursor", cursor)
+		rowOf(t, out, ids[0])
+		if strings.Contains(out, "next page") || len(lines(out)) != 2 {
+			t.Errorf("dtq list second page:\n%s", out)
+		}
+
+		// --json: the page; --status in any case.
+		v := e.json("list", "--queue", "parked", "--status", "queued")
+		if tasks, _ := v["tasks"].([]any); len(tasks) != 4 {
+			t.Errorf("dtq list --json: %v", v)
+		}
+		if _, ok := v["next_cursor"]; !ok {
+			t.Errorf("dtq list --json has no next_cursor: %v", v)
+		}
+		if out := e.ok("list", "--queue", "parked", "--status", "SUCCEEDED"); out != "no tasks\n" {
+			t.Errorf("dtq list --status SUCCEEDED printed %q", out)
+		}
+
+		e.fails([]string{"list", "--status", "done"}, "400 invalid_field: status must be one of")
+		e.fails([]string{"list", "--limit", "0"}, "400 invalid_field: limit")
+		e.fails([]string{"list", "--cursor", "x"}, "400 invalid_field: cursor")
+		e.fails([]string{"list", "extra"}, `unknown command "extra"`)
+	})
+}
