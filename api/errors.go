@@ -113,6 +113,8 @@ func httpField(f string) string {
 		return "delay_seconds"
 	case "timeout":
 		return "timeout_seconds"
+	case "idempotency_key":
+		return "the Idempotency-Key header"
 	}
 	return f
 }

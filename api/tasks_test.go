@@ -193,3 +193,12 @@ func TestQueueFull(t *testing.T) {
 		}
 	})
 }
+
+func TestIdempotencyKeyTooLong(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
+		r := e.must(http.StatusBadRequest, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "Idempotency-Key", strings.Repeat("k", 300))
+		if !strings.Contains(r.errMessage(), "Idempotency-Key") {
+			t.Fatalf("long key: %s", r.raw)
+		}
+	})
+}
