@@ -1,0 +1,117 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dtq-dev/dtq"
+)
+
+func TestDLQListRequeueDiscard(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		if out := e.ok("dlq", "list"); out != "no dead letters\n" {
+			t.Errorf("dtq dlq list of an empty queue printed %q", out)
+		}
+		a, b := e.deadTask("default"), e.deadTask("default")
+		c := e.deadTask("other")
+
+		out := e.ok("dlq", "list")
+		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"ID", "TYPE", "ATTEMPTS", "DIED", "REASON"}) {
+			t.Fatalf("dtq dlq list header:\n%s", out)
+		}
+		for _, id := range []string{a, b} {
+			if row := rowOf(t, out, id); row[1] != "fail" || row[2] != "1/1" || !strings.Contains(strings.Join(row[4:], " "), "boom") {
+				t.Errorf("dtq dlq list row of %s: %q", id, row)
+			}
+		}
+		if strings.Contains(out, c) {
+			t.Errorf("dtq dlq list (queue default) shows %s of queue other:\n%s", c, out)
+		}
+		rowOf(t, e.ok("dlq", "list", "--queue", "other"), c)
+
+		// --json and paging.
+		v := e.json("dlq", "list", "--limit", "1")
+		letters, _ := v["dead_letters"].([]any)
+		if len(letters) != 1 || v["next_cursor"] == "" {
+			t.Fatalf("dtq dlq list --limit 1 --json: %v", v)
+		}
+		first, _ := letters[0].(map[string]any)
+		if task, _ := first["task"].(map[string]any); task["id"] != b || first["reason"] == "" || first["dead_at"] == "" {
+			t.Errorf("dtq dlq list --json, newest first: %v", first)
+		}
+		out = e.ok("dlq", "list", "--limit", "1")
+		cursor, ok := strings.CutPrefix(lines(out)[2], "next page: --cursor ")
+		if !ok {
+			t.Fatalf("dtq dlq list --limit 1 prints no cursor:\n%s", out)
+		}
+		rowOf(t, e.ok("dlq", "list", "--limit", "1", "--cursor", cursor), a)
+
+		// Requeue one: it runs again (and fails again).
+		out = e.ok("dlq", "requeue", a)
+		if !strings.HasPrefix(out, "requeued "+a+" (status ") {
+			t.Errorf("dtq dlq requeue printed %q", out)
+		}
+		if task := e.waitStatus(a, dtq.StatusDead); len(task.History) != 2 {
+			t.Errorf("requeued task ran %d times in all, want 2", len(task.History))
+		}
+		ok1 := e.submit("echo")
+		e.waitStatus(ok1, dtq.StatusSucceeded)
+		e.fails([]string{"dlq", "requeue", ok1}, "409 not_dead: the task is not in the dead-letter stream")
+		e.fails([]string{"dlq", "requeue", "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "404 not_found")
+		if v := e.json("dlq", "requeue", c); v["id"] != c {
+			t.Errorf("dtq dlq requeue --json: %v", v)
+		}
+
+		// Discard one: gone from the list.
+		if out := e.ok("dlq", "discard", b); out != "discarded "+b+"\n" {
+			t.Errorf("dtq dlq discard printed %q", out)
+		}
+		if out := e.ok("dlq", "list"); strings.Contains(out, b) {
+			t.Errorf("%s is still listed after discard:\n%s", b, out)
+		}
+		if v := e.json("dlq", "discard", b); v["discarded"] != b { // idempotent
+			t.Errorf("dtq dlq discard --json: %v", v)
+		}
+		e.fails([]string{"dlq", "discard", ok1}, "409 not_dead")
+		e.fails([]string{"dlq", "discard", "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "404 not_found")
+
+		e.fails([]string{"dlq", "requeue"}, "accepts 1 arg(s), received 0")
+		e.fails([]string{"dlq", "discard", "a", "b"}, "accepts 1 arg(s), received 2")
+		e.fails([]string{"dlq", "list", "--queue", "bad name"}, "400 invalid_field: queue")
+		e.fails([]string{"dlq", "frob"}, `unknown command "frob" for "dtq dlq"`)
+		if out := e.ok("dlq"); !strings.Contains(out, "purge") || !strings.Contains(out, "requeue") {
+			t.Errorf("dtq dlq without a subcommand printed:\n%s", out)
+		}
+	})
+}
+
+func TestDLQPurge(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		a, b, c := e.deadTask("default"), e.deadTask("default"), e.deadTask("other")
+
+		// Refused without --yes, before any request.
+		e.fails([]string{"dlq", "purge"}, "deletes the dead letters of every queue for good", "--yes")
+		e.fails([]string{"dlq", "purge", "--queue", "other"}, "queue other", "--yes")
+		if out := e.ok("dlq", "list"); !strings.Contains(out, a) || !strings.Contains(out, b) {
+			t.Fatalf("dead letters gone after a refused purge:\n%s", out)
+		}
+
+		if out := e.ok("dlq", "purge", "--queue", "other", "--yes"); out != "discarded 1 dead letters of queue other\n" {
+			t.Errorf("dtq dlq purge --queue other printed %q", out)
+		}
+		if out := e.ok("dlq", "list", "--queue", "other"); out != "no dead letters\n" {
+			t.Errorf("dead letter %s still listed after the purge:\n%s", c, out)
+		}
+		if v := e.json("dlq", "purge", "--yes"); v["discarded"] != 2.0 {
+			t.Errorf("dtq dlq purge --yes --json: %v", v)
+		}
+		if out := e.ok("dlq", "list"); out != "no dead letters\n" {
+			t.Errorf("dtq dlq list after purge printed %q", out)
+		}
+		if out := e.ok("dlq", "purge", "--yes"); out != "discarded 0 dead letters of every queue\n" {
+			t.Errorf("dtq dlq purge of nothing printed %q", out)
+		}
+		e.fails([]string{"dlq", "purge", "--yes", "extra"}, `unknown command "extra"`)
+	})
+}

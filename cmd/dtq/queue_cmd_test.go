@@ -1,0 +1,76 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestQueueCommands(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		if out := e.ok("queue", "list"); out != "no queues\n" {
+			t.Errorf("dtq queue list with no queue printed %q", out)
+		}
+		for _, p := range []string{"1", "1", "8"} {
+			e.submit("echo", "--queue", "parked", "--priority", p)
+		}
+		e.submit("echo", "--queue", "parked", "--delay", "1h")
+		dead := e.deadTask("other")
+
+		out := e.ok("queue", "list")
+		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"NAME", "STATE", "QUEUED", "SCHEDULED", "RUNNING", "DEAD", "SUBMITTED", "SUCCEEDED"}) {
+			t.Fatalf("dtq queue list header:\n%s", out)
+		}
+		if row := rowOf(t, out, "parked"); !slices.Equal(row, []string{"parked", "active", "3", "1", "0", "0", "4", "0"}) {
+			t.Errorf("dtq queue list row of parked: %q", row)
+		}
+		if row := rowOf(t, out, "other"); row[5] != "1" || row[6] != "1" {
+			t.Errorf("dtq queue list row of other (one dead letter, %s): %q", dead, row)
+		}
+		v := e.json("queue", "list")
+		if qs, _ := v["queues"].([]any); len(qs) != 2 {
+			t.Errorf("dtq queue list --json: %v", v)
+		}
+
+		out = e.ok("queue", "stats", "parked")
+		for _, want := range []string{"name:", "parked", "state:", "active", "queued:", "3", "by priority:", "p8=1 p1=2", "scheduled:", "1", "submitted:", "4"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("dtq queue stats output lacks %q:\n%s", want, out)
+			}
+		}
+		v = e.json("queue", "stats", "parked")
+		if v["name"] != "parked" || v["queued"] != 3.0 || v["scheduled"] != 1.0 || v["paused"] != false {
+			t.Errorf("dtq queue stats --json: %v", v)
+		}
+
+		if out := e.ok("queue", "pause", "parked"); out != "queue parked is paused (3 queued, 0 running)\n" {
+			t.Errorf("dtq queue pause printed %q", out)
+		}
+		if row := rowOf(t, e.ok("queue", "list"), "parked"); row[1] != "paused" {
+			t.Errorf("dtq queue list after pause: %q", row)
+		}
+		if v := e.json("queue", "stats", "parked"); v["paused"] != true {
+			t.Errorf("dtq queue stats --json after pause: %v", v)
+		}
+		if v := e.json("queue", "resume", "parked"); v["paused"] != false || v["name"] != "parked" {
+			t.Errorf("dtq queue resume --json: %v", v)
+		}
+		if out := e.ok("queue", "resume", "parked"); out != "queue parked is active (3 queued, 0 running)\n" {
+			t.Errorf("dtq queue resume printed %q", out)
+		}
+		if v := e.json("queue", "pause", "parked"); v["paused"] != true {
+			t.Errorf("dtq queue pause --json: %v", v)
+		}
+
+		for _, args := range [][]string{{"queue", "stats", "bad name"}, {"queue", "pause", "a{b}"}, {"queue", "resume", "bad name"}} {
+			e.fails(args, "400 invalid_field: queue")
+		}
+		e.fails([]string{"queue", "stats"}, "accepts 1 arg(s), received 0")
+		e.fails([]string{"queue", "pause", "a", "b"}, "accepts 1 arg(s), received 2")
+		e.fails([]string{"queue", "stats", ""}, "the queue name must not be empty")
+		e.fails([]string{"queue", "list", "extra"}, `unknown command "extra"`)
+		if out := e.ok("queue"); !strings.Contains(out, "pause") || !strings.Contains(out, "stats") {
+			t.Errorf("dtq queue without a subcommand printed:\n%s", out)
+		}
+	})
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWorkers(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		// The worker's first heartbeat is written after Start returns.
+		deadline := time.Now().Add(waitLimit)
+		for {
+			v := e.json("workers")
+			if ws, _ := v["workers"].([]any); len(ws) == 1 {
+				w, _ := ws[0].(map[string]any)
+				if w["id"] != testWorkerID || w["concurrency"] != 10.0 {
+					t.Errorf("dtq workers --json: %v", v)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("dtq workers --json: %v after %v, want the test worker", v, waitLimit)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		out := e.ok("workers")
+		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"ID", "HOST", "PID", "QUEUES", "BUSY", "STARTED", "HEARTBEAT"}) {
+			t.Fatalf("dtq workers header:\n%s", out)
+		}
+		if row := rowOf(t, out, testWorkerID); len(row) != 7 || row[3] != "default,other" || !strings.HasSuffix(row[4], "/10") {
+			t.Errorf("dtq workers row: %q", row)
+		}
+		e.fails([]string{"workers", "extra"}, `unknown command "extra"`)
+	})
+}
+
+func TestWorkersNone(t *testing.T) {
+	forEachAPI(t, &apiEnvOpts{noWorker: true}, func(t *testing.T, e *apiEnv) {
+		if out := e.ok("workers"); out != "no live workers\n" {
+			t.Errorf("dtq workers with none printed %q", out)
+		}
+		if v := e.json("workers"); v["workers"] == nil {
+			t.Errorf("dtq workers --json with none: %v", v)
+		}
+	})
+}
