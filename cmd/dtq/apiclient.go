@@ -232,14 +232,3 @@ func responseError(res *http.Response, raw []byte) error {
 	}
 	return e
 }
-
-// printJSON writes a JSON document indented, with a final newline.
-func printJSON(out io.Writer, raw []byte) error {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return err
-	}
-	b.WriteByte('\n')
-	_, err := out.Write(b.Bytes())
-	return err
-}

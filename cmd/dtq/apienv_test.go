@@ -141,6 +141,9 @@ func decodeOne(t *testing.T, out string) map[string]any {
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("--json output is not a JSON object: %v\n%s", err, out)
 	}
+	if !strings.HasSuffix(out, "}\n") || strings.HasSuffix(out, "\n\n") {
+		t.Errorf("--json output does not end with one newline: %q", out[max(0, len(out)-10):])
+	}
 	if dec.More() {
 		t.Fatalf("--json output holds more than one JSON document:\n%s", out)
 	}

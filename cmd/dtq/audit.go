@@ -56,11 +56,3 @@ func newAuditCmd(out io.Writer) *cobra.Command {
 	addAPIFlags(cmd, &o.api)
 	return cmd
 }
-
-// dash stands in for an empty table cell.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

@@ -10,18 +10,25 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// dlqOptions are the flags of the dlq group, shared by its subcommands;
+// those with flags of their own have their own options too.
+type dlqOptions struct {
+	api apiOptions
+}
+
 // newDLQCmd builds `dtq dlq` and its subcommands list, requeue, discard
 // and purge, which share the API flags of the group.
 func newDLQCmd(out io.Writer) *cobra.Command {
-	var api apiOptions
+	var o dlqOptions
+	api := &o.api
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "Inspect and act on dead letters (tasks that failed for good)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	addAPIFlags(cmd, &api)
-	cmd.AddCommand(newDLQListCmd(out, &api), newDLQRequeueCmd(out, &api), newDLQDiscardCmd(out, &api), newDLQPurgeCmd(out, &api))
+	addAPIFlags(cmd, api)
+	cmd.AddCommand(newDLQListCmd(out, api), newDLQRequeueCmd(out, api), newDLQDiscardCmd(out, api), newDLQPurgeCmd(out, api))
 	return cmd
 }
 

@@ -35,6 +35,10 @@ func newGetCmd(out io.Writer) *cobra.Command {
 	return cmd
 }
 
+// maxValueRunes bounds a payload or result in the human output of a task;
+// --json shows them whole.
+const maxValueRunes = 200
+
 // printTask writes a task's fields, then its execution history.
 func printTask(out io.Writer, t *taskView) error {
 	cancel := ""
@@ -56,8 +60,8 @@ func printTask(out io.Writer, t *taskView) error {
 		"started", fmtTimePtr(t.StartedAt),
 		"finished", fmtTimePtr(t.FinishedAt),
 		"worker", t.Worker,
-		"payload", compact(t.Payload),
-		"result", compact(t.Result),
+		"payload", oneLine(compact(t.Payload), maxValueRunes),
+		"result", oneLine(compact(t.Result), maxValueRunes),
 		"last error", t.LastError,
 	)
 	if err != nil || len(t.History) == 0 {
@@ -66,7 +70,7 @@ func printTask(out io.Writer, t *taskView) error {
 	fmt.Fprintln(out, "\nhistory:")
 	tb := newTable(out, "RUN", "OUTCOME", "STARTED", "FINISHED", "WORKER", "ERROR")
 	for _, h := range t.History {
-		tb.row(strconv.Itoa(h.Run), h.Outcome, fmtTime(h.StartedAt), fmtTime(h.FinishedAt), h.Worker, oneLine(h.Error, 80))
+		tb.row(strconv.Itoa(h.Run), h.Outcome, fmtTime(h.StartedAt), fmtTime(h.FinishedAt), dash(h.Worker), dash(oneLine(h.Error, 80)))
 	}
 	return tb.flush()
 }

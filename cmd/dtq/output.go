@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -138,6 +139,14 @@ func oneLine(s string, max int) string {
 	return b.String()
 }
 
+// dash stands in for an empty table cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // fmtTime formats an API time for a table; the zero time is "-".
 func fmtTime(t time.Time) string {
 	if t.IsZero() {
@@ -178,4 +187,15 @@ func compact(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// printJSON writes a JSON document indented, with a final newline.
+func printJSON(out io.Writer, raw []byte) error {
+	var b bytes.Buffer
+	if err := json.Indent(&b, bytes.TrimSpace(raw), "", "  "); err != nil {
+		return err
+	}
+	b.WriteByte('\n')
+	_, err := out.Write(b.Bytes())
+	return err
 }

@@ -32,20 +32,27 @@ func (q *queueView) state() string {
 	return "active"
 }
 
+// queueOptions are the flags of the queue group, shared by its
+// subcommands (none has flags of its own).
+type queueOptions struct {
+	api apiOptions
+}
+
 // newQueueCmd builds `dtq queue` and its subcommands list, stats, pause and
 // resume, which share the API flags of the group.
 func newQueueCmd(out io.Writer) *cobra.Command {
-	var api apiOptions
+	var o queueOptions
+	api := &o.api
 	cmd := &cobra.Command{
 		Use:   "queue",
 		Short: "Inspect, pause and resume queues",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	addAPIFlags(cmd, &api)
-	cmd.AddCommand(newQueueListCmd(out, &api), newQueueStatsCmd(out, &api),
-		newQueuePauseCmd(out, &api, "pause", "Stop workers from starting tasks of a queue (submits still succeed)"),
-		newQueuePauseCmd(out, &api, "resume", "Let workers start tasks of a paused queue again"))
+	addAPIFlags(cmd, api)
+	cmd.AddCommand(newQueueListCmd(out, api), newQueueStatsCmd(out, api),
+		newQueuePauseCmd(out, api, "pause", "Stop workers from starting tasks of a queue (submits still succeed)"),
+		newQueuePauseCmd(out, api, "resume", "Let workers start tasks of a paused queue again"))
 	return cmd
 }
 
