@@ -50,6 +50,10 @@ type Config struct {
 
 	// Logger receives the library's logs. Defaults to discarding them.
 	Logger *slog.Logger
+
+	// Observer receives the task events of the Client and of the Workers
+	// built from it, for metrics. Defaults to none.
+	Observer Observer
 }
 
 func (c *Config) withDefaults() (Config, error) {
@@ -157,10 +161,12 @@ func (c *Client) queue(name string) *queueState {
 		cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(name), IdemWindow: c.cfg.IdempotencyWindow}
 		q.enqueues = batch.New(func(ctx context.Context, items []taskscript.EnqueueItem) ([]taskscript.EnqueueResult, error) {
 			res, err := enqueue(ctx, c.redis, q.keys, cfg, items)
-			if err == nil {
-				c.publishEnqueued(q, items, res) // one PUBLISH for the batch
+			if err != nil {
+				c.redisError("enqueue", err)
+				return nil, err
 			}
-			return res, err
+			c.publishEnqueued(q, items, res) // one PUBLISH for the batch
+			return res, nil
 		}, 256, 1, 10*time.Second)
 		c.queues[name] = q
 	}

@@ -22,9 +22,12 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 		return nil, ErrNotFound
 	}
 	k := keys.NewTasks(c.cfg.Namespace, queue)
-	status, err := taskscript.Cancel(ctx, c.redis, k, id, c.cfg.Retention)
+	status, cancelledType, err := taskscript.Cancel(ctx, c.redis, k, id, c.cfg.Retention)
 	if err != nil {
 		return nil, err
+	}
+	if o := c.cfg.Observer; o != nil && cancelledType != "" {
+		o.TaskEnded(queue, cancelledType, OutcomeCancelled)
 	}
 	switch Status(status) {
 	case "":

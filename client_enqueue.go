@@ -150,6 +150,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 			cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(g.q.name), IdemWindow: c.cfg.IdempotencyWindow}
 			res, err := enqueue(ctx, c.redis, g.q.keys, cfg, g.items)
 			if err != nil {
+				c.redisError("enqueue", err)
 				errs[gi] = err
 				return
 			}
@@ -258,6 +259,9 @@ func (c *Client) enqueueResult(ctx context.Context, q *queueState, item taskscri
 	}
 	switch res.Code {
 	case taskscript.Created:
+		if o := c.cfg.Observer; o != nil {
+			o.TaskSubmitted(q.name, item.Type)
+		}
 		t := &Task{
 			ID: item.ID, Queue: q.name, Type: item.Type, Payload: json.RawMessage(item.Payload),
 			Priority: item.Priority, Status: StatusQueued, MaxAttempts: item.MaxAttempts,

@@ -116,6 +116,7 @@ func (c *Client) publish(channel string, lines []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := c.redis.Do(ctx, c.redis.B().Publish().Channel(channel).Message(msg).Build()).Error(); err != nil {
+			c.redisError("publish", err)
 			c.log.Debug("publishing events failed", "channel", channel, "error", err)
 		}
 	}()

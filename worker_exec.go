@@ -58,15 +58,30 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 			w.mu.Unlock()
 			cancel(nil)
 		}()
+		obs := w.c.cfg.Observer
+		var began time.Time
+		if obs != nil {
+			began = time.Now()
+		}
 		item, record := w.execute(ctx, ex)
+		var ran time.Duration
+		if obs != nil {
+			ran = time.Since(began)
+		}
 		if !record {
 			w.slots.release(1)
+			if obs != nil {
+				obs.TaskFinished(wq.q.name, t.Type, OutcomeLost, ran)
+			}
 			return
 		}
 		w.recording <- struct{}{}
 		w.slots.release(1)
-		w.finish(ex, item)
+		status := w.finish(ex, item)
 		<-w.recording
+		if obs != nil {
+			obs.TaskFinished(wq.q.name, t.Type, outcomeOf(status), ran)
+		}
 	})
 }
 
@@ -139,8 +154,8 @@ func callHandler(ctx context.Context, h HandlerFunc, t *Task) (result any, err e
 // finish records an execution's outcome, retrying while Redis cannot be
 // reached for up to half the visibility timeout (the task stays renewed
 // meanwhile). If that fails, the task is reclaimed after the visibility
-// timeout and runs again.
-func (w *Worker) finish(ex *execution, item taskscript.FinishItem) {
+// timeout and runs again. It returns the status recorded, "" for none.
+func (w *Worker) finish(ex *execution, item taskscript.FinishItem) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.runBase), max(w.cfg.VisibilityTimeout/2, time.Second))
 	defer cancel()
 	var retry backoff.Backoff
@@ -148,13 +163,15 @@ func (w *Worker) finish(ex *execution, item taskscript.FinishItem) {
 		status, err := ex.queue.finishes.Do(ctx, finishReq{task: ex.task, item: item})
 		if err == nil {
 			if status == "" {
-				w.log.Info("task outcome rejected: another execution owns it now", "task", item.TaskID, "queue", ex.task.Queue, "type", ex.task.Type)
+				w.log.Info("task outcome rejected: another execution owns it now",
+					logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type)
 			}
-			return
+			return status
 		}
 		if ctx.Err() != nil || retry.Sleep(ctx) != nil {
-			w.log.Warn("recording task outcome failed; it will run again", "task", item.TaskID, "queue", ex.task.Queue, "type", ex.task.Type, "error", err)
-			return
+			w.log.Warn("recording task outcome failed; it will run again",
+				logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type, "error", err)
+			return ""
 		}
 	}
 }

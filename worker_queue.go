@@ -59,6 +59,7 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		}
 		res, err := taskscript.Finish(ctx, w.c.redis, q.keys, cfg, w.cfg.ID, scriptItems)
 		if err != nil {
+			w.c.redisError("finish", err)
 			return nil, err
 		}
 		// One PUBLISH for the batch's events.
@@ -104,6 +105,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
+			w.c.redisError("read", err)
 			w.log.Warn("reading tasks failed; retrying", "queue", wq.q.name, "error", err)
 			wq.busy = true
 			if retry.Sleep(ctx) != nil {
@@ -172,6 +174,9 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 		wq.cursors = res.Cursors
 		if reclaimDue {
 			wq.lastReclaim = time.Now()
+			if o := w.c.cfg.Observer; o != nil {
+				wq.reportReclaims(o, res.Entries)
+			}
 		}
 		if res.Paused {
 			wq.busy = true
@@ -246,6 +251,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 	if err != nil {
 		// The entries stay claimed; reclaim passes hand them on after the
 		// visibility timeout.
+		w.c.redisError("start", err)
 		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
 		w.slots.release(min(slots, len(entries)))
 		wq.busy = true
@@ -253,8 +259,12 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 	}
 	launched := 0
 	var events []string
+	obs := w.c.cfg.Observer
 	for i, s := range started {
 		e := entries[i]
+		if s.Code == taskscript.Died && obs != nil {
+			obs.TaskEnded(wq.q.name, s.Type, OutcomeDead)
+		}
 		if s.Code != taskscript.Began || e.GiveBack {
 			continue
 		}
@@ -265,11 +275,28 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 			run: s.Run, band: e.Band, entry: e.EntryID, idem: s.IdemHash, started: s.Started,
 		}
 		events = append(events, eventLine(t, StatusRunning, ""))
+		if obs != nil {
+			obs.TaskStarted(wq.q.name, t.Type, pickup(e.EntryID, s.Started))
+		}
 		w.launch(wq, t)
 		launched++
 	}
 	w.c.publish(wq.q.keys.Events(), events)
 	w.slots.release(min(slots, len(entries)) - launched)
+}
+
+// reportReclaims reports the entries of a read that were taken over from
+// lost workers.
+func (wq *workerQueue) reportReclaims(o Observer, entries []taskscript.Entry) {
+	n := 0
+	for _, e := range entries {
+		if e.Reclaimed {
+			n++
+		}
+	}
+	if n > 0 {
+		o.TasksReclaimed(wq.q.name, n)
+	}
 }
 
 func isNoGroup(err error) bool {

@@ -53,6 +53,7 @@ func (w *Worker) renewOnce(ctx context.Context) {
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
+					w.c.redisError("renew", err)
 					w.log.Warn("renewing running tasks failed; retrying next tick", "queue", wq.q.name, "error", err)
 				}
 				continue
@@ -94,6 +95,7 @@ func (w *Worker) listenCancels(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		w.c.redisError("subscribe", err)
 		w.log.Warn("cancellation listener lost its subscription; retrying", "error", err)
 		if retry.Sleep(ctx) != nil {
 			return
@@ -138,6 +140,7 @@ func (w *Worker) beat(ctx context.Context) {
 	}
 	for _, r := range c.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil && ctx.Err() == nil {
+			w.c.redisError("heartbeat", err)
 			w.log.Warn("worker heartbeat failed", "error", err)
 			return
 		}

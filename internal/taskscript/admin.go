@@ -35,12 +35,23 @@ func Promote(ctx context.Context, c rueidis.Client, k keys.Tasks, ids []string) 
 	return int(v[0]), next, nil
 }
 
-// Cancel runs cancel.lua for one task and returns its status after the call
-// ("" when there is no such task).
-func Cancel(ctx context.Context, c rueidis.Client, k keys.Tasks, id string, retention time.Duration) (string, error) {
+// Cancel runs cancel.lua for one task. It returns the task's status after
+// the call ("" when there is no such task) and, when this call cancelled a
+// QUEUED or SCHEDULED task, its type (else "").
+func Cancel(ctx context.Context, c rueidis.Client, k keys.Tasks, id string, retention time.Duration) (status, cancelledType string, err error) {
 	ks := []string{k.Info(), k.Schedule(), k.Task(ulidOf(id))}
 	args := []string{id, k.Events(), k.Cancels(), ms(retention)}
-	return cancelScript.Exec(ctx, c, ks, args).ToString()
+	v, err := cancelScript.Exec(ctx, c, ks, args).AsStrSlice()
+	if err != nil {
+		return "", "", err
+	}
+	switch len(v) {
+	case 1:
+		return v[0], "", nil
+	case 2:
+		return v[0], v[1], nil
+	}
+	return "", "", unexpected("cancel", v)
 }
 
 // DLQAction is what DLQ does to dead tasks.

@@ -15,14 +15,16 @@
 -- cancels its handler, and the task ends CANCELLED. Anything else is left
 -- as it is.
 --
--- Returns the task's status after the call ("" when there is no such task).
+-- Returns { the task's status after the call ("" when there is no such
+-- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
+-- { 'CANCELLED', its type }.
 
 local info, schedule, tk = KEYS[1], KEYS[2], KEYS[3]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio')
 f[3] = f[3] or '0'
 local status = f[1]
-if not status then return '' end
+if not status then return {''} end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -38,10 +40,10 @@ if status == 'QUEUED' or status == 'SCHEDULED' then
   redis.call('HINCRBY', info, 'depth', -1)
   redis.call('HINCRBY', info, 'cancelled', 1)
   redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. string.format('%d', now))
-  return 'CANCELLED'
+  return {'CANCELLED', f[2]}
 end
 if status == 'RUNNING' then
   redis.call('HSET', tk, 'cancel', 1)
   redis.call('PUBLISH', cancels, id)
 end
-return status
+return {status}

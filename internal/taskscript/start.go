@@ -31,7 +31,7 @@ const (
 )
 
 // Started is the outcome of starting one entry. When Began, the other
-// fields describe the task.
+// fields describe the task; when Died, Type does.
 type Started struct {
 	Code        StartCode
 	Run         int
@@ -119,6 +119,9 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		}
 		s := &out[i]
 		s.Code = StartCode(code)
+		if s.Code == Died {
+			s.Type = typeOf(entries[i].Spec, res[hgetall])
+		}
 		if s.Code != Began {
 			continue
 		}
@@ -143,6 +146,16 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		s.MaxAttempts, s.Timeout, s.Created = spec.MaxAttempts, spec.Timeout, spec.Created
 	}
 	return out, nil
+}
+
+// typeOf returns the task type of an entry: from its spec, else from the
+// task hash read after the script ("" if that failed).
+func typeOf(spec *Spec, hash rueidis.RedisResult) string {
+	if spec != nil {
+		return spec.Type
+	}
+	h, _ := hash.AsStrMap()
+	return h["type"]
 }
 
 func atoiMsg(m rueidis.RedisMessage) int {

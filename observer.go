@@ -1,0 +1,119 @@
+package dtq
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Observer receives this process's task events, for metrics (package
+// internal/metrics turns them into Prometheus metrics). Set it in
+// Config.Observer; the Client and every Worker built from it report to it.
+//
+// Methods are called synchronously on hot paths, from many goroutines at
+// once: they must be safe for concurrent use, must not block, and should
+// cost no more than a few counter increments. Task types and queue names are
+// the raw strings of the tasks: an implementation that turns them into
+// metric labels must bound them itself.
+type Observer interface {
+	// TaskSubmitted reports a task created by Enqueue or EnqueueMany (not a
+	// duplicate submission of an idempotency key, nor a rejected one).
+	TaskSubmitted(queue, taskType string)
+
+	// TaskStarted reports an execution started by a Worker of this
+	// process. pickup is how long the task had been ready when it started:
+	// from when it entered its priority band (at submission, or when its
+	// due time came — a delay, RunAt, or a retry's backoff) to its start,
+	// both on the Redis clock, so at millisecond precision. For a task taken
+	// over from a lost worker it runs from that first readiness. Every
+	// TaskStarted is followed by exactly one TaskFinished.
+	TaskStarted(queue, taskType string, pickup time.Duration)
+
+	// TaskFinished reports the end of an execution that TaskStarted
+	// reported: its recorded outcome, and run, how long the handler ran.
+	TaskFinished(queue, taskType string, outcome Outcome, run time.Duration)
+
+	// TaskEnded reports a task that finished without an execution of this
+	// process: cancelled while QUEUED or SCHEDULED by Client.Cancel
+	// (OutcomeCancelled), or DEAD when a Worker took it over from a lost
+	// worker after WorkerConfig.MaxCrashes (OutcomeDead).
+	TaskEnded(queue, taskType string, outcome Outcome)
+
+	// TasksReclaimed reports n tasks a Worker took over from workers that
+	// stopped renewing them (their process died or lost Redis).
+	TasksReclaimed(queue string, n int)
+
+	// RedisError reports a failed Redis call of the engine's background
+	// and hot paths (not of the admin calls, whose errors go to their
+	// callers), other than one whose context was cancelled. op is one of
+	// "enqueue", "read", "start", "finish", "renew", "heartbeat",
+	// "subscribe" and "publish".
+	RedisError(op string, err error)
+}
+
+// Outcome is how an execution or a task ended, as reported to an Observer.
+type Outcome string
+
+// Outcomes reported to an Observer.
+const (
+	// OutcomeSucceeded: the handler returned no error; the task is
+	// SUCCEEDED.
+	OutcomeSucceeded Outcome = "succeeded"
+	// OutcomeRetried: the execution failed and the task will run again
+	// after its backoff (it is SCHEDULED).
+	OutcomeRetried Outcome = "retried"
+	// OutcomeDead: the task failed for good and is DEAD.
+	OutcomeDead Outcome = "dead"
+	// OutcomeCancelled: the task was cancelled and is CANCELLED.
+	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeLost: the execution's outcome was not recorded — another
+	// worker took the task over, or Redis could not be reached — and the
+	// task will run again.
+	OutcomeLost Outcome = "lost"
+)
+
+// outcomeOf maps the status an outcome was recorded with ("" when it was
+// rejected) to its Outcome.
+func outcomeOf(status string) Outcome {
+	switch Status(status) {
+	case StatusSucceeded:
+		return OutcomeSucceeded
+	case StatusScheduled:
+		return OutcomeRetried
+	case StatusDead:
+		return OutcomeDead
+	case StatusCancelled:
+		return OutcomeCancelled
+	}
+	return OutcomeLost
+}
+
+// redisError reports err of op to the observer, if any.
+func (c *Client) redisError(op string, err error) {
+	if o := c.cfg.Observer; o != nil && err != nil && !errors.Is(err, context.Canceled) {
+		o.RedisError(op, err)
+	}
+}
+
+// pickup is the time from when a band entry was added (its id's
+// millisecond part) to started (Unix ms), both from the Redis clock; never
+// negative.
+func pickup(entryID, started string) time.Duration {
+	end, err := strconv.ParseInt(started, 10, 64)
+	if err != nil {
+		return 0
+	}
+	begin, err := strconv.ParseInt(entryID[:indexByte(entryID, '-')], 10, 64)
+	if err != nil || end < begin {
+		return 0
+	}
+	return time.Duration(end-begin) * time.Millisecond
+}
+
+// Log attribute keys of the engine's task log lines.
+const (
+	logTaskID   = "task_id"
+	logQueue    = "queue"
+	logTaskType = "task_type"
+)

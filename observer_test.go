@@ -1,0 +1,276 @@
+package dtq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/internal/taskscript"
+)
+
+// recorder is an Observer that records every call as a line
+// "<method> <queue> <type> [<outcome>]", with the durations apart.
+type recorder struct {
+	mu        sync.Mutex
+	events    []string
+	durations []time.Duration
+	reclaimed map[string]int
+	redisOps  []string
+}
+
+func newRecorder() *recorder { return &recorder{reclaimed: map[string]int{}} }
+
+func (r *recorder) add(line string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, line)
+	r.durations = append(r.durations, d)
+}
+
+func (r *recorder) TaskSubmitted(queue, typ string) { r.add("submitted "+queue+" "+typ, 0) }
+func (r *recorder) TaskStarted(queue, typ string, pickup time.Duration) {
+	r.add("started "+queue+" "+typ, pickup)
+}
+func (r *recorder) TaskFinished(queue, typ string, o dtq.Outcome, run time.Duration) {
+	r.add("finished "+queue+" "+typ+" "+string(o), run)
+}
+func (r *recorder) TaskEnded(queue, typ string, o dtq.Outcome) {
+	r.add("ended "+queue+" "+typ+" "+string(o), 0)
+}
+func (r *recorder) TasksReclaimed(queue string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reclaimed[queue] += n
+}
+func (r *recorder) RedisError(op string, _ error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.redisOps = append(r.redisOps, op)
+}
+
+// count returns how many events equal line.
+func (r *recorder) count(line string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e == line {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) snapshot() ([]string, []time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events), slices.Clone(r.durations)
+}
+
+// waitEvents waits until every line of want was recorded (at least) as
+// often as it is listed.
+func (r *recorder) waitEvents(t *testing.T, want ...string) {
+	t.Helper()
+	need := map[string]int{}
+	for _, w := range want {
+		need[w]++
+	}
+	eventually(t, 10*time.Second, fmt.Sprintf("observer events %q", want), func() bool {
+		for line, n := range need {
+			if r.count(line) < n {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func forEachBackendObserved(t *testing.T, fn func(t *testing.T, e *env, rec *recorder)) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		rec := newRecorder()
+		fn(t, newEnv(t, b, &dtq.Config{Observer: rec}), rec)
+	})
+}
+
+// The observer sees each task submitted once (not its duplicates), every
+// execution started and finished with its outcome, and a cancellation
+// before the task ran, all with the task's queue and type; durations are
+// never negative.
+func TestObserverSeesTaskLifecycle(t *testing.T) {
+	forEachBackendObserved(t, func(t *testing.T, e *env, rec *recorder) {
+		const q = "obs"
+		opts := &dtq.EnqueueOpts{Queue: q}
+		blocking := make(chan struct{})
+		e.worker(fast(dtq.WorkerConfig{Queues: []string{q}}), map[string]dtq.HandlerFunc{
+			"ok": func(context.Context, *dtq.Task) (any, error) { return "done", nil },
+			"flaky": func(_ context.Context, task *dtq.Task) (any, error) {
+				if task.Attempt < 2 {
+					return nil, errors.New("not yet")
+				}
+				return nil, nil
+			},
+			"bad": func(context.Context, *dtq.Task) (any, error) { return nil, dtq.Permanent(errors.New("no")) },
+			"block": func(ctx context.Context, _ *dtq.Task) (any, error) {
+				close(blocking)
+				<-ctx.Done()
+				return nil, context.Cause(ctx)
+			},
+		})
+
+		ok := e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: q, IdempotencyKey: "k1"})
+		if res, err := e.c.Enqueue(t.Context(), "ok", nil, &dtq.EnqueueOpts{Queue: q, IdempotencyKey: "k1"}); err != nil || !res.Duplicate {
+			t.Fatalf("duplicate submission: %+v, %v", res, err)
+		}
+		flaky := e.enqueue("flaky", nil, opts)
+		bad := e.enqueue("bad", nil, opts)
+		block := e.enqueue("block", nil, opts)
+		later := e.enqueue("later", nil, &dtq.EnqueueOpts{Queue: q, Delay: time.Hour})
+		many, err := e.c.EnqueueMany(t.Context(), []dtq.EnqueueRequest{
+			{Type: "ok", Opts: opts}, {Type: "ok", Opts: &dtq.EnqueueOpts{Queue: "bad name"}},
+		})
+		if err != nil || many[0].Err != nil || many[1].Err == nil {
+			t.Fatalf("EnqueueMany: %+v, %v", many, err)
+		}
+
+		e.waitStatus(ok.ID, dtq.StatusSucceeded, 10*time.Second)
+		e.waitStatus(flaky.ID, dtq.StatusSucceeded, 10*time.Second)
+		e.waitStatus(bad.ID, dtq.StatusDead, 10*time.Second)
+		<-blocking
+		for _, id := range []string{later.ID, block.ID} {
+			if _, err := e.c.Cancel(t.Context(), id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.c.Cancel(t.Context(), later.ID); err != nil { // again: nothing happens
+			t.Fatal(err)
+		}
+		e.waitStatus(block.ID, dtq.StatusCancelled, 10*time.Second)
+
+		rec.waitEvents(t,
+			"finished obs ok succeeded", "finished obs ok succeeded",
+			"finished obs flaky retried", "finished obs flaky succeeded",
+			"finished obs bad dead", "finished obs block cancelled", "ended obs later cancelled")
+		want := map[string]int{
+			"submitted obs ok": 2, "submitted obs flaky": 1, "submitted obs bad": 1,
+			"submitted obs block": 1, "submitted obs later": 1,
+			"started obs ok": 2, "started obs flaky": 2, "started obs bad": 1, "started obs block": 1,
+			"finished obs ok succeeded": 2, "finished obs flaky retried": 1, "finished obs flaky succeeded": 1,
+			"finished obs bad dead": 1, "finished obs block cancelled": 1, "ended obs later cancelled": 1,
+		}
+		events, durations := rec.snapshot()
+		got := map[string]int{}
+		for i, ev := range events {
+			got[ev]++
+			if durations[i] < 0 {
+				t.Errorf("%s: negative duration %v", ev, durations[i])
+			}
+		}
+		total := 0
+		for line, n := range want {
+			total += n
+			if got[line] != n {
+				t.Errorf("%q seen %d times, want %d", line, got[line], n)
+			}
+		}
+		if len(events) != total {
+			t.Errorf("%d events, want %d: %q", len(events), total, events)
+		}
+	})
+}
+
+// ghostStart claims the task's entry for a worker that never renews it and
+// starts it there (RUNNING), as a worker that then died would have: taking
+// it over from a lost worker when reclaim is set.
+func ghostStart(t *testing.T, e *env, queue, ghost string, reclaim bool) {
+	t.Helper()
+	k := keys.NewTasks(e.Namespace, queue)
+	req := taskscript.ReadRequest{Group: "workers", Consumer: ghost, Credit: 1, EnsureGroups: true}
+	if reclaim {
+		req.ReclaimIdle = time.Millisecond
+	}
+	var entries []taskscript.Entry
+	eventually(t, 10*time.Second, ghost+" claims the task", func() bool {
+		res, err := taskscript.Read(t.Context(), e.Client, k, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = res.Entries
+		return len(entries) == 1 && entries[0].Reclaimed == reclaim
+	})
+	started, err := taskscript.Start(t.Context(), e.Client, k,
+		taskscript.StartConfig{Group: "workers", Worker: ghost, MaxCrashes: 10, DLQMaxLen: 100}, entries)
+	if err != nil || started[0].Code != taskscript.Began {
+		t.Fatalf("%s starting the task: %+v, %v", ghost, started, err)
+	}
+}
+
+// A task taken over from lost workers is reported reclaimed, and DEAD
+// without a run once it crashed more than MaxCrashes times; an execution
+// whose task was taken over elsewhere finishes "lost".
+func TestObserverSeesReclaimsAndLostRuns(t *testing.T) {
+	forEachBackendObserved(t, func(t *testing.T, e *env, rec *recorder) {
+		// Crashed twice under ghost workers, then past MaxCrashes 1.
+		doomed := e.enqueue("crashy", nil, &dtq.EnqueueOpts{Queue: "crash"})
+		ghostStart(t, e, "crash", "ghost1", false)
+		ghostStart(t, e, "crash", "ghost2", true)
+		e.worker(&dtq.WorkerConfig{Queues: []string{"crash"}, VisibilityTimeout: 20 * time.Millisecond, MaxCrashes: 1},
+			map[string]dtq.HandlerFunc{"crashy": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
+		e.waitStatus(doomed.ID, dtq.StatusDead, 10*time.Second)
+		rec.waitEvents(t, "ended crash crashy dead")
+		if n := rec.count("started crash crashy"); n != 0 {
+			t.Fatalf("the dead task was reported started %d times", n)
+		}
+
+		// Taken over while it runs here: its run ends lost.
+		running, release := make(chan struct{}), make(chan struct{})
+		e.worker(&dtq.WorkerConfig{Queues: []string{"steal"}, VisibilityTimeout: 10 * time.Second},
+			map[string]dtq.HandlerFunc{"slow": func(context.Context, *dtq.Task) (any, error) {
+				close(running)
+				<-release
+				return nil, nil
+			}})
+		e.enqueue("slow", nil, &dtq.EnqueueOpts{Queue: "steal"})
+		<-running
+		ghostStart(t, e, "steal", "thief", true)
+		close(release)
+		rec.waitEvents(t, "started steal slow", "finished steal slow lost")
+
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.reclaimed["crash"] != 1 {
+			t.Fatalf("reclaimed %v, want crash: 1", rec.reclaimed)
+		}
+	})
+}
+
+// A failed enqueue is reported as a Redis error.
+func TestObserverSeesRedisErrors(t *testing.T) {
+	t.Parallel()
+	be := redistest.Embedded(t)
+	rec := newRecorder()
+	e := newEnv(t, &redistest.Backend{Name: "embedded", Client: be.Client, Namespace: "obs", Embedded: be},
+		&dtq.Config{Observer: rec})
+	e.enqueue("job", nil, nil) // the queue is registered
+	be.Server.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := e.c.Enqueue(ctx, "job", nil, nil); err == nil {
+		t.Fatal("enqueue with Redis down succeeded")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.Contains(rec.redisOps, "enqueue") {
+		t.Fatalf("redis errors %q, want enqueue", rec.redisOps)
+	}
+	if n := len(rec.events); n != 1 {
+		t.Fatalf("events %q", rec.events)
+	}
+}
