@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/dtq-dev/dtq"
 	"github.com/redis/rueidis"
@@ -28,6 +29,12 @@ type Config struct {
 	MaxBatch int
 	// Logger receives request failures. Defaults to discarding them.
 	Logger *slog.Logger
+	// ObserveRequest, when set, is called after every request with the
+	// route pattern it matched ("POST /api/v1/tasks"; "unmatched" for a
+	// 404 or 405), the status code written (101 for a WebSocket upgrade)
+	// and the time until its handler returned. It must not block. Defaults
+	// to none.
+	ObserveRequest func(route string, code int, d time.Duration)
 }
 
 // Server serves the API. Build it with New; serve Handler.
@@ -91,7 +98,7 @@ func (s *Server) routes() {
 // Handler returns the API's handler. Unknown paths answer 404 and known
 // paths with another method 405 (with Allow), in the API's error shape.
 func (s *Server) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := s.mux.Handler(r); pattern == "" {
 			var allowed []string
 			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
@@ -110,7 +117,7 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		s.mux.ServeHTTP(w, r)
-	})
+	}), s.cfg.ObserveRequest)
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
