@@ -20,6 +20,7 @@ import (
 //
 //	echo  returns its payload
 //	fail  always fails (with max_attempts 1: DEAD at once)
+//	block runs until it is cancelled
 //
 // The worker serves the queues "default" and "other"; tasks submitted to
 // "parked" stay QUEUED, which keeps those tests free of timing.
@@ -67,6 +68,10 @@ func newAPIEnv(t *testing.T, b *redistest.Backend, o *apiEnvOpts) *apiEnv {
 		}
 		w.Handle("echo", func(_ context.Context, task *dtq.Task) (any, error) { return task.Payload, nil })
 		w.Handle("fail", func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("boom") })
+		w.Handle("block", func(ctx context.Context, _ *dtq.Task) (any, error) {
+			<-ctx.Done()
+			return nil, context.Cause(ctx)
+		})
 		if err := w.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}

@@ -32,3 +32,25 @@ func TestCancel(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelRunning: a running task's cancel is either done at once or
+// requested (the handler is told and the task ends CANCELLED).
+func TestCancelRunning(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		id := e.submit("block")
+		e.waitStatus(id, dtq.StatusRunning)
+		out := e.ok("cancel", id)
+		if out != "cancel requested for "+id+": it is RUNNING and ends CANCELLED when its handler returns\n" &&
+			out != "cancelled "+id+" (status CANCELLED)\n" {
+			t.Errorf("dtq cancel of a running task printed %q", out)
+		}
+		e.waitStatus(id, dtq.StatusCancelled)
+		out = e.ok("get", id)
+		if !strings.Contains(out, "CANCELLED") || strings.Contains(out, "cancel:") {
+			t.Errorf("dtq get of the cancelled task:\n%s", out)
+		}
+		if row := rowOf(t, out, " cancel "); row[1] != "cancel" {
+			t.Errorf("history row: %q", row)
+		}
+	})
+}

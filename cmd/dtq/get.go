@@ -42,7 +42,7 @@ const maxValueRunes = 200
 // printTask writes a task's fields, then its execution history.
 func printTask(out io.Writer, t *taskView) error {
 	cancel := ""
-	if t.CancelRequested {
+	if t.CancelRequested && t.Status != "CANCELLED" {
 		cancel = "requested"
 	}
 	err := fields(out,
