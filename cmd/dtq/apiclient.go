@@ -222,7 +222,11 @@ func responseError(res *http.Response, raw []byte) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(raw, &body) == nil && body.Error != nil && body.Error.Code != "" {
-		return &apiError{Status: res.StatusCode, Code: body.Error.Code, Message: oneLine(body.Error.Message, 300), TaskID: body.Error.TaskID}
+		e := &apiError{Status: res.StatusCode, Code: body.Error.Code, Message: oneLine(body.Error.Message, 300), TaskID: body.Error.TaskID}
+		if ra := res.Header.Get("Retry-After"); res.StatusCode == http.StatusTooManyRequests && ra != "" && !strings.Contains(e.Message, "retry after") {
+			e.Message += " (retry after " + oneLine(ra, 40) + "s)"
+		}
+		return e
 	}
 	e := &apiError{Status: res.StatusCode, Message: http.StatusText(res.StatusCode)}
 	if loc := res.Header.Get("Location"); res.StatusCode >= 300 && res.StatusCode < 400 && loc != "" {

@@ -141,7 +141,8 @@ func TestAPIEnvironment(t *testing.T) {
 }
 
 // TestNotTheAPI: an answer that is not the API's (a proxy's HTML error
-// page, a redirect, a non-JSON 200) is reported in one line.
+// page, a redirect, a non-JSON 200) is reported in one line; so is a 429
+// with the Retry-After the message does not already give.
 func TestNotTheAPI(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
@@ -155,6 +156,12 @@ func TestNotTheAPI(t *testing.T) {
 			t.Errorf("the redirecting server got X-API-Key")
 		}
 		http.Redirect(w, r, "http://elsewhere.invalid/api/v1/workers", http.StatusFound)
+	})
+	mux.HandleFunc("/full/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"error":{"code":"queue_full","message":"queue \"q\" is full"}}`))
 	})
 	mux.HandleFunc("/html/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("<html>hello</html>"))
@@ -170,6 +177,7 @@ func TestNotTheAPI(t *testing.T) {
 	}{
 		{"/bad-gateway", []string{"502 Bad Gateway: <html> <body>upstream down</body> </html>"}},
 		{"/moved", []string{"302 Found: redirected to http://elsewhere.invalid/api/v1/workers", "--api-url"}},
+		{"/full", []string{`429 queue_full: queue "q" is full (retry after 7s)`}},
 		{"/html", []string{"not JSON", "is " + srv.URL + "/html the dtq API?"}},
 		{"/wrong-shape", []string{"expected shape"}},
 	} {

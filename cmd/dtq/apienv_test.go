@@ -39,6 +39,7 @@ type apiEnv struct {
 }
 
 type apiEnvOpts struct {
+	engine   dtq.Config
 	api      api.Config
 	noWorker bool
 }
@@ -57,7 +58,9 @@ func newAPIEnv(t *testing.T, b *redistest.Backend, o *apiEnvOpts) *apiEnv {
 	if o == nil {
 		o = &apiEnvOpts{}
 	}
-	c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: b.Namespace})
+	ecfg := o.engine
+	ecfg.Namespace = b.Namespace
+	c, err := dtq.NewClient(b.Client, &ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,3 +151,14 @@ func executeIn(t *testing.T, stdin string, args ...string) (string, error) {
 	}
 	return out.String(), err
 }
+
+// TestSubmitQueueFull: a 429 says when to try again.
+func TestSubmitQueueFull(t *testing.T) {
+	forEachAPI(t, &apiEnvOpts{engine: dtq.Config{QueueMaxDepth: map[string]int64{"parked": 1}}, noWorker: true}, func(t *testing.T, e *apiEnv) {
+		e.submit("echo", "--queue", "parked")
+		msg := e.fails([]string{"submit", "echo", "--queue", "parked"}, "429 queue_full: ", `queue "parked" is full`, "retry after ")
+		if strings.Count(msg, "retry after") != 1 {
+			t.Errorf("error %q, want one \"retry after\"", msg)
+		}
+	})
+}
