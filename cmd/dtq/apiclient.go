@@ -54,7 +54,15 @@ func (o *apiOptions) client(cmd *cobra.Command) (*apiClient, error) {
 	if o.timeout <= 0 {
 		return nil, fmt.Errorf("--timeout must be positive (got %v)", o.timeout)
 	}
-	return newAPIClient(o.url, key, o.timeout)
+	c, err := newAPIClient(o.url, key, o.timeout)
+	if err != nil {
+		source := "--api-url"
+		if f := cmd.Flags().Lookup("api-url"); f != nil && !f.Changed && os.Getenv("DTQ_API_URL") != "" {
+			source = "DTQ_API_URL"
+		}
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return c, nil
 }
 
 // apiClient calls the dtq HTTP API.
@@ -70,7 +78,7 @@ type apiClient struct {
 func newAPIClient(base, key string, timeout time.Duration) (*apiClient, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("--api-url must be an http:// or https:// URL like %s (got %q)", defaultAPIURL, base)
+		return nil, fmt.Errorf("the API URL must be an http:// or https:// URL like %s (got %q)", defaultAPIURL, base)
 	}
 	return &apiClient{
 		base:    strings.TrimSuffix(base, "/"),

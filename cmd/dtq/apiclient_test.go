@@ -125,6 +125,11 @@ func TestAPIEnvironment(t *testing.T) {
 		t.Fatalf("--api-url %s with DTQ_API_URL set: error %v, want it to name %s (the flag wins)", closed, err, closed)
 	}
 
+	t.Setenv("DTQ_API_URL", "localhost:8000")
+	if _, _, err := execute(t, "workers"); err == nil || !strings.HasPrefix(err.Error(), `DTQ_API_URL: the API URL must be an http:// or https:// URL like http://localhost:8000 (got "localhost:8000")`) {
+		t.Errorf("bad DTQ_API_URL: error %v, want one naming DTQ_API_URL", err)
+	}
+
 	t.Setenv("DTQ_API_KEY", "top-secret-value")
 	for _, args := range [][]string{{"submit", "--help"}, {"dlq", "purge", "--help"}} {
 		out, _, err := execute(t, args...)
@@ -206,6 +211,6 @@ func TestBadAPIURL(t *testing.T) {
 	t.Parallel()
 	for _, u := range []string{"localhost:8000", "ftp://host/", "http://", "http://host/?q=1", "::"} {
 		e := &apiEnv{t: t, url: u}
-		e.fails([]string{"workers"}, "--api-url must be an http:// or https:// URL")
+		e.fails([]string{"workers"}, "--api-url: the API URL must be an http:// or https:// URL")
 	}
 }
