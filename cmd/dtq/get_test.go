@@ -38,7 +38,10 @@ func TestGet(t *testing.T) {
 
 		e.fails([]string{"get", "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "404 not_found: no such task")
 		e.fails([]string{"get", "nonsense"}, "404 not_found")
-		e.fails([]string{"get", "a/b?c#d"}, "404 not_found") // escaped: still the task route
+		// Escaped: still the task route.
+		for _, id := range []string{"a/b?c#d", "..", ".", "%2F"} {
+			e.fails([]string{"get", id}, "404 not_found: no such task")
+		}
 		e.fails([]string{"get"}, "accepts 1 arg(s), received 0")
 		e.fails([]string{"get", "a", "b"}, "accepts 1 arg(s), received 2")
 		e.fails([]string{"get", ""}, "the task id must not be empty")

@@ -45,9 +45,9 @@ type taskView struct {
 	} `json:"history"`
 }
 
-// clientRun runs fn with an API client built from o, honouring --json by
-// printing the answer fn returns verbatim (indented) instead of calling
-// human. fn returns the answer and the decoded value human prints.
+// clientRun runs fn with an API client built from o. fn makes the request
+// and decodes its answer for human, which prints it; with --json the
+// answer is printed as it came (indented) instead.
 func clientRun(cmd *cobra.Command, o *apiOptions, out io.Writer, fn func(c *apiClient) (*answer, error), human func() error) error {
 	c, err := o.client(cmd)
 	if err != nil {
@@ -68,6 +68,9 @@ func clientRun(cmd *cobra.Command, o *apiOptions, out io.Writer, fn func(c *apiC
 func pathID(what, s string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("the %s must not be empty", what)
+	}
+	if s == "." || s == ".." { // a path segment the server would clean away
+		return strings.ReplaceAll(s, ".", "%2E"), nil
 	}
 	return url.PathEscape(s), nil
 }
