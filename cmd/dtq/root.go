@@ -19,5 +19,6 @@ func newRootCmd(out, errOut io.Writer) *cobra.Command {
 	root.SetErr(errOut)
 	root.AddCommand(newVersionCmd(out), newServeCmd(out, errOut), newAPICmd(out, errOut), newWorkerCmd(out, errOut))
 	root.AddCommand(clientCommands(out, errOut)...)
+	root.AddCommand(newBenchCmd(out))
 	return root
 }
