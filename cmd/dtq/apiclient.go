@@ -39,7 +39,11 @@ type apiOptions struct {
 // --help never prints a secret.
 func addAPIFlags(cmd *cobra.Command, o *apiOptions) {
 	f := cmd.PersistentFlags()
-	f.StringVar(&o.url, "api-url", envOr("DTQ_API_URL", defaultAPIURL), "base URL of the dtq API [DTQ_API_URL]")
+	def := defaultAPIURL
+	if v := os.Getenv("DTQ_API_URL"); v != "" { // empty counts as unset
+		def = v
+	}
+	f.StringVar(&o.url, "api-url", def, "base URL of the dtq API [DTQ_API_URL]")
 	f.StringVar(&o.key, "api-key", "", "API key, sent as X-API-Key [DTQ_API_KEY]")
 	f.BoolVar(&o.json, "json", false, "print the API's JSON answer instead of a table")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the API after this long")

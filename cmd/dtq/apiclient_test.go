@@ -130,6 +130,11 @@ func TestAPIEnvironment(t *testing.T) {
 		t.Errorf("bad DTQ_API_URL: error %v, want one naming DTQ_API_URL", err)
 	}
 
+	t.Setenv("DTQ_API_URL", "")
+	if out, _, err := execute(t, "workers", "--help"); err != nil || !strings.Contains(out, `(default "`+defaultAPIURL+`")`) {
+		t.Errorf("empty DTQ_API_URL: --api-url does not default to %s (%v):\n%s", defaultAPIURL, err, out)
+	}
+
 	t.Setenv("DTQ_API_KEY", "top-secret-value")
 	for _, args := range [][]string{{"submit", "--help"}, {"dlq", "purge", "--help"}} {
 		out, _, err := execute(t, args...)
