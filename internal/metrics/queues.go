@@ -1,0 +1,127 @@
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// CollectQueues adds dtq_queue_depth and dtq_queue_paused, read from client
+// (Client.Queues: every queue of its namespace) at each scrape, within
+// Config.ScrapeTimeout. When that read fails the scrape has neither metric
+// (nothing stale) and dtq_redis_errors_total{op="queues"} counts it. Call it
+// once, with the Client that has m as its Observer.
+func (m *Metrics) CollectQueues(client *dtq.Client) error {
+	if client == nil {
+		return &dtq.ValidationError{Field: "client", Problem: "must not be nil"}
+	}
+	return m.reg.Register(&queueCollector{m: m, c: client})
+}
+
+var (
+	depthDesc = prometheus.NewDesc("dtq_queue_depth",
+		"Tasks of a queue now, by state (queued, scheduled, running, dead: in the dead-letter stream) and, for queued tasks, priority (0-9); all workers of the namespace.",
+		[]string{"queue", "state", "priority"}, nil)
+	pausedDesc = prometheus.NewDesc("dtq_queue_paused",
+		"1 if the queue is paused (workers start none of its tasks), else 0.",
+		[]string{"queue"}, nil)
+)
+
+// queueCollector reads the queues' stats at scrape time.
+type queueCollector struct {
+	m *Metrics
+	c *dtq.Client
+}
+
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- depthDesc
+	ch <- pausedDesc
+}
+
+func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	// A scrape has no context of its own: its time is bounded here.
+	ctx, cancel := context.WithTimeout(context.Background(), q.m.timeout)
+	defer cancel()
+	stats, err := q.c.Queues(ctx)
+	if err != nil {
+		q.m.RedisError("queues", err)
+		return
+	}
+	// Queues beyond the bound share "other": sum them.
+	type key struct{ queue, state, priority string }
+	depth := map[key]int64{}
+	var order []key
+	add := func(k key, n int64) {
+		if _, ok := depth[k]; !ok {
+			order = append(order, k)
+		}
+		depth[k] += n
+	}
+	paused := map[string]bool{}
+	var names []string
+	for _, s := range stats {
+		name := q.m.queues.get(s.Name)
+		if _, ok := paused[name]; !ok {
+			names = append(names, name)
+		}
+		paused[name] = paused[name] || s.Paused
+		for p, n := range s.QueuedByPriority {
+			add(key{name, "queued", strconv.Itoa(p)}, n)
+		}
+		add(key{name, "scheduled", ""}, s.Scheduled)
+		add(key{name, "running", ""}, s.Running)
+		add(key{name, "dead", ""}, s.Dead)
+	}
+	for _, k := range order {
+		ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(depth[k]), k.queue, k.state, k.priority)
+	}
+	for _, name := range names {
+		v := 0.0
+		if paused[name] {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, v, name)
+	}
+}
+
+// httpKey is a (route, code) pair of bounded label values.
+type httpKey struct {
+	route string
+	code  int
+}
+
+// httpSeries are the series of one httpKey.
+type httpSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// ObserveHTTP counts one HTTP API request: route is the route pattern it
+// matched ("POST /api/v1/tasks", or "unmatched"), code its status. Its
+// signature is api.Config.ObserveRequest's.
+func (m *Metrics) ObserveHTTP(route string, code int, d time.Duration) {
+	if route == "" {
+		route = routeUnmatched
+	}
+	if code < 100 || code > 599 {
+		code = 0 // exported as "other"
+	}
+	k := httpKey{m.routes.get(route), code}
+	s, ok := m.httpSeries.Load(k)
+	if !ok {
+		c := Other
+		if code != 0 {
+			c = strconv.Itoa(code)
+		}
+		s, _ = m.httpSeries.LoadOrStore(k, &httpSeries{
+			requests: m.httpRequests.WithLabelValues(k.route, c),
+			duration: m.httpDurations.WithLabelValues(k.route),
+		})
+	}
+	hs := s.(*httpSeries)
+	hs.requests.Inc()
+	hs.duration.Observe(d.Seconds())
+}
