@@ -8,6 +8,8 @@ package embedded
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
@@ -17,13 +19,27 @@ import (
 type Backend struct {
 	Server *miniredis.Miniredis
 	Client rueidis.Client
+
+	stop      chan struct{}
+	done      sync.WaitGroup
+	closeOnce sync.Once
 }
+
+// Key expiry. miniredis either ages TTLs only when told (FastForward) or,
+// with ClockTTL, on every command — by sorting every key, which makes each
+// command O(n log n) in the number of keys: 7 ms per submit at 3,000 tasks.
+// Instead a ticker ages TTLs by the wall clock every expiryTick, or less
+// often when a pass is slow, so that expiry costs at most about a tenth of
+// a core. Keys expire up to one tick late.
+const (
+	expiryTick     = 100 * time.Millisecond
+	expiryMaxShare = 10 // a pass takes at most 1/expiryMaxShare of the time
+)
 
 // Start starts an embedded server on a free loopback port and connects a
 // client to it.
 func Start() (*Backend, error) {
 	m := miniredis.NewMiniRedis()
-	m.ClockTTL(true)
 	if err := m.Start(); err != nil {
 		return nil, fmt.Errorf("embedded: start: %w", err)
 	}
@@ -36,11 +52,34 @@ func Start() (*Backend, error) {
 		m.Close()
 		return nil, fmt.Errorf("embedded: connect: %w", err)
 	}
-	return &Backend{Server: m, Client: c}, nil
+	b := &Backend{Server: m, Client: c, stop: make(chan struct{})}
+	b.done.Go(b.expire)
+	return b, nil
+}
+
+// expire ages the server's TTLs by the wall clock until Close.
+func (b *Backend) expire() {
+	last := time.Now()
+	wait := expiryTick
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-time.After(wait):
+		}
+		now := time.Now()
+		b.Server.FastForward(now.Sub(last))
+		last = now
+		wait = max(expiryTick, time.Since(now)*expiryMaxShare)
+	}
 }
 
 // Close closes the client and stops the server.
 func (b *Backend) Close() {
-	b.Client.Close()
-	b.Server.Close()
+	b.closeOnce.Do(func() {
+		close(b.stop)
+		b.done.Wait()
+		b.Client.Close()
+		b.Server.Close()
+	})
 }
