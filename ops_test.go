@@ -116,6 +116,11 @@ func TestWorkerRegistry(t *testing.T) {
 		if len(ws) != 1 || ws[0].ID != "reg-1" || !slices.Equal(ws[0].Queues, []string{"a", "b"}) || ws[0].Concurrency != 7 || ws[0].PID == 0 {
 			t.Fatalf("workers %+v", ws)
 		}
+		// Busy counts running tasks, not the slots an idle reader holds.
+		time.Sleep(50 * time.Millisecond) // the readers are waiting for tasks
+		if ws, _ := e.c.Workers(t.Context()); len(ws) != 1 || ws[0].Busy != 0 {
+			t.Fatalf("idle worker: %+v", ws)
+		}
 		w.Stop(t.Context())
 		if ws, _ := e.c.Workers(t.Context()); len(ws) != 0 {
 			t.Fatalf("after stop: %+v", ws)

@@ -333,8 +333,11 @@ func (p *pool) release(n int) {
 	p.mu.Unlock()
 }
 
-func (p *pool) busy(total int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return total - p.free
+// runningCount is the number of tasks this worker is running (handlers, and
+// outcomes being recorded). Free slots are no measure of it: a reader holds
+// slots while it waits for tasks.
+func (w *Worker) runningCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.running)
 }

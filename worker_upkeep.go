@@ -131,7 +131,7 @@ func (w *Worker) beat(ctx context.Context) {
 		c.B().Hset().Key(key).FieldValue().
 			FieldValue("id", w.cfg.ID).FieldValue("host", host).FieldValue("pid", strconv.Itoa(os.Getpid())).
 			FieldValue("queues", strings.Join(names, ",")).FieldValue("concurrency", strconv.Itoa(w.cfg.Concurrency)).
-			FieldValue("busy", strconv.Itoa(w.slots.busy(w.cfg.Concurrency))).
+			FieldValue("busy", strconv.Itoa(w.runningCount())).
 			FieldValue("started", strconv.FormatInt(w.started.UnixMilli(), 10)).
 			FieldValue("heartbeat", strconv.FormatInt(time.Now().UnixMilli(), 10)).Build(),
 		c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build(),
