@@ -185,12 +185,13 @@ func TestCancel(t *testing.T) {
 		}
 		got, err = e.c.Cancel(t.Context(), running.ID)
 		// The worker may finish cancelling before Cancel reads the task back.
-		if err != nil || !got.CancelRequested || (got.Status != dtq.StatusRunning && got.Status != dtq.StatusCancelled) {
+		if err != nil || (got.Status != dtq.StatusRunning && got.Status != dtq.StatusCancelled) ||
+			got.CancelRequested != (got.Status == dtq.StatusRunning) {
 			t.Fatalf("cancel running: %+v, %v", got, err)
 		}
 		done := e.waitStatus(running.ID, dtq.StatusCancelled, 10*time.Second)
-		if done.History[0].Outcome != "cancel" {
-			t.Fatalf("history %+v", done.History)
+		if done.History[0].Outcome != "cancel" || done.CancelRequested {
+			t.Fatalf("history %+v, cancel requested %v", done.History, done.CancelRequested)
 		}
 		if ranQueued.Load() {
 			t.Fatal("a cancelled queued task ran")

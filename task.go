@@ -137,7 +137,7 @@ func taskFromHash(id, queue string, h map[string]string) *Task {
 		FinishedAt:      msTimePtr(h["finished"]),
 		LastError:       h["error"],
 		Worker:          h["worker"],
-		CancelRequested: h["cancel"] == "1",
+		CancelRequested: h["cancel"] == "1" && h["status"] == string(StatusRunning),
 		run:             atoi(h["run"]),
 		idem:            h["idem"],
 	}
