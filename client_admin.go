@@ -326,7 +326,7 @@ func (c *Client) audit(ctx context.Context, action, queue, task, detail string) 
 		Threshold(strconv.FormatInt(c.cfg.AuditMaxLen, 10)).Id("*").FieldValue().
 		FieldValue("action", action).FieldValue("queue", queue).FieldValue("task", task).FieldValue("detail", detail).Build()
 	if err := c.redis.Do(ctx, cmd).Error(); err != nil {
-		c.log.Warn("recording an audit entry failed", "action", action, "queue", queue, "task", task, "error", err)
+		c.log.Warn("recording an audit entry failed", "action", action, logQueue, queue, logTaskID, task, "error", err)
 	}
 }
 

@@ -1,10 +1,14 @@
 package dtq_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,4 +277,57 @@ func TestObserverSeesRedisErrors(t *testing.T) {
 	if n := len(rec.events); n != 1 {
 		t.Fatalf("events %q", rec.events)
 	}
+}
+
+// Every log line about a task carries its id, queue and type.
+func TestTaskLogLinesCarryTheTask(t *testing.T) {
+	t.Parallel()
+	be := redistest.Embedded(t)
+	var buf syncBuffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := newEnv(t, &redistest.Backend{Name: "embedded", Client: be.Client, Namespace: "logs", Embedded: be},
+		&dtq.Config{Logger: log})
+	e.worker(fast(dtq.WorkerConfig{Queues: []string{"lq"}}), map[string]dtq.HandlerFunc{
+		"flaky": func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("try again") },
+	})
+	e.enqueue("orphan", nil, &dtq.EnqueueOpts{Queue: "lq"})                         // no handler: dead
+	flaky := e.enqueue("flaky", nil, &dtq.EnqueueOpts{Queue: "lq", MaxAttempts: 2}) // retried, then dead
+	e.waitStatus(flaky.ID, dtq.StatusDead, 10*time.Second)
+	var lines []map[string]any
+	eventually(t, 10*time.Second, "three task log lines", func() bool {
+		lines = nil
+		for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("log line %q: %v", l, err)
+			}
+			if strings.HasPrefix(m["msg"].(string), "task") {
+				lines = append(lines, m)
+			}
+		}
+		return len(lines) >= 3
+	})
+	for _, m := range lines {
+		if m["task_id"] == "" || m["task_id"] == nil || m["queue"] != "lq" || (m["task_type"] != "flaky" && m["task_type"] != "orphan") {
+			t.Errorf("task log line without its task: %v", m)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -70,6 +70,8 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 		}
 		if !record {
 			w.slots.release(1)
+			w.log.Info("task taken over by another worker; this execution's outcome is dropped",
+				logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
 			if obs != nil {
 				obs.TaskFinished(wq.q.name, t.Type, OutcomeLost, ran)
 			}
@@ -79,10 +81,24 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 		w.slots.release(1)
 		status := w.finish(ex, item)
 		<-w.recording
+		w.logFailure(t, status, item.Text)
 		if obs != nil {
 			obs.TaskFinished(wq.q.name, t.Type, outcomeOf(status), ran)
 		}
 	})
+}
+
+// logFailure logs an execution whose recorded outcome is a failure: a
+// retry, or DEAD.
+func (w *Worker) logFailure(t *Task, status, errText string) {
+	switch Status(status) {
+	case StatusScheduled:
+		w.log.Info("task failed; it will be retried",
+			logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", errText)
+	case StatusDead:
+		w.log.Warn("task failed for good: it is dead",
+			logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", errText)
+	}
 }
 
 // execute runs the handler and returns the outcome to record (false: none,

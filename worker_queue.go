@@ -262,8 +262,12 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 	obs := w.c.cfg.Observer
 	for i, s := range started {
 		e := entries[i]
-		if s.Code == taskscript.Died && obs != nil {
-			obs.TaskEnded(wq.q.name, s.Type, OutcomeDead)
+		if s.Code == taskscript.Died {
+			w.log.Warn("task dead: its workers were lost more than MaxCrashes times",
+				logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, s.Type)
+			if obs != nil {
+				obs.TaskEnded(wq.q.name, s.Type, OutcomeDead)
+			}
 		}
 		if s.Code != taskscript.Began || e.GiveBack {
 			continue
