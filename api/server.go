@@ -35,6 +35,16 @@ type Config struct {
 	// and the time until its handler returned. It must not block. Defaults
 	// to none.
 	ObserveRequest func(route string, code int, d time.Duration)
+	// WSBuffer is how many events a WebSocket client of GET /ws/events may
+	// have waiting to be written; a client that falls further behind is
+	// dropped (close status 1008). Defaults to 256.
+	WSBuffer int
+	// AllowedOrigins lists the browser origins, besides the request's own
+	// host, that may open GET /ws/events: host patterns as
+	// websocket.AcceptOptions.OriginPatterns take them ("*.example.com", or
+	// "https://app.example.com" to match the scheme too). Requests without
+	// an Origin header are always allowed. Defaults to none: same host only.
+	AllowedOrigins []string
 }
 
 // Server serves the API. Build it with New; serve Handler.
@@ -45,6 +55,7 @@ type Server struct {
 	log     *slog.Logger
 	keyHash []byte
 	mux     *http.ServeMux
+	hub     *wsHub
 }
 
 // New returns a Server on client, whose Redis connection redis also
@@ -63,11 +74,16 @@ func New(client *dtq.Client, redis rueidis.Client, cfg *Config) *Server {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.WSBuffer <= 0 {
+		c.WSBuffer = 256
+	}
 	s := &Server{c: client, redis: redis, cfg: c, log: c.Logger.With("component", "api"), mux: http.NewServeMux()}
 	if c.APIKey != "" {
 		h := sha256.Sum256([]byte(c.APIKey))
 		s.keyHash = h[:]
 	}
+	s.hub = newWSHub(client, c.WSBuffer, c.Logger)
+	s.warnBadOrigins()
 	s.routes()
 	return s
 }
@@ -93,6 +109,17 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/audit", s.auth(read, s.audit))
 	m.HandleFunc("GET /health", s.health)
 	m.HandleFunc("GET /ready", s.ready)
+	m.HandleFunc("GET /ws/events", s.events) // checks the API key itself: header or query
+}
+
+// Close stops the WebSocket event hub and closes every connection of
+// GET /ws/events with status 1001 (going away), waiting for them to end: at
+// most about 10 seconds for a client that does not answer the close
+// handshake. Later WebSocket requests get 503. The HTTP routes keep working.
+// http.Server.Shutdown does not wait for WebSocket connections (they are
+// hijacked): call Close after it. Close may be called more than once.
+func (s *Server) Close() {
+	s.hub.close()
 }
 
 // Handler returns the API's handler. Unknown paths answer 404 and known
