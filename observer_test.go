@@ -147,7 +147,7 @@ func TestObserverSeesTaskLifecycle(t *testing.T) {
 		e.waitStatus(ok.ID, dtq.StatusSucceeded, 10*time.Second)
 		e.waitStatus(flaky.ID, dtq.StatusSucceeded, 10*time.Second)
 		e.waitStatus(bad.ID, dtq.StatusDead, 10*time.Second)
-		<-blocking
+		waitClosed(t, blocking, "the blocking task starts")
 		for _, id := range []string{later.ID, block.ID} {
 			if _, err := e.c.Cancel(t.Context(), id); err != nil {
 				t.Fatal(err)
@@ -188,6 +188,16 @@ func TestObserverSeesTaskLifecycle(t *testing.T) {
 			t.Errorf("%d events, want %d: %q", len(events), total, events)
 		}
 	})
+}
+
+// waitClosed waits up to 10s for ch to be closed.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: not within 10s", what)
+	}
 }
 
 // ghostStart claims the task's entry for a worker that never renews it and
@@ -242,7 +252,7 @@ func TestObserverSeesReclaimsAndLostRuns(t *testing.T) {
 				return nil, nil
 			}})
 		e.enqueue("slow", nil, &dtq.EnqueueOpts{Queue: "steal"})
-		<-running
+		waitClosed(t, running, "the slow task starts")
 		ghostStart(t, e, "steal", "thief", true)
 		close(release)
 		rec.waitEvents(t, "started steal slow", "finished steal slow lost")

@@ -95,7 +95,7 @@ func (e *env) enqueue(typ string, opts *dtq.EnqueueOpts) *dtq.Task {
 // name_count and name_sum.
 func scrape(t *testing.T, url string) map[string]float64 {
 	t.Helper()
-	res, err := http.Get(url)
+	res, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
