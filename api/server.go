@@ -56,6 +56,8 @@ type Server struct {
 	keyHash []byte
 	mux     *http.ServeMux
 	hub     *wsHub
+	// patterns lists the routes registered on mux, in order.
+	patterns []string
 }
 
 // New returns a Server on client, whose Redis connection redis also
@@ -90,7 +92,7 @@ func New(client *dtq.Client, redis rueidis.Client, cfg *Config) *Server {
 
 func (s *Server) routes() {
 	const read, write = true, false
-	m := s.mux
+	m := routeRecorder{s.mux, &s.patterns}
 	m.HandleFunc("POST /api/v1/tasks", s.auth(write, s.submit))
 	m.HandleFunc("POST /api/v1/tasks/batch", s.auth(write, s.submitBatch))
 	m.HandleFunc("GET /api/v1/tasks/{id}", s.auth(read, s.getTask))
@@ -109,6 +111,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/audit", s.auth(read, s.audit))
 	m.HandleFunc("GET /health", s.health)
 	m.HandleFunc("GET /ready", s.ready)
+	m.HandleFunc("GET /api/v1/openapi.json", s.openapi)
 	m.HandleFunc("GET /ws/events", s.events) // checks the API key itself: header or query
 }
 

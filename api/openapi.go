@@ -1,0 +1,34 @@
+package api
+
+import (
+	_ "embed"
+	"net/http"
+)
+
+// openAPI is the OpenAPI 3.1 document of the API, written by hand. Its
+// test checks it against the routes the Server registers and against real
+// answers: a route or a response field added without it fails that test.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// openapi serves GET /api/v1/openapi.json.
+func (s *Server) openapi(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	w.Write(openAPI)
+}
+
+// routeRecorder registers routes on a ServeMux and records their patterns
+// in order, so a test can compare the routes served with the document.
+type routeRecorder struct {
+	mux      *http.ServeMux
+	patterns *[]string
+}
+
+// HandleFunc registers h for pattern, as http.ServeMux.HandleFunc does.
+func (r routeRecorder) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	*r.patterns = append(*r.patterns, pattern)
+	r.mux.HandleFunc(pattern, h)
+}

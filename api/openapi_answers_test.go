@@ -1,0 +1,454 @@
+package api_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// Operations, as the document's keys name them.
+const (
+	opSubmit     = "POST /api/v1/tasks"
+	opBatch      = "POST /api/v1/tasks/batch"
+	opGet        = "GET /api/v1/tasks/{id}"
+	opList       = "GET /api/v1/tasks"
+	opCancel     = "POST /api/v1/tasks/{id}/cancel"
+	opDLQ        = "GET /api/v1/dlq"
+	opRequeue    = "POST /api/v1/dlq/{id}/requeue"
+	opDiscard    = "DELETE /api/v1/dlq/{id}"
+	opRequeueAll = "POST /api/v1/dlq/requeue"
+	opPurge      = "DELETE /api/v1/dlq"
+	opQueues     = "GET /api/v1/queues"
+	opQueue      = "GET /api/v1/queues/{name}"
+	opPause      = "POST /api/v1/queues/{name}/pause"
+	opResume     = "POST /api/v1/queues/{name}/resume"
+	opWorkers    = "GET /api/v1/workers"
+	opAudit      = "GET /api/v1/audit"
+	opEvents     = "GET /ws/events"
+	opHealth     = "GET /health"
+	opReady      = "GET /ready"
+	opOpenAPI    = "GET /api/v1/openapi.json"
+)
+
+// unknownID has the form of a task id but names no task.
+const unknownID = "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"
+
+// TestOpenAPIAnswers provokes every answer the document lists, on real
+// servers, and checks each against the document: its status is listed for
+// the operation, its body matches the schema (every property declared,
+// every required one present, types, enums, ranges, patterns), and the
+// Location and Retry-After headers are sent exactly where documented. An
+// answer the document lists and no request here provokes fails the test
+// too.
+func TestOpenAPIAnswers(t *testing.T) {
+	t.Parallel()
+	s := loadSpec(t)
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		p := &prober{t: t, spec: s, ops: s.operations(), seen: map[string]bool{}}
+		open := newEnv(t, b, &opts{
+			engine: dtq.Config{MaxPayloadBytes: 1024, QueueMaxDepth: map[string]int64{"tiny": 1}},
+			api:    api.Config{MaxBodyBytes: 8192, MaxBatch: 4},
+		})
+		done := p.tasks(open)
+		p.deadLetters(open, done)
+		p.admin(open)
+		p.events(open)
+		p.closed(open)
+		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)
+		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k"}}), false)
+		p.down()
+		for key, op := range p.ops {
+			if op["x-mounted-by"] == "process" {
+				continue
+			}
+			for status := range op["responses"].(map[string]any) {
+				if !p.seen[key+" "+status] {
+					t.Errorf("openapi.json lists %s %s, which no request here provoked", key, status)
+				}
+			}
+		}
+	})
+}
+
+// prober sends requests, checks each answer against the document and
+// records which (operation, status) pairs it saw.
+type prober struct {
+	t    *testing.T
+	spec *spec
+	ops  map[string]map[string]any
+	seen map[string]bool // "METHOD /path status"
+}
+
+// do sends a request for operation op and checks that it answers want.
+func (p *prober) do(e *env, want int, op, path, body string, headers ...string) *resp {
+	p.t.Helper()
+	method, _, _ := strings.Cut(op, " ")
+	r := e.do(method, path, body, headers...)
+	if r.status != want {
+		p.t.Errorf("%s %s %.200s: status %d, want %d: %s", method, path, body, r.status, want, r.raw)
+	}
+	p.answer(op, r.status, r.header, r.raw)
+	return r
+}
+
+// answer checks one answer of op against the document.
+func (p *prober) answer(op string, status int, h http.Header, raw []byte) {
+	p.t.Helper()
+	o := p.ops[op]
+	if o == nil {
+		p.t.Errorf("openapi.json has no operation %s", op)
+		return
+	}
+	code := strconv.Itoa(status)
+	p.seen[op+" "+code] = true
+	r := p.spec.response(o, code)
+	if r == nil {
+		p.t.Errorf("%s answered %d, which openapi.json does not list: %s", op, status, raw)
+		return
+	}
+	headers, _ := r["headers"].(map[string]any)
+	for _, name := range []string{"Location", "Retry-After"} {
+		_, documented := headers[name]
+		if sent := h.Get(name) != ""; sent != documented {
+			p.t.Errorf("%s %d: header %s sent %v, documented %v", op, status, name, sent, documented)
+		}
+	}
+	content, _ := r["content"].(map[string]any)
+	if len(content) == 0 {
+		return
+	}
+	media, ok := content["application/json"].(map[string]any)
+	if !ok {
+		p.t.Errorf("%s %d: documented without application/json", op, status)
+		return
+	}
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		p.t.Errorf("%s %d: Content-Type %q", op, status, ct)
+	}
+	v, err := decode(raw)
+	if err != nil {
+		p.t.Errorf("%s %d: body is not JSON: %v: %s", op, status, err, raw)
+		return
+	}
+	for _, problem := range p.spec.validate(media["schema"], v) {
+		p.t.Errorf("%s %d: %s\n%s", op, status, problem, raw)
+	}
+}
+
+// tasks provokes the answers of the task routes and returns the id of a
+// SUCCEEDED task.
+func (p *prober) tasks(e *env) string {
+	done := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","payload":{"n":1,"s":["a","é"]},"priority":7,"max_attempts":3,"timeout_seconds":2.5}`).str("id")
+	e.waitStatus(done, "SUCCEEDED")
+	p.do(e, 200, opGet, "/api/v1/tasks/"+done, "")
+	p.do(e, 404, opGet, "/api/v1/tasks/"+unknownID, "")
+	later := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","queue":"default","delay_seconds":3600}`).str("id")
+	p.do(e, 200, opGet, "/api/v1/tasks/"+later, "")
+	if r := p.do(e, 200, opList, "/api/v1/tasks?limit=10", ""); len(r.body["tasks"].([]any)) < 2 {
+		p.t.Errorf("list: %s", r.raw)
+	}
+	p.do(e, 200, opList, "/api/v1/tasks?queue=default&status=SCHEDULED&type=echo", "")
+	p.do(e, 400, opList, "/api/v1/tasks?limit=0", "")
+
+	once := `{"task_type":"echo","payload":"once"}`
+	first := p.do(e, 201, opSubmit, "/api/v1/tasks", once, "Idempotency-Key", "k1").str("id")
+	e.waitStatus(first, "SUCCEEDED")
+	p.do(e, 200, opSubmit, "/api/v1/tasks", once, "Idempotency-Key", "k1")
+	p.do(e, 422, opSubmit, "/api/v1/tasks", `{"task_type":"echo","payload":"twice"}`, "Idempotency-Key", "k1")
+	idle := `{"task_type":"echo","queue":"idle"}` // no worker takes it
+	p.do(e, 201, opSubmit, "/api/v1/tasks", idle, "Idempotency-Key", "k2")
+	p.do(e, 409, opSubmit, "/api/v1/tasks", idle, "Idempotency-Key", "k2")
+
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":`)
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","priority":10}`)
+	p.do(e, 413, opSubmit, "/api/v1/tasks", `{"task_type":"echo","payload":"`+strings.Repeat("x", 2000)+`"}`)
+	p.do(e, 413, opSubmit, "/api/v1/tasks", `{"task_type":"echo","payload":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opSubmit, "/api/v1/tasks", `{"task_type":"echo"}`, "Content-Type", "text/plain")
+	tiny := `{"task_type":"echo","queue":"tiny"}` // at most one unfinished task
+	p.do(e, 201, opSubmit, "/api/v1/tasks", tiny)
+	p.do(e, 429, opSubmit, "/api/v1/tasks", tiny)
+
+	r := p.do(e, 200, opBatch, "/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo","payload":[1]},{"task_type":""},`+tiny+
+		`,{"task_type":"echo","payload":"`+strings.Repeat("x", 2000)+`"}]}`)
+	var statuses []int
+	for _, item := range r.body["results"].([]any) {
+		statuses = append(statuses, int(item.(map[string]any)["status"].(float64)))
+	}
+	if !slices.Equal(statuses, []int{201, 400, 429, 413}) {
+		p.t.Errorf("batch: %s", r.raw)
+	}
+	p.do(e, 400, opBatch, "/api/v1/tasks/batch", `{}`)
+	p.do(e, 413, opBatch, "/api/v1/tasks/batch", `{"tasks":[{},{},{},{},{}]}`)
+	p.do(e, 415, opBatch, "/api/v1/tasks/batch", `{"tasks":[]}`, "Content-Type", "text/plain")
+
+	p.do(e, 200, opCancel, "/api/v1/tasks/"+later+"/cancel", "")
+	p.do(e, 409, opCancel, "/api/v1/tasks/"+done+"/cancel", "")
+	p.do(e, 404, opCancel, "/api/v1/tasks/"+unknownID+"/cancel", "")
+	return done
+}
+
+// deadLetters provokes the answers of the DLQ routes; done is a SUCCEEDED
+// task.
+func (p *prober) deadLetters(e *env, done string) {
+	dead := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"fail","max_attempts":1}`).str("id")
+	e.waitStatus(dead, "DEAD")
+	p.do(e, 200, opGet, "/api/v1/tasks/"+dead, "")
+	if r := p.do(e, 200, opDLQ, "/api/v1/dlq?queue=default&limit=10", ""); len(r.body["dead_letters"].([]any)) == 0 {
+		p.t.Errorf("dlq: %s", r.raw)
+	}
+	p.do(e, 400, opDLQ, "/api/v1/dlq?limit=0", "")
+	p.do(e, 200, opRequeue, "/api/v1/dlq/"+dead+"/requeue", "")
+	p.do(e, 409, opRequeue, "/api/v1/dlq/"+done+"/requeue", "")
+	p.do(e, 404, opRequeue, "/api/v1/dlq/"+unknownID+"/requeue", "")
+	e.waitStatus(dead, "DEAD")
+	p.do(e, 200, opDiscard, "/api/v1/dlq/"+dead, "")
+	p.do(e, 409, opDiscard, "/api/v1/dlq/"+done, "")
+	p.do(e, 404, opDiscard, "/api/v1/dlq/"+unknownID, "")
+
+	again := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"fail","max_attempts":1}`).str("id")
+	e.waitStatus(again, "DEAD")
+	p.do(e, 200, opRequeueAll, "/api/v1/dlq/requeue?queue=default", "")
+	e.waitStatus(again, "DEAD")
+	p.do(e, 200, opRequeueAll, "/api/v1/dlq/requeue", "")
+	p.do(e, 400, opRequeueAll, "/api/v1/dlq/requeue?queue=bad!", "")
+	e.waitStatus(again, "DEAD")
+	p.do(e, 200, opPurge, "/api/v1/dlq?queue=default", "")
+	p.do(e, 200, opPurge, "/api/v1/dlq", "")
+	p.do(e, 400, opPurge, "/api/v1/dlq?queue=bad!", "")
+}
+
+// admin provokes the answers of the queue, worker, audit and probe routes.
+func (p *prober) admin(e *env) {
+	if r := p.do(e, 200, opQueues, "/api/v1/queues", ""); len(r.body["queues"].([]any)) == 0 {
+		p.t.Errorf("queues: %s", r.raw)
+	}
+	p.do(e, 200, opQueue, "/api/v1/queues/default", "")
+	p.do(e, 400, opQueue, "/api/v1/queues/bad!", "")
+	p.do(e, 200, opPause, "/api/v1/queues/default/pause", "")
+	p.do(e, 400, opPause, "/api/v1/queues/bad!/pause", "")
+	p.do(e, 200, opResume, "/api/v1/queues/default/resume", "")
+	p.do(e, 400, opResume, "/api/v1/queues/bad!/resume", "")
+	if r := p.do(e, 200, opWorkers, "/api/v1/workers", ""); len(r.body["workers"].([]any)) == 0 {
+		p.t.Errorf("workers: %s", r.raw)
+	}
+	if r := p.do(e, 200, opAudit, "/api/v1/audit?limit=50", ""); len(r.body["entries"].([]any)) < 5 {
+		p.t.Errorf("audit: %s", r.raw)
+	}
+	p.do(e, 400, opAudit, "/api/v1/audit?limit=0", "")
+	p.do(e, 200, opHealth, "/health", "")
+	p.do(e, 200, opReady, "/ready", "")
+	p.do(e, 200, opOpenAPI, "/api/v1/openapi.json", "")
+
+	// Route-level answers, documented once for every path.
+	errSchema := map[string]any{"$ref": "#/components/schemas/Error"}
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{{"PUT", "/api/v1/tasks", 405}, {"GET", "/api/v1/nothing", 404}} {
+		r := e.do(c.method, c.path, "")
+		v, _ := decode(r.raw)
+		if r.status != c.status || c.status == 405 && r.header.Get("Allow") == "" {
+			p.t.Errorf("%s %s: %d, Allow %q", c.method, c.path, r.status, r.header.Get("Allow"))
+		}
+		for _, problem := range p.spec.validate(errSchema, v) {
+			p.t.Errorf("%s %s: %s", c.method, c.path, problem)
+		}
+	}
+}
+
+// wsHandshake is a valid WebSocket upgrade request's headers.
+var wsHandshake = []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}
+
+// events provokes the answers of GET /ws/events and checks its frames
+// against the Event schema.
+func (p *prober) events(e *env) {
+	p.do(e, 426, opEvents, "/ws/events", "")
+	p.do(e, 400, opEvents, "/ws/events?queue=bad!", "", wsHandshake...)
+	p.do(e, 403, opEvents, "/ws/events", "", append([]string{"Origin", "http://evil.example"}, wsHandshake...)...)
+	p.do(e, 400, opEvents, "/ws/events", "", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "12")
+
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer conn.Close()
+	req, _ := http.NewRequest("GET", e.srv.URL+"/ws/events?queue=default", nil)
+	for i := 0; i < len(wsHandshake); i += 2 {
+		req.Header.Set(wsHandshake[i], wsHandshake[i+1])
+	}
+	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	if err := req.Write(conn); err != nil {
+		p.t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.answer(opEvents, res.StatusCode, res.Header, nil)
+	if res.StatusCode != http.StatusSwitchingProtocols {
+		p.t.Fatalf("GET /ws/events: %s", res.Status)
+	}
+	frames := make(chan []byte, 64)
+	go func() {
+		defer close(frames)
+		for {
+			op, payload, err := readFrame(br)
+			if err != nil || op != 1 {
+				return
+			}
+			frames <- payload
+		}
+	}()
+	// The hub subscribes when its first client arrives: submit until events
+	// come, then check a few.
+	frameSchema := p.ops[opEvents]["x-websocket-frame"]
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for checked := 0; checked < 3; {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				p.t.Fatalf("GET /ws/events: the connection ended before 3 events")
+			}
+			v, err := decode(f)
+			if err != nil {
+				p.t.Fatalf("frame is not JSON: %v: %s", err, f)
+			}
+			for _, problem := range p.spec.validate(frameSchema, v) {
+				p.t.Errorf("event frame: %s\n%s", problem, f)
+			}
+			checked++
+		case <-tick.C:
+			e.must(201, "POST", "/api/v1/tasks", `{"task_type":"fail","max_attempts":1}`)
+		}
+	}
+}
+
+// readFrame reads one unmasked WebSocket frame (as a server sends them)
+// and returns its opcode and payload.
+func readFrame(r *bufio.Reader) (byte, []byte, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	if h[0]&0x80 == 0 || h[1]&0x80 != 0 {
+		return 0, nil, errors.New("fragmented or masked frame")
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var b [2]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	if n > 1<<20 {
+		return 0, nil, errors.New("frame too large")
+	}
+	payload := make([]byte, n)
+	_, err := io.ReadFull(r, payload)
+	return h[0] & 0x0f, payload, err
+}
+
+// closed provokes the 503 of GET /ws/events from a closed Server.
+func (p *prober) closed(e *env) {
+	srv := api.New(e.c, e.b.Client, nil)
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	srv.Close()
+	p.do(&env{t: e.t, b: e.b, c: e.c, srv: hs}, 503, opEvents, "/ws/events", "", wsHandshake...)
+}
+
+// concrete returns a request for operation key: its path with parameters
+// filled in, and a valid body if it takes one.
+func concrete(key string) (method, path, body string) {
+	method, tmpl, _ := strings.Cut(key, " ")
+	path = strings.NewReplacer("{id}", unknownID, "{name}", "default").Replace(tmpl)
+	switch key {
+	case opSubmit:
+		body = `{"task_type":"echo"}`
+	case opBatch:
+		body = `{"tasks":[{"task_type":"echo"}]}`
+	}
+	return method, path, body
+}
+
+// keyed sends every operation without an API key to a server that has one
+// (and requires it on reads too if reads): the operations whose security
+// requires the key must answer 401, and only those.
+func (p *prober) keyed(e *env, reads bool) {
+	for _, key := range sortedKeys(anyMap(p.ops)) {
+		op := p.ops[key]
+		if op["x-mounted-by"] == "process" {
+			continue
+		}
+		sec := op["security"].([]any)
+		optional := slices.ContainsFunc(sec, func(r any) bool { return len(r.(map[string]any)) == 0 })
+		want401 := len(sec) > 0 && (!optional || reads)
+		method, path, body := concrete(key)
+		r := e.do(method, path, body)
+		if (r.status == http.StatusUnauthorized) != want401 {
+			p.t.Errorf("key on reads %v: %s answered %d without the key: %s", reads, key, r.status, r.raw)
+		}
+		p.answer(key, r.status, r.header, r.raw)
+	}
+	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo"}`, "X-API-Key", "k")
+}
+
+// down sends every operation to a server whose Redis connection fails:
+// each answers 503, except those that do not touch Redis. (The connection
+// is closed rather than the server stopped: with a stopped server the
+// client library retries read-only commands until the request's context
+// ends.)
+func (p *prober) down() {
+	b := redistest.Embedded(p.t)
+	c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: redistest.Namespace(p.t)})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	hs := httptest.NewServer(api.New(c, b.Client, nil).Handler())
+	defer hs.Close()
+	b.Client.Close()
+	e := &env{t: p.t, c: c, srv: hs}
+	for _, key := range sortedKeys(anyMap(p.ops)) {
+		if p.ops[key]["x-mounted-by"] == "process" {
+			continue
+		}
+		method, path, body := concrete(key)
+		r := e.do(method, path, body)
+		noRedis := key == opHealth || key == opOpenAPI || key == opEvents
+		if (r.status == http.StatusServiceUnavailable) == noRedis {
+			p.t.Errorf("Redis down: %s answered %d: %s", key, r.status, r.raw)
+		}
+		p.answer(key, r.status, r.header, r.raw)
+	}
+}
+
+func anyMap[V any](m map[string]V) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
