@@ -2,10 +2,20 @@
 
 GO ?= go
 
-.PHONY: test deps vet build bench serve
+.PHONY: test deps vet build bench serve fuzz
+
+# FUZZTIME is the budget of `make fuzz`.
+FUZZTIME ?= 20s
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 25m ./...
+	@$(MAKE) --no-print-directory fuzz
+
+# fuzz explores the submit path (api.FuzzSubmit) for FUZZTIME, from its
+# seeds and api/testdata/fuzz/. A failing input is written there: commit it,
+# it becomes a regression seed of every `go test`.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzSubmit$$' -fuzztime $(FUZZTIME) ./api
 
 deps:
 	@scripts/ensure-redis.sh

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq"
 )
@@ -88,12 +89,17 @@ func secondsField(name string, raw json.RawMessage, lo, hi float64) (time.Durati
 	return time.Duration(v * float64(time.Second)), nil
 }
 
-// shorten quotes at most 40 bytes of a client's value in a message.
+// shorten quotes at most 40 bytes of a client's value in a message, never
+// cutting a character in two.
 func shorten(raw json.RawMessage) string {
-	if len(raw) > 40 {
-		return string(raw[:40]) + "…"
+	if len(raw) <= 40 {
+		return string(raw)
 	}
-	return string(raw)
+	n := 40
+	for n > 0 && !utf8.RuneStart(raw[n]) {
+		n--
+	}
+	return string(raw[:n]) + "…"
 }
 
 // submit: POST /api/v1/tasks → 201 + task; with Idempotency-Key, a replay
