@@ -3,6 +3,7 @@ package dtq
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
@@ -59,6 +60,9 @@ func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor s
 	k := keys.NewTasks(c.cfg.Namespace, queue)
 	end := "+"
 	if cursor != "" {
+		if !streamID(cursor) {
+			return nil, "", invalid("cursor", "is not a cursor from a previous page")
+		}
 		end = "(" + cursor
 	}
 	entries, err := c.redis.Do(ctx, c.redis.B().Xrevrange().Key(k.DLQ()).End(end).Start("-").Count(int64(limit)).Build()).AsXRange()
@@ -84,6 +88,14 @@ func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor s
 		next = entries[len(entries)-1].ID
 	}
 	return letters, next, nil
+}
+
+// streamID reports whether s is a stream entry id, "<ms>-<seq>".
+func streamID(s string) bool {
+	ms, seq, ok := strings.Cut(s, "-")
+	_, err1 := strconv.ParseUint(ms, 10, 64)
+	_, err2 := strconv.ParseUint(seq, 10, 64)
+	return ok && err1 == nil && err2 == nil
 }
 
 // Requeue moves a DEAD task back to QUEUED, with its attempt and crash

@@ -2,6 +2,7 @@ package dtq
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 
@@ -57,7 +58,8 @@ func (c *Client) List(ctx context.Context, o ListOpts) (*TaskPage, error) {
 	if o.Cursor != "" {
 		s, n, ok := strings.Cut(o.Cursor, ":")
 		nn, err := strconv.ParseInt(n, 10, 64)
-		if _, ferr := strconv.ParseFloat(s, 64); !ok || err != nil || ferr != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if !ok || err != nil || nn < 0 || ferr != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, invalid("cursor", "is not a cursor from a previous page")
 		}
 		score, skip = s, nn

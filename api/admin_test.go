@@ -4,8 +4,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
 // deadTask submits a task that fails once and is dead, and returns its id.
@@ -142,5 +144,49 @@ func TestAPIKeyOnReads(t *testing.T) {
 		e.must(http.StatusUnauthorized, "GET", "/api/v1/queues", "")
 		e.must(http.StatusOK, "GET", "/api/v1/queues", "", "X-API-Key", "s3cret")
 		e.must(http.StatusOK, "GET", "/health", "") // probes stay open
+	})
+}
+
+// With Redis unresponsive, every route that needs it answers 503 within
+// RequestTimeout (a submit within the engine's batch timeout, 10s) instead
+// of waiting for Redis.
+func TestRedisUnresponsive(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, nil)
+	b := &redistest.Backend{Name: "redis", Client: redistest.Client(t, srv), Namespace: redistest.Namespace(t), Server: srv}
+	e := newEnv(t, b, &opts{noWorker: true, api: api.Config{RequestTimeout: 300 * time.Millisecond}})
+	id := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`).str("id")
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Resume()
+	for _, r := range [][3]string{
+		{"GET", "/api/v1/tasks/" + id, ""},
+		{"GET", "/api/v1/tasks", ""},
+		{"GET", "/api/v1/queues", ""},
+		{"GET", "/api/v1/dlq", ""},
+		{"POST", "/api/v1/tasks", `{"task_type":"echo"}`},
+		{"DELETE", "/api/v1/dlq", ""},
+	} {
+		start := time.Now()
+		got := e.do(r[0], r[1], r[2])
+		if got.status != http.StatusServiceUnavailable || got.errCode() != "unavailable" || time.Since(start) > 15*time.Second {
+			t.Errorf("%s %s with Redis paused: %d after %v: %s", r[0], r[1], got.status, time.Since(start), got.raw)
+		}
+	}
+}
+
+// A cursor that no page produced is a 400 naming it, not a 503.
+func TestBadCursors(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
+		for _, path := range []string{
+			"/api/v1/dlq?cursor=garbage", "/api/v1/dlq?cursor=1-x", "/api/v1/dlq?cursor=-",
+			"/api/v1/tasks?cursor=nan:1", "/api/v1/tasks?cursor=inf:0", "/api/v1/tasks?cursor=1:-5", "/api/v1/tasks?cursor=x",
+			"/api/v1/tasks?status=SCHEDULED&cursor=-1",
+		} {
+			if r := e.do("GET", path, ""); r.status != http.StatusBadRequest || !strings.Contains(r.errMessage(), "cursor") {
+				t.Errorf("GET %s: %d %s", path, r.status, r.raw)
+			}
+		}
 	})
 }

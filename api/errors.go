@@ -36,6 +36,7 @@ const (
 	codeQueueFull      = "queue_full"
 	codeUnavailable    = "unavailable"
 	codeInProgress     = "in_progress"
+	codeExpired        = "expired"
 	codeNotCancellable = "not_cancellable"
 	codeNotDead        = "not_dead"
 	codeInternal       = "internal"
@@ -75,6 +76,19 @@ func invalidField(field, problem string) error {
 // writeErr maps an error from decoding or from the engine to a response.
 // Anything a client sent maps to a 4xx; Redis failures to 503.
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+	status, detail, retryAfter := classify(err)
+	if status == http.StatusServiceUnavailable {
+		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	writeJSON(w, status, errorBody{Error: detail})
+}
+
+// classify returns the status, error detail and Retry-After (or "") that
+// err maps to.
+func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	var he *httpError
 	var ve *dtq.ValidationError
 	var full *dtq.QueueFullError
@@ -82,28 +96,25 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	var conflict *dtq.IdempotencyConflictError
 	switch {
 	case errors.As(err, &he):
-		writeError(w, he.status, he.code, he.msg)
+		return he.status, errorDetail{Code: he.code, Message: he.msg}, ""
 	case errors.As(err, &ve):
-		writeError(w, http.StatusBadRequest, codeInvalid, httpField(ve.Field)+" "+ve.Problem)
+		return http.StatusBadRequest, errorDetail{Code: codeInvalid, Message: httpField(ve.Field) + " " + ve.Problem}, ""
 	case errors.As(err, &full):
 		secs := int(full.RetryAfter.Round(time.Second) / time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-		writeError(w, http.StatusTooManyRequests, codeQueueFull, full.Error()[len("dtq: "):])
+		return http.StatusTooManyRequests, errorDetail{Code: codeQueueFull, Message: full.Error()[len("dtq: "):]}, strconv.Itoa(max(secs, 1))
 	case errors.As(err, &big):
-		writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, big.Error()[len("dtq: "):])
+		return http.StatusRequestEntityTooLarge, errorDetail{Code: codeTooLarge, Message: big.Error()[len("dtq: "):]}, ""
 	case errors.As(err, &conflict):
-		writeJSON(w, http.StatusUnprocessableEntity, errorBody{Error: errorDetail{Code: codeIdempotency,
-			Message: "Idempotency-Key was used for a different request", TaskID: conflict.TaskID}})
+		return http.StatusUnprocessableEntity, errorDetail{Code: codeIdempotency,
+			Message: "Idempotency-Key was used for a different request", TaskID: conflict.TaskID}, ""
 	case errors.Is(err, dtq.ErrNotFound):
-		writeError(w, http.StatusNotFound, codeNotFound, "no such task")
+		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such task"}, ""
 	case errors.Is(err, dtq.ErrNotCancellable):
-		writeError(w, http.StatusConflict, codeNotCancellable, "the task has already finished")
+		return http.StatusConflict, errorDetail{Code: codeNotCancellable, Message: "the task has already finished"}, ""
 	case errors.Is(err, dtq.ErrNotDead):
-		writeError(w, http.StatusConflict, codeNotDead, "the task is not in the dead-letter stream")
-	default:
-		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the task store is unavailable; try again")
+		return http.StatusConflict, errorDetail{Code: codeNotDead, Message: "the task is not in the dead-letter stream"}, ""
 	}
+	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, ""
 }
 
 // httpField names an engine field as the HTTP API spells it.

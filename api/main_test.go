@@ -109,7 +109,10 @@ func (e *env) do(method, path, body string, headers ...string) *resp {
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	// No request may hang a test: 30s is far beyond any answer's time.
+	ctx, cancel := context.WithTimeout(e.t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, e.srv.URL+path, rd)
 	if err != nil {
 		e.t.Fatal(err)
 	}

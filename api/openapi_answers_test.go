@@ -69,6 +69,11 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.closed(open)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k"}}), false)
+		// A namespace of its own: the other envs' workers finish tasks with
+		// their own (default) retention.
+		short := *b
+		short.Namespace += "-short"
+		p.expired(newEnv(t, &short, &opts{engine: dtq.Config{Retention: 50 * time.Millisecond}}))
 		p.down()
 		for key, op := range p.ops {
 			if op["x-mounted-by"] == "process" {
@@ -414,6 +419,24 @@ func (p *prober) keyed(e *env, reads bool) {
 		p.answer(key, r.status, r.header, r.raw)
 	}
 	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo"}`, "X-API-Key", "k")
+}
+
+// expired provokes the 410 of an idempotent replay whose original task has
+// expired (the engine's retention is shorter than its idempotency window).
+func (p *prober) expired(e *env) {
+	body := `{"task_type":"echo","payload":"gone"}`
+	id := p.do(e, 201, opSubmit, "/api/v1/tasks", body, "Idempotency-Key", "k-expired").str("id")
+	e.waitStatus(id, "SUCCEEDED")
+	deadline := time.Now().Add(wsWait)
+	for e.do("GET", "/api/v1/tasks/"+id, "").status != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("task %s did not expire", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := p.do(e, 410, opSubmit, "/api/v1/tasks", body, "Idempotency-Key", "k-expired"); r.errCode() != "expired" {
+		p.t.Errorf("replay of an expired task: %s", r.raw)
+	}
 }
 
 // down sends every operation to a server whose Redis connection fails:

@@ -27,6 +27,11 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxBatch bounds the tasks of one batch submission. Defaults to 1000.
 	MaxBatch int
+	// RequestTimeout bounds how long a request (not the WebSocket route)
+	// waits for Redis: past it the request answers 503. Without it, reads
+	// would wait as long as Redis is unreachable. (A submit also gives up
+	// with the engine's batch, after 10s.) Defaults to 10s.
+	RequestTimeout time.Duration
 	// Logger receives request failures. Defaults to discarding them.
 	Logger *slog.Logger
 	// ObserveRequest, when set, is called after every request with the
@@ -75,6 +80,9 @@ func New(client *dtq.Client, redis rueidis.Client, cfg *Config) *Server {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 10 * time.Second
 	}
 	if c.WSBuffer <= 0 {
 		c.WSBuffer = 256

@@ -104,7 +104,8 @@ func shorten(raw json.RawMessage) string {
 
 // submit: POST /api/v1/tasks → 201 + task; with Idempotency-Key, a replay
 // → 200 + the original task (409 while it is still queued, scheduled or
-// running); the same key with a different body → 422.
+// running; 410 once it has expired); the same key with a different body →
+// 422.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	var b submission
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
@@ -126,6 +127,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	case !res.Duplicate:
 		w.Header().Set("Location", "/api/v1/tasks/"+res.Task.ID)
 		writeJSON(w, http.StatusCreated, res.Task)
+	case res.Task.Status == "": // the original finished and expired; the key is still remembered
+		writeJSON(w, http.StatusGone, errorBody{Error: errorDetail{Code: codeExpired,
+			Message: "the task of this Idempotency-Key finished and has expired; the key is remembered until its window ends", TaskID: res.Task.ID}})
 	case res.Task.Status.Finished():
 		writeJSON(w, http.StatusOK, res.Task)
 	default:
@@ -189,11 +193,8 @@ func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
 // itemError maps an error of one batch item the way writeErr maps a
 // request's.
 func itemError(err error) batchItem {
-	rec := &recorder{header: http.Header{}}
-	(&Server{}).writeErr(rec, nil, err)
-	var body errorBody
-	json.Unmarshal(rec.body, &body)
-	return batchItem{Status: rec.status, Error: &body.Error}
+	status, detail, _ := classify(err)
+	return batchItem{Status: status, Error: &detail}
 }
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
@@ -236,14 +237,3 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, t)
 }
-
-// recorder captures a response written by writeErr.
-type recorder struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (r *recorder) Header() http.Header         { return r.header }
-func (r *recorder) WriteHeader(status int)      { r.status = status }
-func (r *recorder) Write(b []byte) (int, error) { r.body = append(r.body, b...); return len(b), nil }

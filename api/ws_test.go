@@ -35,6 +35,7 @@ type wsOpts struct {
 	api         api.Config
 	ping, write time.Duration // api.SetWSTimings, when ping > 0
 	sndBuf      int           // SO_SNDBUF of the server's connections, when > 0
+	timeouts    time.Duration // the http.Server's read and write timeouts, when > 0
 }
 
 func (e *env) wsServer(o *wsOpts) *wsServer {
@@ -54,6 +55,7 @@ func (e *env) wsServer(o *wsOpts) *wsServer {
 			}
 		}
 	}
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = o.timeouts, o.timeouts
 	srv.Start()
 	// Runs before the backend's cleanup, after the connections' (LIFO).
 	e.t.Cleanup(func() {
@@ -553,4 +555,17 @@ func TestWSResubscribe(t *testing.T) {
 			t.Fatal("no events after the subscription was killed")
 		}
 	}
+}
+
+// A WebSocket lives longer than the http.Server's read and write timeouts
+// (which dtq's processes set for ordinary requests).
+func TestWSOutlivesServerTimeouts(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		w := e.wsServer(&wsOpts{timeouts: 300 * time.Millisecond})
+		w.ready()
+		c := w.dial("")
+		time.Sleep(time.Second)
+		id := e.wsSubmit(`{"task_type":"echo"}`)
+		c.waitEvents(map[string][]dtq.Status{id: wsDone})
+	})
 }
