@@ -241,3 +241,26 @@ func (p *proc) checkNoPanic() {
 func redisURL(t *testing.T) string {
 	return "redis://" + redistest.Shared(t).Addr
 }
+
+// metrics returns the process's /metrics text.
+func (p *proc) metrics() string {
+	p.t.Helper()
+	r := p.must(http.StatusOK, "GET", "/metrics", "")
+	return string(r.raw)
+}
+
+// metricValue returns the value of the series named exactly series (with
+// its labels), 0 when it is absent.
+func metricValue(t *testing.T, text, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err != nil {
+				t.Fatalf("metric %s: %q", series, line)
+			}
+			return f
+		}
+	}
+	return 0
+}

@@ -27,6 +27,17 @@ func TestServeEmbedded(t *testing.T) {
 	}
 	p.must(http.StatusOK, "GET", "/health", "")
 	p.must(http.StatusOK, "GET", "/ready", "")
+	m := p.metrics()
+	for _, want := range []string{
+		`dtq_tasks_submitted_total{queue="default",task_type="echo"} 1`,
+		`dtq_tasks_succeeded_total{queue="default",task_type="echo"} 1`,
+		`dtq_http_requests_total{code="201",route="POST /api/v1/tasks"} 1`,
+		`dtq_queue_depth{priority="5",queue="default",state="queued"} 0`,
+	} {
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 	if err := p.stop(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr())
 	}
@@ -75,10 +86,18 @@ func TestAPIAndWorkersOnRedis(t *testing.T) {
 	if ws := workers.body["workers"].([]any); len(ws) != 2 {
 		t.Fatalf("workers: %s", workers.raw)
 	}
+	ran := 0.0
 	for _, w := range []*proc{w1, w2} {
 		w.must(http.StatusOK, "GET", "/health", "")
 		w.must(http.StatusOK, "GET", "/ready", "")
 		w.must(http.StatusNotFound, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+		ran += metricValue(t, w.metrics(), `dtq_tasks_succeeded_total{queue="default",task_type="echo"}`)
+	}
+	if ran != 200 {
+		t.Fatalf("the workers' metrics count %v succeeded tasks, want 200", ran)
+	}
+	if n := metricValue(t, apiProc.metrics(), `dtq_tasks_submitted_total{queue="default",task_type="echo"}`); n != 200 {
+		t.Fatalf("the API's metrics count %v submitted tasks, want 200", n)
 	}
 	for _, pr := range []*proc{w1, w2, apiProc} {
 		if err := pr.stop(); err != nil {

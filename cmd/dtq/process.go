@@ -15,6 +15,7 @@ import (
 	"github.com/dtq-dev/dtq/api"
 	"github.com/dtq-dev/dtq/examples/tasks"
 	"github.com/dtq-dev/dtq/internal/embedded"
+	"github.com/dtq-dev/dtq/internal/metrics"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/redis/rueidis"
 	"github.com/spf13/cobra"
@@ -131,14 +132,22 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	}
 	defer closeRedis()
 
+	m, err := metrics.New(&metrics.Config{TaskTypes: tasks.Types()})
+	if err != nil {
+		return err
+	}
 	client, err := dtq.NewClient(redis, &dtq.Config{
 		Namespace:       o.namespace,
 		MaxPayloadBytes: o.maxPayloadBytes,
 		MaxDepth:        o.maxDepth,
 		Retention:       o.retention,
 		Logger:          log,
+		Observer:        m,
 	})
 	if err != nil {
+		return err
+	}
+	if err := m.CollectQueues(client); err != nil {
 		return err
 	}
 
@@ -156,18 +165,22 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	}
 
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
 	var apiServer *api.Server
 	if r.api {
 		apiServer = api.New(client, redis, &api.Config{
-			APIKey:       o.apiKey,
-			APIKeyReads:  o.apiKeyReads,
-			MaxBodyBytes: o.maxBodyBytes,
-			MaxBatch:     o.maxBatch,
-			Logger:       log,
+			APIKey:         o.apiKey,
+			APIKeyReads:    o.apiKeyReads,
+			MaxBodyBytes:   o.maxBodyBytes,
+			MaxBatch:       o.maxBatch,
+			AllowedOrigins: o.allowedOrigins,
+			Logger:         log,
+			ObserveRequest: m.ObserveHTTP,
 		})
+		defer apiServer.Close()
 		mux.Handle("/", apiServer.Handler())
 	} else {
-		probes := api.New(client, redis, &api.Config{Logger: log}).Handler()
+		probes := api.New(client, redis, &api.Config{Logger: log, ObserveRequest: m.ObserveHTTP}).Handler()
 		mux.Handle("GET /health", probes)
 		mux.Handle("GET /ready", probes)
 	}
@@ -196,6 +209,11 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	log.Info("shutting down", "timeout", o.shutdownTimeout)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
 	defer cancel()
+	if apiServer != nil {
+		// WebSocket clients get 1001 now (Shutdown does not wait for them:
+		// they are hijacked); later upgrades get 503.
+		apiServer.Close()
+	}
 	if err := srv.Shutdown(stopCtx); err != nil {
 		log.Warn("requests still running at the shutdown timeout were cut off", "error", err)
 		srv.Close()
