@@ -47,6 +47,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
+	// A Marshaler's output is written as it is: the Encoder would compact
+	// (re-scan) it, which cost a fifth of the time of a submit's answer.
+	// (Task's MarshalJSON, via json.Marshal, escapes HTML as the Encoder does.)
+	if m, ok := v.(json.Marshaler); ok {
+		if b, err := m.MarshalJSON(); err == nil {
+			w.Write(append(b, '\n'))
+			return
+		}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(true)
 	enc.Encode(v)

@@ -15,7 +15,7 @@ import (
 // so first, runs a task end to end and stops cleanly on SIGTERM.
 func TestServeEmbedded(t *testing.T) {
 	t.Parallel()
-	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0")
 	first := p.logged()[0]
 	if first["backend"] != "embedded" || !strings.Contains(first["msg"].(string), "embedded") {
 		t.Fatalf("first log line %v, want one about the embedded backend", first)
@@ -27,6 +27,22 @@ func TestServeEmbedded(t *testing.T) {
 	}
 	p.must(http.StatusOK, "GET", "/health", "")
 	p.must(http.StatusOK, "GET", "/ready", "")
+	// Profiles on their own address, not on the API's.
+	p.must(http.StatusNotFound, "GET", "/debug/pprof/", "")
+	pprofServed := false
+	for _, rec := range p.logged() {
+		if rec["msg"] == "serving pprof profiles" {
+			pprofServed = true
+			res, err := http.Get("http://" + rec["addr"].(string) + "/debug/pprof/")
+			if err != nil || res.StatusCode != http.StatusOK {
+				t.Fatalf("pprof: %v %v", res, err)
+			}
+			res.Body.Close()
+		}
+	}
+	if !pprofServed {
+		t.Fatal("no pprof address logged")
+	}
 	m := p.metrics()
 	for _, want := range []string{
 		`dtq_tasks_submitted_total{queue="default",task_type="echo"} 1`,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -51,6 +52,7 @@ type processOptions struct {
 	visibilityTimeout time.Duration
 
 	shutdownTimeout time.Duration
+	pprofAddr       string
 }
 
 // addProcessFlags defines the flags of a process with role r.
@@ -76,6 +78,8 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	bindEnv(cmd, "retention", "DTQ_RETENTION")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running tasks and requests get to finish")
 	bindEnv(cmd, "shutdown-timeout", "DTQ_SHUTDOWN_TIMEOUT")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's /debug/pprof profiles on this address (keep it private; empty: off)")
+	bindEnv(cmd, "pprof-addr", "DTQ_PPROF_ADDR")
 	if r.api {
 		f.StringVar(&o.apiKey, "api-key", "", "require this key in X-API-Key on mutating and admin routes")
 		bindEnv(cmd, "api-key", "DTQ_API_KEY")
@@ -185,6 +189,14 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		mux.Handle("GET /ready", probes)
 	}
 
+	if o.pprofAddr != "" {
+		stopPprof, err := servePprof(o.pprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
+
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
@@ -282,4 +294,24 @@ func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
+}
+
+// servePprof serves net/http/pprof on its own listener, apart from the
+// API: profiles reveal internals and cost CPU, so they stay off unless
+// asked for, on an address the operator keeps private.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (--pprof-addr): %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout}
+	go srv.Serve(ln)
+	log.Info("serving pprof profiles", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
 }
