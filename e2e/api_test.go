@@ -223,3 +223,37 @@ func TestRedisDown(t *testing.T) {
 	p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
 	p.checkNoPanic()
 }
+
+// The rest of the documented answers: the OpenAPI document, the events
+// route's refusals, and the 410 of an idempotent replay whose task expired.
+func TestDocumentAndRefusals(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--retention", "100ms")
+	doc := p.must(http.StatusOK, "GET", "/api/v1/openapi.json", "")
+	if v, _ := doc.body["openapi"].(string); !strings.HasPrefix(v, "3.1") {
+		t.Fatalf("openapi.json: %.200s", doc.raw)
+	}
+	if r := p.must(http.StatusUpgradeRequired, "GET", "/ws/events", ""); r.errCode() != "upgrade_required" {
+		t.Fatalf("events without an upgrade: %s", r.raw)
+	}
+	ws := []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}
+	if r := p.must(http.StatusForbidden, "GET", "/ws/events", "", append(ws, "Origin", "https://evil.example")...); r.errCode() != "forbidden_origin" {
+		t.Fatalf("foreign origin: %s", r.raw)
+	}
+	p.must(http.StatusBadRequest, "GET", "/ws/events?queue=a%20b", "", ws...)
+
+	body := `{"task_type":"echo","payload":"once"}`
+	id := p.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k").str("id")
+	p.waitStatus(id, "SUCCEEDED")
+	deadline := time.Now().Add(30 * time.Second)
+	for p.do("GET", "/api/v1/tasks/"+id, "").status != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			t.Fatal("the task did not expire after its 100ms retention")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := p.must(http.StatusGone, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k"); r.errCode() != "expired" || r.body["error"].(map[string]any)["task_id"] != id {
+		t.Fatalf("replay after expiry: %s", r.raw)
+	}
+	p.checkNoPanic()
+}
