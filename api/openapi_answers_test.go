@@ -73,6 +73,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		// their own (default) retention.
 		short := *b
 		short.Namespace += "-short"
+		p.crossSite(open)
 		p.expired(newEnv(t, &short, &opts{engine: dtq.Config{Retention: 50 * time.Millisecond}}))
 		p.down()
 		for key, op := range p.ops {
@@ -419,6 +420,22 @@ func (p *prober) keyed(e *env, reads bool) {
 		p.answer(key, r.status, r.header, r.raw)
 	}
 	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo"}`, "X-API-Key", "k")
+}
+
+// crossSite sends every state-changing operation as a browser would from
+// another site: each must answer 403 forbidden_origin.
+func (p *prober) crossSite(e *env) {
+	for _, key := range sortedKeys(anyMap(p.ops)) {
+		method, path, body := concrete(key)
+		if method != http.MethodPost && method != http.MethodDelete {
+			continue
+		}
+		r := p.do(e, 403, key, path, body, "Sec-Fetch-Site", "cross-site")
+		if r.errCode() != "forbidden_origin" {
+			p.t.Errorf("%s from another site: %s", key, r.raw)
+		}
+		p.do(e, 403, key, path, body, "Origin", "https://evil.example")
+	}
 }
 
 // expired provokes the 410 of an idempotent replay whose original task has

@@ -60,6 +60,7 @@ type Server struct {
 	log     *slog.Logger
 	keyHash []byte
 	mux     *http.ServeMux
+	csrf    *http.CrossOriginProtection
 	hub     *wsHub
 	// patterns lists the routes registered on mux, in order.
 	patterns []string
@@ -93,6 +94,7 @@ func New(client *dtq.Client, redis rueidis.Client, cfg *Config) *Server {
 		s.keyHash = h[:]
 	}
 	s.hub = newWSHub(client, c.WSBuffer, c.Logger)
+	s.csrf = s.crossOriginProtection()
 	s.warnBadOrigins()
 	s.routes()
 	return s
@@ -154,6 +156,11 @@ func (s *Server) Handler() http.Handler {
 			writeError(w, http.StatusMethodNotAllowed, codeMethod, r.Method+" is not allowed here")
 			return
 		}
+		if err := s.csrf.Check(r); err != nil {
+			writeError(w, http.StatusForbidden, codeForbiddenOrigin,
+				"cross-origin browser request refused: state-changing routes take requests from the server's own origin or an allowed one")
+			return
+		}
 		s.mux.ServeHTTP(w, r)
 	}), s.cfg.ObserveRequest)
 }
@@ -170,4 +177,21 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// crossOriginProtection refuses state-changing requests that a browser
+// sends from another site (CSRF: a page elsewhere posting to this API with
+// its visitor's network position). Non-browser clients send neither
+// Sec-Fetch-Site nor Origin and are not affected. Origins listed in
+// AllowedOrigins with their scheme ("https://app.example.com") are trusted.
+func (s *Server) crossOriginProtection() *http.CrossOriginProtection {
+	c := http.NewCrossOriginProtection()
+	for _, o := range s.cfg.AllowedOrigins {
+		if strings.Contains(o, "://") && !strings.Contains(o, "*") {
+			if err := c.AddTrustedOrigin(o); err != nil {
+				s.log.Warn("AllowedOrigins entry is not a valid origin for state-changing requests", "origin", o, "error", err)
+			}
+		}
+	}
+	return c
 }

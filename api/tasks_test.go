@@ -202,3 +202,26 @@ func TestIdempotencyKeyTooLong(t *testing.T) {
 		}
 	})
 }
+
+// State-changing requests a browser sends from another site are refused
+// (CSRF); same-origin, trusted-origin and non-browser requests are not.
+func TestCrossSiteRequests(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true, api: api.Config{AllowedOrigins: []string{"https://ui.example.com"}}}, func(t *testing.T, e *env) {
+		body := `{"task_type":"echo"}`
+		for _, h := range [][]string{
+			{"Sec-Fetch-Site", "cross-site"},
+			{"Sec-Fetch-Site", "same-site"},
+			{"Origin", "https://evil.example"},
+		} {
+			if r := e.must(http.StatusForbidden, "POST", "/api/v1/tasks", body, h...); r.errCode() != "forbidden_origin" {
+				t.Fatalf("%v: %s", h, r.raw)
+			}
+		}
+		if l := e.must(http.StatusOK, "GET", "/api/v1/tasks", "", "Sec-Fetch-Site", "cross-site"); len(l.body["tasks"].([]any)) != 0 {
+			t.Fatalf("a refused request created a task: %s", l.raw)
+		}
+		e.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Sec-Fetch-Site", "same-origin")
+		e.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Origin", "https://ui.example.com")
+		e.must(http.StatusCreated, "POST", "/api/v1/tasks", body)
+	})
+}
