@@ -89,7 +89,7 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 		bindEnv(cmd, "max-body-bytes", "DTQ_MAX_BODY_BYTES")
 		f.IntVar(&o.maxBatch, "max-batch", 1000, "most tasks in one batch submission")
 		bindEnv(cmd, "max-batch", "DTQ_MAX_BATCH")
-		f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "browser origins (host patterns) allowed on /ws/events besides the server's own")
+		f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "browser origins allowed besides the server's own: host patterns for /ws/events; entries with a scheme (https://ui.example.com) are also trusted for state-changing requests")
 		bindEnv(cmd, "allowed-origins", "DTQ_ALLOWED_ORIGINS")
 	}
 	if r.worker {
