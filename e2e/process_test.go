@@ -184,3 +184,24 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// The binary on Redis Cluster and on Sentinel: an api and a worker process
+// share work through the topology's URL.
+func TestTopologies(t *testing.T) {
+	t.Parallel()
+	cluster := redistest.StartCluster(t, 3, 0)
+	sentinels := redistest.StartSentinels(t, 1, 3)
+	for _, url := range []string{cluster.URL(), sentinels.URL()} {
+		env := []string{"DTQ_REDIS_URL=" + url, "DTQ_NAMESPACE=" + redistest.Namespace(t)}
+		apiProc := start(t, env, "api", "--addr", "127.0.0.1:0")
+		start(t, env, "worker", "--addr", "127.0.0.1:0", "--queues", "default,mail")
+		var ids []string
+		for _, q := range []string{"default", "mail"} {
+			ids = append(ids, apiProc.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","queue":"`+q+`"}`).str("id"))
+		}
+		for _, id := range ids {
+			apiProc.waitStatus(id, "SUCCEEDED")
+		}
+		apiProc.must(http.StatusOK, "GET", "/ready", "")
+	}
+}

@@ -60,7 +60,7 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", defaultAddr, "listen address of the HTTP server")
 	bindEnv(cmd, "addr", "DTQ_ADDR")
-	redisHelp := "Redis URL: redis://[user:password@]host:port[/db] or rediss:// for TLS"
+	redisHelp := "Redis URL: redis://[user:password@]host:port[/db], redis+cluster://host:port,host:port, redis+sentinel://host:port,…/master (rediss… for TLS)"
 	if r.api && r.worker {
 		redisHelp += "; empty runs the embedded in-memory backend"
 	}

@@ -1,30 +1,36 @@
 // Package redisconn turns a Redis URL into a connected, checked client. It is
 // the one place dtq reads Redis connection settings.
 //
-// Supported today:
+//	redis://[user[:password]@]host[:port][/db]          one server
+//	rediss://…                                          the same over TLS
+//	redis+cluster://[user[:password]@]host:port[,host:port…]
+//	                                                    Redis Cluster: any nodes as seeds
+//	redis+sentinel://[user[:password]@]host:port[,host:port…]/master[/db]
+//	                                                    Sentinel: the sentinels and the
+//	                                                    master's name
+//	rediss+cluster://…, rediss+sentinel://…             the same over TLS
 //
-//	redis://[user[:password]@]host[:port][/db]    plain TCP
-//	rediss://[user[:password]@]host[:port][/db]   TLS (system roots)
-//
-// Cluster and Sentinel URLs are recognised and refused with ErrUnsupported
-// until those topologies are supported; every key dtq writes is already
-// Cluster-safe.
+// Query parameters: tls_ca=FILE (a PEM CA bundle for rediss forms, instead of
+// the system roots), tls_server_name=NAME, and for Sentinel
+// sentinel_user=NAME and sentinel_password=PASSWORD (the user and password in
+// the URL are the data nodes'). Hosts are names or IPv4 addresses (an IPv6
+// literal works only alone, in brackets).
 package redisconn
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/redis/rueidis"
 )
-
-// ErrUnsupported is returned for URL forms dtq recognises but does not
-// support yet (Cluster, Sentinel).
-var ErrUnsupported = errors.New("redisconn: not yet supported")
 
 // ErrVersion is returned when the server is older than Redis 7.0.
 var ErrVersion = errors.New("redisconn: unsupported Redis version")
@@ -32,10 +38,50 @@ var ErrVersion = errors.New("redisconn: unsupported Redis version")
 // MinMajor is the oldest supported Redis major version.
 const MinMajor = 7
 
-// Options turns url into client options. It validates the URL but does not
-// connect.
+// Topology is the kind of deployment a URL names.
+type Topology string
+
+// Topologies.
+const (
+	Standalone Topology = "standalone"
+	Cluster    Topology = "cluster"
+	Sentinel   Topology = "sentinel"
+)
+
+// Parsed is a checked Redis URL.
+type Parsed struct {
+	Topology Topology
+	Option   rueidis.ClientOption
+}
+
+// Options turns url into client options. It validates the URL (and reads a
+// tls_ca file) but does not connect.
 func Options(rawURL string) (rueidis.ClientOption, error) {
-	u, err := url.Parse(rawURL)
+	p, err := Parse(rawURL)
+	return p.Option, err
+}
+
+// Parse turns url into its topology and client options, without
+// connecting.
+func Parse(rawURL string) (Parsed, error) {
+	// The host list of a Cluster or Sentinel URL is no URL host: take it
+	// out, and parse the rest with a placeholder host.
+	hostList := ""
+	parseable := rawURL
+	if scheme, rest, ok := strings.Cut(rawURL, "://"); ok {
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		auth := rest[:end]
+		user := ""
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+			user, auth = auth[:at+1], auth[at+1:]
+		}
+		hostList = auth
+		parseable = scheme + "://" + user + "placeholder" + rest[end:]
+	}
+	u, err := url.Parse(parseable)
 	if err != nil {
 		// A *url.Error quotes the whole URL, password included: keep only
 		// its reason.
@@ -43,36 +89,147 @@ func Options(rawURL string) (rueidis.ClientOption, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL: %w", err)
+		return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL: %w", err)
 	}
+	var topo Topology
+	tlsOn := false
 	switch u.Scheme {
-	case "redis", "rediss":
-	case "redis+cluster", "rediss+cluster", "redis-cluster":
-		return rueidis.ClientOption{}, fmt.Errorf("%w: Redis Cluster URL %q", ErrUnsupported, u.Scheme+"://")
-	case "redis+sentinel", "rediss+sentinel", "redis-sentinel":
-		return rueidis.ClientOption{}, fmt.Errorf("%w: Redis Sentinel URL %q", ErrUnsupported, u.Scheme+"://")
+	case "redis":
+		topo = Standalone
+	case "rediss":
+		topo, tlsOn = Standalone, true
+	case "redis+cluster":
+		topo = Cluster
+	case "rediss+cluster":
+		topo, tlsOn = Cluster, true
+	case "redis+sentinel":
+		topo = Sentinel
+	case "rediss+sentinel":
+		topo, tlsOn = Sentinel, true
 	case "":
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: want redis://host:port or rediss://host:port", Redact(rawURL))
+		return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: want redis://host:port, redis+cluster://host:port,… or redis+sentinel://host:port,…/master", Redact(rawURL))
 	default:
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis:// or rediss://", u.Scheme)
+		return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis, rediss, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel", u.Scheme)
 	}
-	if u.Hostname() == "" {
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: invalid Redis URL %q: no host", Redact(rawURL))
+	addrs, err := hosts(hostList, topo)
+	if err != nil {
+		return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: %w", Redact(rawURL), err)
+	}
+	opt := rueidis.ClientOption{InitAddress: addrs, DisableCache: true}
+	if u.User != nil {
+		opt.Username = u.User.Username()
+		opt.Password, _ = u.User.Password()
+	}
+	path := strings.Trim(u.Path, "/")
+	if topo == Sentinel {
+		master, rest, _ := strings.Cut(path, "/")
+		if master == "" {
+			return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: a Sentinel URL names the master: redis+sentinel://host:port,…/master", Redact(rawURL))
+		}
+		opt.Sentinel.MasterSet = master
+		path = rest
+	}
+	if path != "" {
+		if topo == Cluster {
+			return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: Redis Cluster has only database 0", Redact(rawURL))
+		}
+		db, err := strconv.Atoi(path)
+		if err != nil || db < 0 {
+			return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: database %q is not a number", Redact(rawURL), path)
+		}
+		opt.SelectDB = db
 	}
 	q := u.Query()
-	if q.Has("addr") {
-		return rueidis.ClientOption{}, fmt.Errorf("%w: several addresses (Redis Cluster)", ErrUnsupported)
+	for name := range q {
+		switch name {
+		case "tls_ca", "tls_server_name":
+			if !tlsOn {
+				return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: %s needs a rediss scheme", Redact(rawURL), name)
+			}
+		case "sentinel_user", "sentinel_password":
+			if topo != Sentinel {
+				return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: %s is for Sentinel URLs", Redact(rawURL), name)
+			}
+		default:
+			return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: unknown parameter %q (known: tls_ca, tls_server_name, sentinel_user, sentinel_password)", Redact(rawURL), name)
+		}
 	}
-	if q.Has("master_set") {
-		return rueidis.ClientOption{}, fmt.Errorf("%w: Redis Sentinel (master_set)", ErrUnsupported)
+	if tlsOn {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: q.Get("tls_server_name")}
+		if cfg.ServerName == "" && topo == Standalone {
+			cfg.ServerName, _, _ = net.SplitHostPort(addrs[0])
+		}
+		if ca := q.Get("tls_ca"); ca != "" {
+			pem, err := os.ReadFile(ca)
+			if err != nil {
+				return Parsed{}, fmt.Errorf("redisconn: tls_ca: %w", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return Parsed{}, fmt.Errorf("redisconn: tls_ca %s: no PEM certificate in it", ca)
+			}
+		}
+		opt.TLSConfig = cfg
 	}
-	opt, err := rueidis.ParseURL(rawURL)
-	if err != nil {
-		return rueidis.ClientOption{}, fmt.Errorf("redisconn: %w", err)
+	switch topo {
+	case Standalone:
+		opt.ForceSingleClient = true
+	case Cluster:
+		opt.ShuffleInit = true
+	case Sentinel:
+		opt.Sentinel.Username = q.Get("sentinel_user")
+		opt.Sentinel.Password = q.Get("sentinel_password")
+		if tlsOn {
+			opt.Sentinel.TLSConfig = opt.TLSConfig
+		}
 	}
-	opt.DisableCache = true
-	opt.ForceSingleClient = true
-	return opt, nil
+	return Parsed{Topology: topo, Option: opt}, nil
+}
+
+// hostName reports whether s is a plausible DNS name.
+func hostName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// hosts splits a URL's host list into addresses with ports (6379, or 26379
+// for sentinels, when none is given).
+func hosts(list string, topo Topology) ([]string, error) {
+	if list == "" {
+		return nil, errors.New("no host")
+	}
+	defPort := "6379"
+	if topo == Sentinel {
+		defPort = "26379"
+	}
+	var out []string
+	for _, h := range strings.Split(list, ",") {
+		if h == "" {
+			return nil, errors.New("an empty host in the list")
+		}
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			host, port = strings.Trim(h, "[]"), defPort
+		}
+		if host == "" {
+			return nil, errors.New("no host")
+		}
+		if net.ParseIP(host) == nil && !hostName(host) {
+			return nil, fmt.Errorf("host %q is not a name or an IP address", host)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("host %q: bad port", h)
+		}
+		out = append(out, net.JoinHostPort(host, port))
+	}
+	if topo == Standalone && len(out) > 1 {
+		return nil, errors.New("several hosts: use redis+cluster:// for Redis Cluster or redis+sentinel:// for Sentinel")
+	}
+	return out, nil
 }
 
 // Connect connects to the Redis at rawURL and checks that it is Redis 7.0 or

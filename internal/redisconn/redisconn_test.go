@@ -95,8 +95,18 @@ func TestOptionsRejects(t *testing.T) {
 		{url: "rediss://", want: "no host"},
 		{url: "redis://:6380", want: "no host"},
 		{url: "redis://alice:secret@:6380/1", want: "no host"},
-		{url: "redis://example.com:6379/abc", want: "invalid database number"},
-		{url: "redis://example.com:6379/0/1", want: "invalid URL path"},
+		{url: "redis://example.com:6379/abc", want: "is not a number"},
+		{url: "redis://example.com:6379/0/1", want: "is not a number"},
+		{url: "redis://a:1,b:2", want: "use redis+cluster://"},
+		{url: "redis://example.com?addr=b:2", want: `unknown parameter "addr"`},
+		{url: "redis://example.com?tls_ca=/x", want: "needs a rediss scheme"},
+		{url: "redis-cluster://example.com:7000", want: `scheme "redis-cluster"`},
+		{url: "redis+cluster://a:1,,b:2", want: "empty host"},
+		{url: "redis+cluster://a:1/3", want: "only database 0"},
+		{url: "redis+cluster://a:1?sentinel_user=x", want: "for Sentinel URLs"},
+		{url: "redis+sentinel://a:26379", want: "names the master"},
+		{url: "redis+sentinel://a:26379/m/x", want: "is not a number"},
+		{url: "rediss://example.com?tls_ca=/nonexistent/ca.pem", want: "tls_ca"},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			t.Parallel()
@@ -107,38 +117,50 @@ func TestOptionsRejects(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "redisconn: ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Options(%q) = %q, want a redisconn: error containing %q", tc.url, err, tc.want)
 			}
-			if errors.Is(err, redisconn.ErrUnsupported) {
-				t.Errorf("Options(%q) = %q wraps ErrUnsupported; it is simply invalid", tc.url, err)
-			}
 		})
 	}
 }
 
-func TestOptionsUnsupportedTopologies(t *testing.T) {
+func TestParseTopologies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		url  string
-		kind string // named in the message
+		url    string
+		topo   redisconn.Topology
+		addrs  []string
+		master string
+		db     int
+		tls    bool
+		sUser  string
+		sPass  string
+		user   string
+		pass   string
 	}{
-		{url: "redis+cluster://example.com:7000", kind: "Cluster"},
-		{url: "rediss+cluster://example.com:7000", kind: "Cluster"},
-		{url: "redis-cluster://example.com:7000", kind: "Cluster"},
-		{url: "redis+cluster://x", kind: "Cluster"},
-		{url: "redis://example.com:7000?addr=example.com:7001&addr=example.com:7002", kind: "Cluster"},
-		{url: "redis+sentinel://example.com:26379", kind: "Sentinel"},
-		{url: "rediss+sentinel://example.com:26379", kind: "Sentinel"},
-		{url: "redis-sentinel://example.com:26379", kind: "Sentinel"},
-		{url: "redis://example.com:26379?master_set=mymaster", kind: "Sentinel"},
-		{url: "rediss://alice:secret@example.com:26379/0?master_set=mymaster", kind: "Sentinel"},
+		{url: "redis+cluster://a:7000,b:7001,c", topo: redisconn.Cluster, addrs: []string{"a:7000", "b:7001", "c:6379"}},
+		{url: "rediss+cluster://alice:pw@a:7000", topo: redisconn.Cluster, addrs: []string{"a:7000"}, tls: true, user: "alice", pass: "pw"},
+		{url: "redis+sentinel://s1,s2:26380/mymaster", topo: redisconn.Sentinel, addrs: []string{"s1:26379", "s2:26380"}, master: "mymaster"},
+		{url: "redis+sentinel://u:p@s1:26379/mymaster/2?sentinel_user=su&sentinel_password=sp", topo: redisconn.Sentinel,
+			addrs: []string{"s1:26379"}, master: "mymaster", db: 2, user: "u", pass: "p", sUser: "su", sPass: "sp"},
+		{url: "rediss+sentinel://s1:26379/m?tls_server_name=redis.internal", topo: redisconn.Sentinel, addrs: []string{"s1:26379"}, master: "m", tls: true},
+		{url: "redis://h:1/4", topo: redisconn.Standalone, addrs: []string{"h:1"}, db: 4},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			t.Parallel()
-			_, err := redisconn.Options(tc.url)
-			if !errors.Is(err, redisconn.ErrUnsupported) {
-				t.Fatalf("Options(%q) = %v, want an error wrapping ErrUnsupported", tc.url, err)
+			p, err := redisconn.Parse(tc.url)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if msg := err.Error(); !strings.Contains(msg, "not yet supported") || !strings.Contains(msg, tc.kind) {
-				t.Errorf("Options(%q) = %q, want it to say %q and name %s", tc.url, msg, "not yet supported", tc.kind)
+			o := p.Option
+			if p.Topology != tc.topo || strings.Join(o.InitAddress, " ") != strings.Join(tc.addrs, " ") ||
+				o.Sentinel.MasterSet != tc.master || o.SelectDB != tc.db || (o.TLSConfig != nil) != tc.tls ||
+				o.Username != tc.user || o.Password != tc.pass || o.Sentinel.Username != tc.sUser || o.Sentinel.Password != tc.sPass {
+				t.Fatalf("Parse(%q) = %s %q master %q db %d tls %v user %q/%q sentinel %q/%q", tc.url, p.Topology, o.InitAddress,
+					o.Sentinel.MasterSet, o.SelectDB, o.TLSConfig != nil, o.Username, o.Password, o.Sentinel.Username, o.Sentinel.Password)
+			}
+			if o.ForceSingleClient != (tc.topo == redisconn.Standalone) || !o.DisableCache {
+				t.Fatalf("ForceSingleClient %v DisableCache %v", o.ForceSingleClient, o.DisableCache)
+			}
+			if tc.topo == redisconn.Sentinel && tc.tls && o.Sentinel.TLSConfig == nil {
+				t.Fatal("sentinels without TLS on a rediss+sentinel URL")
 			}
 		})
 	}
@@ -157,7 +179,8 @@ func TestErrorsHidePassword(t *testing.T) {
 		"redis://alice:" + pw + "@example.com:notaport",
 		"redis://alice:" + pw + "@exa%zzmple.com:6379",
 		"redis://alice:" + pw + "@example.com:6379/abc",
-		"redis+cluster://alice:" + pw + "@example.com:7000",
+		"redis+cluster://alice:" + pw + "@example.com:7000/3",
+		"redis+sentinel://alice:" + pw + "@example.com:26379",
 		"redis://alice:" + pw + "@example.com:6379?master_set=m",
 	} {
 		t.Run(u, func(t *testing.T) {

@@ -28,6 +28,9 @@ type Options struct {
 	AppendFsync string
 	// Args are extra "--name value" arguments for redis-server.
 	Args []string
+
+	cluster  bool   // a cluster node: its bus port (+10000) must be free too
+	sentinel string // a sentinel with this config file content
 }
 
 // Server is a redis-server child process on a loopback port.
@@ -56,11 +59,23 @@ func StartServer(opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.sentinel != "" {
+		if bin, err = exec.LookPath("redis-sentinel"); err != nil {
+			return nil, errors.New("redistest: redis-sentinel is not installed; run `make test`, which installs it")
+		}
+		if _, err := writeSentinelConf(dir, opts.sentinel); err != nil {
+			return nil, err
+		}
+	}
 	var lastErr error
-	for range 5 {
+	for range 20 {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
+		}
+		if opts.cluster && !busFree(port) {
+			lastErr = errors.New("redistest: no free port with a free cluster bus port")
+			continue
 		}
 		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, Dir: dir, opts: *opts}
 		if lastErr = s.start(bin); lastErr == nil {
@@ -72,6 +87,10 @@ func StartServer(opts *Options) (*Server, error) {
 }
 
 func (s *Server) args() []string {
+	if s.opts.sentinel != "" {
+		return []string{filepath.Join(s.Dir, "sentinel.conf"), "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+			"--dir", s.Dir, "--logfile", filepath.Join(s.Dir, "redis.log"), "--daemonize", "no"}
+	}
 	a := []string{
 		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
 		"--save", "", "--dir", s.Dir, "--logfile", filepath.Join(s.Dir, "redis.log"),
@@ -185,7 +204,11 @@ func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
 // Restart starts the server again on the same port and directory after Stop
 // or Kill (with AOF on, it reloads its data).
 func (s *Server) Restart() error {
-	bin, err := exec.LookPath("redis-server")
+	name := "redis-server"
+	if s.opts.sentinel != "" {
+		name = "redis-sentinel"
+	}
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		return err
 	}
@@ -206,6 +229,19 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// busFree reports whether a cluster node on port can have its bus port.
+func busFree(port int) bool {
+	if port+10000 > 65535 {
+		return false
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 func ping(addr string) error {

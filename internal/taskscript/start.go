@@ -82,22 +82,24 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		}
 	}
 	// Commands are consumed when sent: build them anew for each try.
-	build := func() rueidis.Commands {
+	build := func(eval bool) rueidis.Commands {
 		cmds := make(rueidis.Commands, 0, 1+len(tasks))
-		cmds = append(cmds, c.B().Evalsha().Sha1(startSHA).Numkeys(int64(len(ks))).Key(ks...).Arg(args...).Build())
+		if eval {
+			cmds = append(cmds, c.B().Eval().Script(startSource).Numkeys(int64(len(ks))).Key(ks...).Arg(args...).Build())
+		} else {
+			cmds = append(cmds, c.B().Evalsha().Sha1(startSHA).Numkeys(int64(len(ks))).Key(ks...).Arg(args...).Build())
+		}
 		for _, tk := range tasks {
 			cmds = append(cmds, c.B().Hgetall().Key(tk).Build())
 		}
 		return cmds
 	}
-	res := c.DoMulti(ctx, build()...)
+	res := c.DoMulti(ctx, build(false)...)
 	if rerr, ok := rueidis.IsRedisErr(res[0].Error()); ok && rerr.IsNoScript() {
-		// The script is not loaded (first use, or after a restart): load it
-		// and run again.
-		if err := c.Do(ctx, c.B().ScriptLoad().Script(startSource).Build()).Error(); err != nil {
-			return nil, err
-		}
-		res = c.DoMulti(ctx, build()...)
+		// The script is not loaded on the node of this queue's slot (first
+		// use, a restart, a failover): run it with EVAL, which loads it there.
+		// (A SCRIPT LOAD, having no key, would go to any node of a Cluster.)
+		res = c.DoMulti(ctx, build(true)...)
 	}
 	flat, err := res[0].ToArray()
 	if err != nil {

@@ -1,0 +1,203 @@
+package dtq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// topologyEnv connects an engine client to url with a fresh namespace.
+func topologyEnv(t *testing.T, url string) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	rc, err := redisconn.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Close)
+	return newEnv(t, &redistest.Backend{Name: "topology", Client: rc, Namespace: redistest.Namespace(t)}, nil)
+}
+
+// coreCases runs the engine's core behaviour on e: tasks on several queues
+// (several Cluster slots) run, a retry succeeds, a dead letter is requeued,
+// an idempotent submit makes one task, a delayed task waits, a queued task
+// is cancelled, and events arrive.
+func coreCases(t *testing.T, e *env) {
+	queues := []string{"default", "mail", "media", "reports"}
+	var failOnce atomic.Bool
+	var fail atomic.Bool
+	fail.Store(true)
+	e.worker(fast(dtq.WorkerConfig{Queues: queues, Concurrency: 20}), map[string]dtq.HandlerFunc{
+		"ok": func(context.Context, *dtq.Task) (any, error) { return "done", nil },
+		"flaky": func(context.Context, *dtq.Task) (any, error) {
+			if failOnce.CompareAndSwap(false, true) {
+				return nil, errors.New("first attempt fails")
+			}
+			return "second time", nil
+		},
+		"doomed": func(context.Context, *dtq.Task) (any, error) {
+			if fail.Load() {
+				return nil, dtq.Permanent(errors.New("no"))
+			}
+			return "revived", nil
+		},
+	})
+	seen := make(chan dtq.Event, 1024)
+	evCtx, stop := context.WithCancel(t.Context())
+	defer stop()
+	go e.c.Events(evCtx, nil, func(ev dtq.Event) {
+		select {
+		case seen <- ev:
+		default:
+		}
+	})
+
+	var ids []string
+	for i := range 40 {
+		q := queues[i%len(queues)]
+		ids = append(ids, e.enqueue("ok", i, &dtq.EnqueueOpts{Queue: q}).ID)
+	}
+	reqs := make([]dtq.EnqueueRequest, 20)
+	for i := range reqs {
+		reqs[i] = dtq.EnqueueRequest{Type: "ok", Payload: i, Opts: &dtq.EnqueueOpts{Queue: queues[i%len(queues)]}}
+	}
+	res, err := e.c.EnqueueMany(t.Context(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		ids = append(ids, r.Task.ID)
+	}
+	for _, id := range ids {
+		e.waitStatus(id, dtq.StatusSucceeded, 30*time.Second)
+	}
+
+	flaky := e.enqueue("flaky", nil, &dtq.EnqueueOpts{Queue: "mail"})
+	if done := e.waitStatus(flaky.ID, dtq.StatusSucceeded, 30*time.Second); done.Attempt != 2 {
+		t.Fatalf("flaky: attempt %d", done.Attempt)
+	}
+
+	doomed := e.enqueue("doomed", nil, &dtq.EnqueueOpts{Queue: "media"})
+	e.waitStatus(doomed.ID, dtq.StatusDead, 30*time.Second)
+	fail.Store(false)
+	if _, err := e.c.Requeue(t.Context(), doomed.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(doomed.ID, dtq.StatusSucceeded, 30*time.Second)
+
+	key := &dtq.EnqueueOpts{Queue: "reports", IdempotencyKey: "once"}
+	a := e.enqueue("ok", "x", key)
+	b := e.enqueue("ok", "x", key)
+	if a.ID != b.ID {
+		t.Fatalf("idempotent submit made two tasks: %s %s", a.ID, b.ID)
+	}
+
+	later := e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: "mail", Delay: time.Hour})
+	if got, err := e.c.Cancel(t.Context(), later.ID); err != nil || got.Status != dtq.StatusCancelled {
+		t.Fatalf("cancel: %+v %v", got, err)
+	}
+	soon := e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: "default", Delay: 300 * time.Millisecond})
+	if got, _ := e.c.Get(t.Context(), soon.ID); got.Status != dtq.StatusScheduled {
+		t.Fatalf("delayed: %s", got.Status)
+	}
+	e.waitStatus(soon.ID, dtq.StatusSucceeded, 30*time.Second)
+
+	qs, err := e.c.Queues(t.Context())
+	if err != nil || len(qs) != len(queues) {
+		t.Fatalf("queues: %d (%v)", len(qs), err)
+	}
+	select {
+	case <-seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event arrived")
+	}
+}
+
+// submitAndRun submits n tasks on queue and waits until they succeed,
+// retrying submits that fail (the same idempotency key each time) while a
+// failover is in progress.
+func submitAndRun(t *testing.T, e *env, queue string, n int, tag string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for i := range n {
+		opts := &dtq.EnqueueOpts{Queue: queue, IdempotencyKey: fmt.Sprintf("%s-%d", tag, i)}
+		for {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			res, err := e.c.Enqueue(ctx, "ok", i, opts)
+			cancel()
+			if err == nil {
+				e.waitStatus(res.Task.ID, dtq.StatusSucceeded, 60*time.Second)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("submit %d still failing after 60s: %v", i, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+func TestClusterCore(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 1)
+	coreCases(t, topologyEnv(t, c.URL()))
+}
+
+// A Cluster master killed under load: its replica takes over and the
+// engine carries on (submits retried with their idempotency keys while the
+// slot has no master).
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 1)
+	e := topologyEnv(t, c.URL())
+	e.worker(fast(dtq.WorkerConfig{Concurrency: 20, VisibilityTimeout: 2 * time.Second}), map[string]dtq.HandlerFunc{
+		"ok": func(context.Context, *dtq.Task) (any, error) { return "done", nil },
+	})
+	submitAndRun(t, e, "default", 20, "before")
+	master := c.MasterOf(t, e.Namespace+":{default}:info")
+	if err := master.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	submitAndRun(t, e, "default", 20, "after")
+	t.Logf("20 tasks submitted and run within %v of the master's death", time.Since(start).Round(time.Millisecond))
+}
+
+func TestSentinelCore(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinels(t, 1, 3)
+	coreCases(t, topologyEnv(t, s.URL()))
+}
+
+// The Sentinel primary killed under load: the sentinels promote the
+// replica and the engine follows them.
+func TestSentinelFailover(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinels(t, 1, 3)
+	e := topologyEnv(t, s.URL())
+	e.worker(fast(dtq.WorkerConfig{Concurrency: 20, VisibilityTimeout: 2 * time.Second}), map[string]dtq.HandlerFunc{
+		"ok": func(context.Context, *dtq.Task) (any, error) { return "done", nil },
+	})
+	submitAndRun(t, e, "default", 20, "before")
+	if err := s.Primary.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	submitAndRun(t, e, "default", 20, "after")
+	addr, err := s.PrimaryAddr()
+	if err != nil || addr != s.Replicas[0].Addr {
+		t.Fatalf("primary after failover: %s (%v), want the replica %s", addr, err, s.Replicas[0].Addr)
+	}
+	t.Logf("20 tasks submitted and run within %v of the primary's death", time.Since(start).Round(time.Millisecond))
+}
