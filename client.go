@@ -3,6 +3,7 @@ package dtq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -47,6 +48,16 @@ type Config struct {
 	// AuditMaxLen caps the audit stream of admin actions (approximately).
 	// Defaults to 10,000.
 	AuditMaxLen int64
+
+	// DurableReplicas makes a submit and a task's outcome count as done
+	// only once this many replicas have them (Redis WAIT, up to
+	// DurableTimeout); a submit they did not reach in time fails with
+	// ErrNotReplicated (submit it again with the same idempotency key). The
+	// task is not undone: it survives unless the master fails before
+	// replicating it. Defaults to 0: done once the master has it.
+	DurableReplicas int
+	// DurableTimeout bounds the wait for replicas. Defaults to 1s.
+	DurableTimeout time.Duration
 
 	// Logger receives the library's logs. Defaults to discarding them.
 	Logger *slog.Logger
@@ -113,6 +124,14 @@ func (c *Config) withDefaults() (Config, error) {
 			*f.v = 10_000
 		}
 	}
+	switch {
+	case cfg.DurableReplicas < 0:
+		return cfg, invalid("Config.DurableReplicas", "must not be negative (got %d)", cfg.DurableReplicas)
+	case cfg.DurableTimeout < 0:
+		return cfg, invalid("Config.DurableTimeout", "must not be negative (got %v)", cfg.DurableTimeout)
+	case cfg.DurableTimeout == 0:
+		cfg.DurableTimeout = time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -158,7 +177,7 @@ func (c *Client) queue(name string) *queueState {
 	q := c.queues[name]
 	if q == nil {
 		q = &queueState{name: name, keys: keys.NewTasks(c.cfg.Namespace, name)}
-		cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(name), IdemWindow: c.cfg.IdempotencyWindow}
+		cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(name), IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}
 		q.enqueues = batch.New(func(ctx context.Context, items []taskscript.EnqueueItem) ([]taskscript.EnqueueResult, error) {
 			res, err := enqueue(ctx, c.redis, q.keys, cfg, items)
 			if err != nil {
@@ -239,7 +258,7 @@ func enqueue(ctx context.Context, r rueidis.Client, k keys.Tasks, cfg taskscript
 	if len(plain) > 0 {
 		wg.Go(func() {
 			var res []taskscript.EnqueueResult
-			if res, perr = taskscript.EnqueuePlain(ctx, r, k, pick(plain)); perr == nil {
+			if res, perr = taskscript.EnqueuePlain(ctx, r, k, cfg.Durability, pick(plain)); perr == nil {
 				for j, i := range plain {
 					out[i] = res[j]
 				}
@@ -258,7 +277,17 @@ func enqueue(ctx context.Context, r rueidis.Client, k keys.Tasks, cfg taskscript
 	}
 	wg.Wait()
 	if err := errors.Join(perr, serr); err != nil {
+		var nre *taskscript.NotReplicatedError
+		if errors.As(err, &nre) {
+			return nil, fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, nre.Got, nre.Want, nre.Timeout)
+		}
 		return nil, err
 	}
 	return out, nil
+}
+
+// durability is the engine's Durability for writes that must survive a
+// master's loss.
+func (c *Client) durability() taskscript.Durability {
+	return taskscript.Durability{Replicas: c.cfg.DurableReplicas, Timeout: c.cfg.DurableTimeout}
 }

@@ -147,7 +147,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 				errs[gi] = err
 				return
 			}
-			cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(g.q.name), IdemWindow: c.cfg.IdempotencyWindow}
+			cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(g.q.name), IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}
 			res, err := enqueue(ctx, c.redis, g.q.keys, cfg, g.items)
 			if err != nil {
 				c.redisError("enqueue", err)

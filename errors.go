@@ -39,6 +39,11 @@ var (
 	// worker's result would be rejected anyway).
 	ErrLost = errors.New("dtq: task taken over by another worker")
 
+	// ErrNotReplicated: with Config.DurableReplicas, the master wrote the
+	// submission but too few replicas acknowledged it in time. Submit again
+	// with the same idempotency key: it returns the task if it survived.
+	ErrNotReplicated = errors.New("dtq: written, but not acknowledged by enough replicas")
+
 	// ErrStopped is the cause of a handler's context when the worker stops
 	// without waiting for it (StopAndCancel, or the grace period ran out).
 	ErrStopped = errors.New("dtq: worker stopped")

@@ -201,3 +201,46 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	t.Logf("20 tasks submitted and run within %v of the primary's death", time.Since(start).Round(time.Millisecond))
 }
+
+// Durable mode: a submit is done once the replica has it; with the replica
+// gone, a submit fails with ErrNotReplicated (after DurableTimeout) and a
+// resubmit with the same key finds the task the master kept.
+func TestDurableReplicas(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinels(t, 1, 3)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	rc, err := redisconn.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Close)
+	e := newEnv(t, &redistest.Backend{Name: "sentinel", Client: rc, Namespace: redistest.Namespace(t)},
+		&dtq.Config{DurableReplicas: 1, DurableTimeout: 300 * time.Millisecond})
+	e.worker(fast(dtq.WorkerConfig{}), map[string]dtq.HandlerFunc{"ok": func(context.Context, *dtq.Task) (any, error) { return 1, nil }})
+	plain := e.enqueue("ok", nil, nil)
+	keyed := e.enqueue("ok", nil, &dtq.EnqueueOpts{IdempotencyKey: "k"})
+	e.waitStatus(plain.ID, dtq.StatusSucceeded, 10*time.Second)
+	e.waitStatus(keyed.ID, dtq.StatusSucceeded, 10*time.Second)
+	// The task is on the replica already: acknowledged means replicated.
+	if n, err := redistest.Command(s.Replicas[0].Addr, "EXISTS", e.Namespace+":{default}:task:"+plain.ID[len("default-"):]); err != nil || n != "1" {
+		t.Fatalf("the replica lacks an acknowledged task: %q %v", n, err)
+	}
+
+	if err := s.Replicas[0].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Replicas[0].Resume()
+	for _, opts := range []*dtq.EnqueueOpts{nil, {IdempotencyKey: "k2"}} {
+		_, err := e.c.Enqueue(t.Context(), "ok", nil, opts)
+		if !errors.Is(err, dtq.ErrNotReplicated) {
+			t.Fatalf("submit with the replica paused (%+v): %v, want ErrNotReplicated", opts, err)
+		}
+	}
+	s.Replicas[0].Resume()
+	res, err := e.c.Enqueue(t.Context(), "ok", nil, &dtq.EnqueueOpts{IdempotencyKey: "k2"})
+	if err != nil || !res.Duplicate {
+		t.Fatalf("resubmit with the same key: %+v %v, want the task the master kept", res, err)
+	}
+	e.waitStatus(res.Task.ID, dtq.StatusSucceeded, 10*time.Second)
+}

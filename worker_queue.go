@@ -2,6 +2,7 @@ package dtq
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
@@ -50,7 +51,7 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 	}
 	cfg := taskscript.FinishConfig{
 		Group: w.group, Retention: w.c.cfg.Retention, IdemWindow: w.c.cfg.IdempotencyWindow,
-		DLQMaxLen: w.c.cfg.DeadLetterMaxLen,
+		DLQMaxLen: w.c.cfg.DeadLetterMaxLen, Durability: w.c.durability(),
 	}
 	wq.finishes = batch.New(func(ctx context.Context, items []finishReq) ([]string, error) {
 		scriptItems := make([]taskscript.FinishItem, len(items))
@@ -58,6 +59,15 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 			scriptItems[i] = r.item
 		}
 		res, err := taskscript.Finish(ctx, w.c.redis, q.keys, cfg, w.cfg.ID, scriptItems)
+		var nre *taskscript.NotReplicatedError
+		if errors.As(err, &nre) {
+			// Recorded on the master, not (yet) on enough replicas: the
+			// outcomes stand; a failover before replication would run
+			// these tasks again.
+			w.log.Warn("task outcomes not acknowledged by enough replicas", "queue", q.name, "tasks", len(items), "error", err)
+			w.c.redisError("finish", err)
+			err = nil
+		}
 		if err != nil {
 			w.c.redisError("finish", err)
 			return nil, err

@@ -122,6 +122,9 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 		return http.StatusConflict, errorDetail{Code: codeNotCancellable, Message: "the task has already finished"}, ""
 	case errors.Is(err, dtq.ErrNotDead):
 		return http.StatusConflict, errorDetail{Code: codeNotDead, Message: "the task is not in the dead-letter stream"}, ""
+	case errors.Is(err, dtq.ErrNotReplicated):
+		return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable,
+			Message: "the task was written but not acknowledged by enough replicas in time; submit again with the same Idempotency-Key"}, "1"
 	}
 	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, ""
 }

@@ -291,3 +291,31 @@ func Redact(rawURL string) string {
 	}
 	return u.Redacted()
 }
+
+// Warning is a server setting that puts accepted work at risk.
+type Warning struct {
+	Node    string
+	Problem string
+}
+
+// CheckSettings reads every node's INFO (memory, persistence) and reports
+// settings that put accepted work at risk: a maxmemory-policy other than
+// noeviction (Redis may evict tasks) and no AOF (a restart loses
+// everything since the last snapshot). It reports, it does not refuse:
+// operators may accept the risk.
+func CheckSettings(ctx context.Context, c rueidis.Client) ([]Warning, error) {
+	var out []Warning
+	for addr, node := range c.Nodes() {
+		info, err := node.Do(ctx, node.B().Info().Section("memory").Section("persistence").Build()).ToString()
+		if err != nil {
+			return out, fmt.Errorf("redisconn: INFO of %s: %w", addr, err)
+		}
+		if p := infoField(info, "maxmemory_policy"); p != "" && p != "noeviction" {
+			out = append(out, Warning{addr, fmt.Sprintf("maxmemory-policy is %s: under memory pressure Redis evicts keys, tasks included; use noeviction", p)})
+		}
+		if infoField(info, "aof_enabled") == "0" {
+			out = append(out, Warning{addr, "appendonly is off: a restart loses what was written since the last snapshot; turn on AOF (appendonly yes)"})
+		}
+	}
+	return out, nil
+}

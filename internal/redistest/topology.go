@@ -145,8 +145,19 @@ func StartSentinels(t testing.TB, replicas, sentinels int) *Sentinels {
 		}
 		s.Sentinels = append(s.Sentinels, x)
 	}
-	// Ready when every sentinel knows the replicas and the other sentinels.
+	// Ready when every replica is online (synced) at the primary, and every
+	// sentinel knows the replicas and the other sentinels.
 	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := Command(s.Primary.Addr, "INFO", "replication")
+		if err == nil && strings.Count(info, "state=online") == replicas {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas not online within 30s: %q %v", info, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	for _, x := range s.Sentinels {
 		for {
 			out, err := Command(x.Addr, "SENTINEL", "MASTER", s.Master)

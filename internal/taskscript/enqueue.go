@@ -29,6 +29,7 @@ type EnqueueItem struct {
 type EnqueueConfig struct {
 	MaxDepth   int64 // 0 = unbounded
 	IdemWindow time.Duration
+	Durability Durability
 }
 
 // EnqueueCode is the outcome of one EnqueueItem.
@@ -52,7 +53,11 @@ type EnqueueResult struct {
 // Enqueue runs enqueue.lua for items of one queue in one round trip.
 func Enqueue(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg EnqueueConfig, items []EnqueueItem) ([]EnqueueResult, error) {
 	ks, args := enqueueCmd(k, cfg, items)
-	return parseEnqueue(enqueueScript.Exec(ctx, c, ks, args))
+	res, err := enqueueScript.exec(ctx, c, cfg.Durability, ks, args)
+	if err != nil {
+		return nil, err // written, not replicated: the caller resubmits with the same key
+	}
+	return parseEnqueue(res)
 }
 
 func enqueueCmd(k keys.Tasks, cfg EnqueueConfig, items []EnqueueItem) (ks, args []string) {

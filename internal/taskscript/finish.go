@@ -42,11 +42,13 @@ type FinishConfig struct {
 	Retention  time.Duration
 	IdemWindow time.Duration
 	DLQMaxLen  int64
+	Durability Durability
 }
 
 // Finish runs finish.lua for items of one queue, run by worker, in one
 // round trip. It returns each task's new status, or "" when the execution
-// was stale.
+// was stale — together with a *NotReplicatedError when durability asked for
+// replicas that did not acknowledge in time.
 func Finish(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg FinishConfig, worker string, items []FinishItem) ([]string, error) {
 	ks := make([]string, 0, 14+2*len(items))
 	ks = append(ks, k.Info(), k.Schedule(), k.DLQ(), k.Wakeup())
@@ -68,12 +70,13 @@ func Finish(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg FinishConfi
 		}
 		args = append(args, it.TaskID, itoa(idemIdx), itoa(it.Band), it.EntryID, itoa(it.Run), outcome, it.Text, it.Started+"|")
 	}
-	out, err := finishScript.Exec(ctx, c, ks, args).AsStrSlice()
+	res, replErr := finishScript.exec(ctx, c, cfg.Durability, ks, args)
+	out, err := res.AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
 	if len(out) != len(items) {
 		return nil, unexpected("finish", out)
 	}
-	return out, nil
+	return out, replErr
 }

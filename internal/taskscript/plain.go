@@ -18,7 +18,8 @@ import (
 // per task HSET (QUEUED), XADD to its band and ZADD to the index, then the
 // queue's counters. Created is each item's creation time (Unix ms, the
 // submitting client's clock, as in the task id).
-func EnqueuePlain(ctx context.Context, c rueidis.Client, k keys.Tasks, items []EnqueueItem) ([]EnqueueResult, error) {
+// With d.Replicas > 0, a WAIT follows the transaction on its connection.
+func EnqueuePlain(ctx context.Context, c rueidis.Client, k keys.Tasks, d Durability, items []EnqueueItem) ([]EnqueueResult, error) {
 	cmds := make(rueidis.Commands, 0, 3*len(items)+keys.Bands+4)
 	cmds = append(cmds, c.B().Multi().Build())
 	var perBand [keys.Bands]int64
@@ -47,7 +48,20 @@ func EnqueuePlain(ctx context.Context, c rueidis.Client, k keys.Tasks, items []E
 		}
 	}
 	cmds = append(cmds, c.B().Exec().Build())
+	if d.Replicas > 0 {
+		cmds = append(cmds, d.wait(c))
+	}
 	res := c.DoMulti(ctx, cmds...)
+	if d.Replicas > 0 {
+		last := res[len(res)-1]
+		res = res[:len(res)-1]
+		if err := res[len(res)-1].Error(); err == nil {
+			if err := d.check(last); err != nil {
+				return nil, err
+			}
+		}
+		cmds = cmds[:len(cmds)-1]
+	}
 	for _, r := range res[:len(res)-1] {
 		if err := r.Error(); err != nil {
 			return nil, err

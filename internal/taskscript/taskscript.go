@@ -36,10 +36,10 @@ var (
 	//go:embed dlq.lua
 	dlqSource string
 
-	enqueueScript = rueidis.NewLuaScript(enqueueSource)
+	enqueueScript = newScript(enqueueSource)
 	readScript    = rueidis.NewLuaScript(readSource)
 	startScript   = rueidis.NewLuaScript(startSource)
-	finishScript  = rueidis.NewLuaScript(finishSource)
+	finishScript  = newScript(finishSource)
 	renewScript   = rueidis.NewLuaScript(renewSource)
 	promoteScript = rueidis.NewLuaScript(promoteSource)
 	cancelScript  = rueidis.NewLuaScript(cancelSource)
