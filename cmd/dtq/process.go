@@ -14,6 +14,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/dashboard"
 	"github.com/dtq-dev/dtq/examples/tasks"
 	"github.com/dtq-dev/dtq/internal/embedded"
 	"github.com/dtq-dev/dtq/internal/metrics"
@@ -183,6 +184,11 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		})
 		defer apiServer.Close()
 		mux.Handle("/", apiServer.Handler())
+		// The dashboard: its page at exactly "/", its assets under /ui/;
+		// every other path stays the API's (and its JSON 404 and 405).
+		dash := dashboard.Handler()
+		mux.Handle("GET /{$}", dash)
+		mux.Handle("GET "+dashboard.AssetPrefix, dash)
 	} else {
 		probes := api.New(client, redis, &api.Config{Logger: log, ObserveRequest: m.ObserveHTTP}).Handler()
 		mux.Handle("GET /health", probes)

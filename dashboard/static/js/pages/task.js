@@ -1,0 +1,163 @@
+// Task detail: the task's fields, payload and result as readable JSON, a
+// timeline, the attempt history with errors, and cancel / requeue.
+
+import { h, replace, setText, throttle, routeHref } from '../dom.js';
+import { badge, outcomeBadge, timeEl, stamp, duration } from '../fmt.js';
+import { view, rawField } from '../json.js';
+
+const ACTIVE = ['QUEUED', 'SCHEDULED', 'RUNNING'];
+
+export function mount(main, ctx, route) {
+  const id = route.id;
+  document.title = 'Task ' + id + ' · dtq';
+  const { api, stream } = ctx;
+
+  const head = h('div', { class: 'page-head' });
+  const body = h('div', { class: 'task-body' }, h('p', { class: 'state', role: 'status' }, 'Loading task…'));
+  replace(main,
+    h('p', { class: 'crumbs' }, h('a', { href: '#/tasks' }, 'Tasks'), ' / ', h('span', { class: 'mono' }, id)),
+    head, body);
+
+  const cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', id: 'cancel-task' }, 'Cancel task');
+  const requeueBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'requeue-task' }, 'Requeue');
+  cancelBtn.addEventListener('click', async () => {
+    const ok = await ctx.confirm({
+      title: 'Cancel this task?',
+      text: 'Task ' + id + ' will not run (again). If it is running now, its handler is told to stop.',
+      ok: 'Cancel task', danger: true,
+    });
+    if (!ok) return;
+    const t = await ctx.act(cancelBtn, () => api.post('api/v1/tasks/' + api.seg(id) + '/cancel'),
+      (t) => t.status === 'CANCELLED' ? 'Task cancelled.' : 'Cancellation requested: the worker running it is stopping it.');
+    if (t) load();
+  });
+  requeueBtn.addEventListener('click', async () => {
+    const t = await ctx.act(requeueBtn, () => api.post('api/v1/dlq/' + api.seg(id) + '/requeue'),
+      'Task requeued: it runs again with its attempts reset.');
+    if (t) load();
+  });
+
+  let last = null, lastText = '';
+  const show = (t, text) => {
+    if (text === lastText) return; // nothing changed: keep focus and selection
+    last = t;
+    lastText = text;
+    document.title = 'Task ' + t.id + ' · dtq';
+    const actions = h('div', { class: 'actions' },
+      ACTIVE.includes(t.status) && !t.cancel_requested ? cancelBtn : null,
+      t.status === 'DEAD' ? requeueBtn : null,
+      h('a', { class: 'btn', href: routeHref('tasks', { queue: t.queue }) }, 'Queue ' + t.queue),
+      t.status === 'DEAD' ? h('a', { class: 'btn', href: routeHref('dlq', { queue: t.queue }) }, 'Dead letters') : null);
+    replace(head,
+      h('h1', {}, 'Task ', h('span', { class: 'mono task-id' }, t.id)),
+      h('div', { class: 'head-row' }, h('span', { id: 'task-status' }, badge(t.status)),
+        t.cancel_requested ? h('span', { class: 'badge b-scheduled' }, 'cancel requested') : null, actions));
+
+    const dl = (pairs) => h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+    const facts = dl([
+      ['Queue', h('a', { href: routeHref('tasks', { queue: t.queue }) }, t.queue)],
+      ['Type', h('span', { class: 'mono' }, t.task_type)],
+      ['Priority', String(t.priority)],
+      ['Attempts', t.attempt + ' of ' + t.max_attempts + (t.crashes ? ' (' + t.crashes + ' crashed)' : '')],
+      ['Timeout', duration((t.timeout_seconds || 0) * 1000)],
+      ['Created', timeEl(t.created_at)],
+      t.scheduled_at ? ['Due', timeEl(t.scheduled_at)] : null,
+      t.started_at ? ['Started', timeEl(t.started_at)] : null,
+      t.finished_at ? ['Finished', timeEl(t.finished_at)] : null,
+      t.worker ? ['Worker', h('span', { class: 'mono' }, t.worker)] : null,
+    ]);
+
+    const payload = rawField(text, 'payload');
+    const result = rawField(text, 'result');
+    replace(body,
+      h('div', { class: 'grid2' },
+        h('section', { class: 'card', 'aria-labelledby': 'facts-h' }, h('h2', { id: 'facts-h' }, 'Details'), facts),
+        h('section', { class: 'card', 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, 'Timeline'), timeline(t))),
+      t.last_error ? h('section', { class: 'card', 'aria-labelledby': 'err-h' },
+        h('h2', { id: 'err-h' }, 'Last error'), h('pre', { class: 'error-text', id: 'last-error' }, t.last_error)) : null,
+      h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'), attempts(t)),
+      h('div', { class: 'grid2' },
+        h('section', { class: 'card', 'aria-labelledby': 'payload-h', id: 'payload' }, h('h2', { id: 'payload-h' }, 'Payload'), view(payload, 'Payload')),
+        h('section', { class: 'card', 'aria-labelledby': 'result-h', id: 'result' }, h('h2', { id: 'result-h' }, 'Result'), view(result, 'Result'))));
+  };
+
+  const load = async () => {
+    try {
+      const { data, text } = await api.get('api/v1/tasks/' + api.seg(id), null, { raw: true });
+      show(data, text);
+    } catch (e) {
+      if (e.status === 404) {
+        replace(head, h('h1', {}, 'No such task'));
+        replace(body, h('p', { class: 'state' }, 'There is no task ', h('span', { class: 'mono' }, id),
+          ': the id is unknown, or the task finished and expired after the retention.'));
+      } else if (last) {
+        ctx.notify('error', 'Could not refresh the task: ' + e.message);
+      } else {
+        replace(body, h('p', { class: 'state error', role: 'alert' }, 'Could not load the task: ' + e.message));
+      }
+    }
+  };
+
+  const refresh = throttle(load, 300);
+  const offEvent = stream.onEvent((e) => { if (e.task_id === id) refresh(); });
+  const offState = stream.onState((st, info) => { if (st === 'live' && info.reconnected) refresh(); });
+  const poll = setInterval(() => { if (last && ACTIVE.includes(last.status)) refresh(); }, 5000);
+  load();
+  return () => {
+    offEvent();
+    offState();
+    refresh.cancel();
+    clearInterval(poll);
+  };
+}
+
+// timeline lists what happened to the task, in time order, with the time
+// since it was created.
+function timeline(t) {
+  const created = Date.parse(t.created_at);
+  const items = [{ at: t.created_at, what: 'Submitted to ' + t.queue + ' at priority ' + t.priority, cls: 'queued' }];
+  for (const e of t.history || []) {
+    items.push({ at: e.started_at, what: 'Run ' + e.run + ' started' + (e.worker ? ' on ' + e.worker : ''), cls: 'running' });
+    const ended = { ok: 'succeeded', retry: 'failed; to be retried', dead: 'failed for good', cancel: 'cancelled', crashed: 'lost with its worker' }[e.outcome] || e.outcome;
+    const took = duration(Date.parse(e.finished_at) - Date.parse(e.started_at));
+    items.push({ at: e.finished_at, what: 'Run ' + e.run + ' ' + ended + ' (ran ' + took + ')', cls: outcomeCls(e.outcome), error: e.error });
+  }
+  if (t.status === 'RUNNING' && t.started_at && !(t.history || []).some((e) => e.started_at === t.started_at)) {
+    items.push({ at: t.started_at, what: 'Run ' + (t.attempt || '') + ' started' + (t.worker ? ' on ' + t.worker : '') + ' (running now)', cls: 'running' });
+  }
+  if (t.status === 'SCHEDULED' && t.scheduled_at) items.push({ at: t.scheduled_at, what: 'Due to run', cls: 'scheduled', future: true });
+  if (t.status === 'CANCELLED' && t.finished_at && !(t.history || []).some((e) => e.outcome === 'cancel')) {
+    items.push({ at: t.finished_at, what: 'Cancelled', cls: 'cancelled' });
+  }
+  const lastRun = (t.history || [])[(t.history || []).length - 1];
+  if (t.status === 'DEAD') {
+    items.push({ at: t.finished_at, what: 'Dead: in the dead-letter stream of ' + t.queue + (lastRun && lastRun.outcome === 'dead' ? '' : ' (' + (t.last_error || 'no run') + ')'), cls: 'dead' });
+  }
+  items.sort((a, b) => Date.parse(a.at || 0) - Date.parse(b.at || 0));
+  return h('ol', { class: 'timeline' }, items.filter((i) => i.at).map((i) =>
+    h('li', { class: 't-' + i.cls },
+      h('span', { class: 'tl-dot', 'aria-hidden': 'true' }),
+      h('span', { class: 'tl-when' }, h('time', { datetime: i.at, title: i.at }, stamp(i.at)),
+        h('span', { class: 'muted small' }, ' +' + duration(Date.parse(i.at) - created))),
+      h('span', { class: 'tl-what' }, i.what),
+      i.error ? h('span', { class: 'tl-error' }, i.error) : null)));
+}
+
+function outcomeCls(o) {
+  return { ok: 'succeeded', retry: 'scheduled', dead: 'dead', cancel: 'cancelled', crashed: 'dead' }[o] || 'queued';
+}
+
+// attempts is the table of executions, oldest first.
+function attempts(t) {
+  const hist = t.history || [];
+  if (!hist.length) return h('p', { class: 'muted' }, ACTIVE.includes(t.status) ? 'Not run yet.' : 'It never ran.');
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'rtable attempts' },
+    h('thead', {}, h('tr', {}, ['Run', 'Started', 'Took', 'Worker', 'Outcome', 'Error'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, hist.map((e) => h('tr', {},
+      h('td', { dataset: { label: 'Run' } }, String(e.run)),
+      h('td', { dataset: { label: 'Started' } }, h('time', { datetime: e.started_at, title: e.started_at }, stamp(e.started_at))),
+      h('td', { dataset: { label: 'Took' } }, duration(Date.parse(e.finished_at) - Date.parse(e.started_at))),
+      h('td', { dataset: { label: 'Worker' }, class: 'mono small' }, e.worker || '–'),
+      h('td', { dataset: { label: 'Outcome' } }, outcomeBadge(e.outcome)),
+      h('td', { dataset: { label: 'Error' } }, e.error ? h('pre', { class: 'error-text' }, e.error) : '–'))))));
+}
