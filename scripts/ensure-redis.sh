@@ -27,3 +27,17 @@ if [ -z "$version" ] || [ "$version" -lt 7 ]; then
   echo "ensure-redis: $(redis-server --version) is too old: dtq needs Redis 7.0 or newer" >&2
   exit 1
 fi
+
+# The deployment test reads compose.yaml with Python's YAML parser.
+if ! python3 -c 'import yaml' >/dev/null 2>&1; then
+  if have apt-get; then
+    sudo=""
+    [ "$(id -u)" != 0 ] && have sudo && sudo="sudo"
+    echo "ensure-redis: installing python3-yaml with apt-get (for the compose.yaml test)" >&2
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml >/dev/null ||
+      { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml >/dev/null; }
+  else
+    echo "ensure-redis: python3 with the yaml module is missing and apt-get is not available" >&2
+    exit 1
+  fi
+fi
