@@ -71,6 +71,11 @@ func TestAPIAndWorkersOnRedis(t *testing.T) {
 	if first := apiProc.logged()[0]; first["backend"] != "redis" {
 		t.Fatalf("first log line %v, want backend redis", first)
 	}
+	// The test's redis-server runs without AOF: the process says so.
+	if !strings.Contains(apiProc.stderr(), `"msg":"Redis setting puts accepted work at risk"`) ||
+		!strings.Contains(apiProc.stderr(), "appendonly is off") {
+		t.Errorf("no warning about AOF being off:\n%s", apiProc.stderr())
+	}
 	w1 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--concurrency", "4")
 	w2 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--concurrency", "4")
 	var items []string

@@ -54,6 +54,9 @@ type processOptions struct {
 
 	shutdownTimeout time.Duration
 	pprofAddr       string
+
+	durableReplicas int
+	durableTimeout  time.Duration
 }
 
 // addProcessFlags defines the flags of a process with role r.
@@ -79,6 +82,10 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	bindEnv(cmd, "retention", "DTQ_RETENTION")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running tasks and requests get to finish")
 	bindEnv(cmd, "shutdown-timeout", "DTQ_SHUTDOWN_TIMEOUT")
+	f.IntVar(&o.durableReplicas, "durable-replicas", 0, "a submit and a task's outcome count as done only once this many replicas have them (Redis WAIT); 0: once the master has them")
+	bindEnv(cmd, "durable-replicas", "DTQ_DURABLE_REPLICAS")
+	f.DurationVar(&o.durableTimeout, "durable-timeout", time.Second, "how long a write waits for --durable-replicas before the submit fails (503)")
+	bindEnv(cmd, "durable-timeout", "DTQ_DURABLE_TIMEOUT")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's /debug/pprof profiles on this address (keep it private; empty: off)")
 	bindEnv(cmd, "pprof-addr", "DTQ_PPROF_ADDR")
 	if r.api {
@@ -148,6 +155,8 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		Retention:       o.retention,
 		Logger:          log,
 		Observer:        m,
+		DurableReplicas: o.durableReplicas,
+		DurableTimeout:  o.durableTimeout,
 	})
 	if err != nil {
 		return err
@@ -268,6 +277,13 @@ func connectBackend(ctx context.Context, log *slog.Logger, o processOptions, r r
 	c, err := redisconn.Connect(ctx, o.redisURL)
 	if err != nil {
 		return nil, nil, err
+	}
+	warnings, err := redisconn.CheckSettings(ctx, c)
+	if err != nil {
+		log.Warn("could not check the Redis settings", "error", err)
+	}
+	for _, w := range warnings {
+		log.Warn("Redis setting puts accepted work at risk", "node", w.Node, "problem", w.Problem)
 	}
 	return c, c.Close, nil
 }
