@@ -109,7 +109,7 @@ func Parse(rawURL string) (Parsed, error) {
 	case "":
 		return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: want redis://host:port, redis+cluster://host:port,… or redis+sentinel://host:port,…/master", Redact(rawURL))
 	default:
-		return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis, rediss, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel", u.Scheme)
+		return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis://, rediss://, redis+cluster://, rediss+cluster://, redis+sentinel:// or rediss+sentinel://", u.Scheme)
 	}
 	addrs, err := hosts(hostList, topo)
 	if err != nil {
