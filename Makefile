@@ -19,6 +19,7 @@ fuzz:
 
 deps:
 	@scripts/ensure-redis.sh
+	@scripts/ensure-chromium.sh
 
 vet:
 	$(GO) vet ./...

@@ -28,10 +28,13 @@ export class LineChart {
     this.svg = h('svg:svg', { class: 'chart-svg', role: 'img', 'aria-label': opts.title, height: H });
     this.tip = h('div', { class: 'chart-tip', hidden: true, 'aria-hidden': 'true' });
     this.values = new Map();
+    this.items = new Map();
     const legend = h('ul', { class: 'legend' }, opts.series.map((s) => {
       const v = h('span', { class: 'legend-value' }, '–');
       this.values.set(s.key, v);
-      return h('li', {}, h('span', { class: 'swatch s-' + s.key, 'aria-hidden': 'true' }), s.name + ' ', v);
+      const li = h('li', { dataset: { series: s.key, peak: '' } }, h('span', { class: 'swatch s-' + s.key, 'aria-hidden': 'true' }), s.name + ' ', v);
+      this.items.set(s.key, li);
+      return li;
     }));
     this.plot = h('div', { class: 'chart-plot' }, this.svg, this.tip);
     this.el = h('div', { class: 'chart' }, legend, this.plot);
@@ -55,6 +58,12 @@ export class LineChart {
         if (points[i][s.key] !== null && points[i][s.key] !== undefined) { v = points[i][s.key]; break; }
       }
       setText(this.values.get(s.key), v === null ? (last[s.key] === null ? '–' : this.opts.format(0)) : this.opts.format(v));
+      // the peak of the window, for the title and for tests
+      let peak = null;
+      for (const p of points) if (p[s.key] !== null && p[s.key] !== undefined && (peak === null || p[s.key] > peak)) peak = p[s.key];
+      const li = this.items.get(s.key);
+      li.dataset.peak = peak === null ? '' : String(peak);
+      li.title = peak === null ? 'no data yet' : 'peak over the window: ' + this.opts.format(peak);
     }
     this.draw();
   }

@@ -1,0 +1,464 @@
+// Package browsertest drives the dashboard in headless Chromium (chromedp)
+// against the real dtq binary: it builds the binary, starts `dtq serve` (or
+// `dtq api` and `dtq worker` on a redis-server it started) and clicks
+// through the pages as a user would.
+//
+// It needs Chromium: `make deps` (scripts/ensure-chromium.sh) installs
+// Debian's chromium when it is missing; without a browser the tests fail,
+// unless DTQ_SKIP_BROWSER_TESTS=1 skips them explicitly. Screenshots of every page go to
+// $DTQ_ARTIFACTS/dashboard (default: dtq-dashboard-artifacts in the temp
+// directory); the tests log the path. DTQ_UPDATE_DOCS=1 also writes the
+// screenshots docs/dashboard.md shows to docs/img/.
+package browsertest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// Bounds of the waits: every browser action and every condition has one,
+// so no test can hang.
+const (
+	actionTimeout = 20 * time.Second // one chromedp action
+	waitTimeout   = 30 * time.Second // a condition polled in the page
+	tabTimeout    = 3 * time.Minute  // the whole life of one test's tab
+	readyTimeout  = 60 * time.Second // dtq logging "dtq is ready"
+)
+
+var (
+	binary    string          // the dtq binary built for this run
+	browser   context.Context // a running headless Chromium; tests open tabs in it
+	artifacts string          // where screenshots go
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "dtq-browser-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+
+	if os.Getenv("DTQ_SKIP_BROWSER_TESTS") == "1" {
+		fmt.Fprintln(os.Stderr, "browsertest: DTQ_SKIP_BROWSER_TESTS=1: the dashboard's browser tests are skipped")
+		return 0
+	}
+	exe := findBrowser()
+	if exe == "" {
+		fmt.Fprintln(os.Stderr, "browsertest: FAIL: no chromium, chromium-browser or google-chrome on PATH. "+
+			"Run scripts/ensure-chromium.sh (make test runs it through make deps), "+
+			"or set DTQ_SKIP_BROWSER_TESTS=1 to skip the dashboard's browser tests explicitly.")
+		return 1
+	}
+
+	binary = filepath.Join(dir, "dtq")
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	build := exec.Command(goBin, "build", "-race", "-o", binary, "github.com/dtq-dev/dtq/cmd/dtq")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "browsertest: building dtq:", err)
+		return 1
+	}
+
+	artifacts = filepath.Join(os.TempDir(), "dtq-dashboard-artifacts")
+	if a := os.Getenv("DTQ_ARTIFACTS"); a != "" {
+		artifacts = filepath.Join(a, "dashboard")
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "browsertest:", err)
+		return 1
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox cannot start
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 800),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.Flag("hide-scrollbars", true),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	b, cancelBrowser := chromedp.NewContext(alloc)
+	defer cancelBrowser()
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(b) }() // starts the browser
+	select {
+	case err := <-started:
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "browsertest: starting", exe+":", err)
+			return 1
+		}
+	case <-time.After(readyTimeout):
+		fmt.Fprintln(os.Stderr, "browsertest: the browser did not start within", readyTimeout)
+		return 1
+	}
+	browser = b
+	return redistest.Main(m)
+}
+
+// findBrowser returns the path of a Chromium or Chrome, or "".
+func findBrowser() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// ---- the dtq process ----------------------------------------------------
+
+// proc is a running dtq child process.
+type proc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string // http://addr
+	exit chan error
+
+	mu  sync.Mutex
+	log bytes.Buffer
+}
+
+// start runs `dtq args...`, waits until it logs "dtq is ready" and stops it
+// (SIGTERM, then SIGKILL after 30 s) at cleanup.
+func start(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, exit: make(chan error, 1)}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log.Write(sc.Bytes())
+			p.log.WriteByte('\n')
+			p.mu.Unlock()
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "dtq is ready" {
+				ready <- rec.Addr
+			}
+		}
+		p.exit <- cmd.Wait()
+	}()
+	t.Cleanup(p.stop)
+	select {
+	case addr := <-ready:
+		p.url = "http://" + addr
+	case err := <-p.exit:
+		p.exit <- err
+		t.Fatalf("dtq %s exited before it was ready (%v):\n%s", strings.Join(args, " "), err, p.logs())
+	case <-time.After(readyTimeout):
+		t.Fatalf("dtq %s not ready after %v:\n%s", strings.Join(args, " "), readyTimeout, p.logs())
+	}
+	return p
+}
+
+func (p *proc) stop() {
+	if p.cmd.ProcessState == nil {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	select {
+	case err := <-p.exit:
+		p.exit <- err
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		p.t.Errorf("dtq did not stop within 30s of SIGTERM:\n%s", p.logs())
+		<-p.exit
+	}
+	if s := p.logs(); strings.Contains(s, "panic") || strings.Contains(s, "DATA RACE") {
+		p.t.Errorf("dtq logged a panic or a race:\n%s", s)
+	}
+}
+
+func (p *proc) logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// call sends an API request (a JSON body when body is not empty; headers
+// as name, value pairs) and returns the status and the decoded answer.
+func (p *proc) call(method, path, body string, headers ...string) (int, map[string]any) {
+	p.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, p.url+path, rd)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out map[string]any
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			p.t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+	return res.StatusCode, out
+}
+
+// must is call that fails the test unless the status is want.
+func (p *proc) must(want int, method, path, body string, headers ...string) map[string]any {
+	p.t.Helper()
+	code, out := p.call(method, path, body, headers...)
+	if code != want {
+		p.t.Fatalf("%s %s %.200s: status %d, want %d: %v", method, path, body, code, want, out)
+	}
+	return out
+}
+
+// submit submits a task and returns its id.
+func (p *proc) submit(body string, headers ...string) string {
+	p.t.Helper()
+	return p.must(http.StatusCreated, "POST", "/api/v1/tasks", body, headers...)["id"].(string)
+}
+
+// task returns a task's current state.
+func (p *proc) task(id string) map[string]any {
+	p.t.Helper()
+	return p.must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "")
+}
+
+// waitTask polls a task until ok(task) holds.
+func (p *proc) waitTask(id, what string, ok func(map[string]any) bool) map[string]any {
+	p.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		t := p.task(id)
+		if ok(t) {
+			return t
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("task %s: not %s within %v: %v", id, what, waitTimeout, t)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitStatus polls a task until it has status want.
+func (p *proc) waitStatus(id, want string) map[string]any {
+	p.t.Helper()
+	return p.waitTask(id, want, func(t map[string]any) bool { return t["status"] == want })
+}
+
+// ---- the browser --------------------------------------------------------
+
+// tab is one test's browser tab.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// newTab opens a tab in the shared browser, closed at cleanup, with a
+// viewport of width×height. Before any page script runs, every document
+// records Content-Security-Policy violations in window.__csp, so a test can
+// prove that nothing tried to run inline code.
+func newTab(t *testing.T, width, height int64) *tab {
+	t.Helper()
+	life, cancelLife := context.WithTimeout(browser, tabTimeout)
+	ctx, cancel := chromedp.NewContext(life)
+	t.Cleanup(func() {
+		cancel()
+		cancelLife()
+	})
+	tb := &tab{t: t, ctx: ctx}
+	// The first Run binds the tab to the context it is given: it must be
+	// the tab's own (bounded by tabTimeout), not one action's, or the tab
+	// closes when that action's timeout is cancelled.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		t.Fatalf("opening a browser tab: %v", err)
+	}
+	tb.do(chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`,
+		})
+		return err
+	}))
+	return tb
+}
+
+// darkMode makes the tab's pages prefer a dark colour scheme.
+func (tb *tab) darkMode() {
+	tb.t.Helper()
+	tb.do(chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+		})
+		return err
+	}))
+}
+
+// do runs actions, each bounded by actionTimeout, and fails the test on an
+// error.
+func (tb *tab) do(actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	for _, a := range actions {
+		ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+		err := chromedp.Do(ctx, a)
+		cancel()
+		if err != nil {
+			tb.fail("browser action: %v", err)
+		}
+	}
+}
+
+// open navigates to url and waits for the page's first heading.
+func (tb *tab) open(url string) {
+	tb.t.Helper()
+	tb.do(chromedp.Navigate(url))
+	tb.waitFor("a page heading", `document.querySelector('main h1') !== null`)
+}
+
+// click clicks the first element matching a CSS selector (waiting for it
+// to be visible).
+func (tb *tab) click(sel string) {
+	tb.t.Helper()
+	tb.do(chromedp.Click(chromedp.CSS(sel)))
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		tb.fail("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript condition in the page until it is truthy,
+// failing after waitTimeout with a screenshot and the page's text.
+func (tb *tab) waitFor(what, cond string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, waitTimeout+5*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(waitTimeout)))
+	if err != nil {
+		tb.fail("waiting for %s (%s): %v", what, cond, err)
+	}
+}
+
+// text returns the text of the first element matching a CSS selector, ""
+// when there is none.
+func (tb *tab) text(sel string) string {
+	tb.t.Helper()
+	return eval[string](tb, fmt.Sprintf(`(document.querySelector(%q) || {textContent: ''}).textContent`, sel))
+}
+
+// fail ends the test with the page's state: its URL, its text and a
+// screenshot among the artifacts.
+func (tb *tab) fail(format string, args ...any) {
+	tb.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + '\n' + document.body.innerText`))
+	if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
+		name := filepath.Join(artifacts, "failed-"+strings.NewReplacer("/", "_", " ", "_").Replace(tb.t.Name())+".png")
+		if os.WriteFile(name, png, 0o644) == nil {
+			msg += "\nscreenshot: " + name
+		}
+	}
+	tb.t.Fatalf("%s\npage:\n%s", msg, state)
+}
+
+// screenshot saves the viewport as name.png among the artifacts (and in
+// docs/img with DTQ_UPDATE_DOCS=1).
+func (tb *tab) screenshot(name string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		tb.fail("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(artifacts, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot: %s", path)
+	if os.Getenv("DTQ_UPDATE_DOCS") != "" {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "img", "dashboard-"+name+".png"), png, 0o644); err != nil {
+			tb.t.Fatal(err)
+		}
+	}
+}
+
+// noScriptRan fails when anything in the page tried to run code from data:
+// a global the injected markup would set, a changed title, a CSP
+// violation, or an <img>/<script> element that is not the dashboard's own.
+func (tb *tab) noScriptRan(title string) {
+	tb.t.Helper()
+	type report struct {
+		XSS     any      `json:"xss"`
+		Title   string   `json:"title"`
+		CSP     []string `json:"csp"`
+		Foreign []string `json:"foreign"`
+	}
+	r := eval[report](tb, `({
+		xss: window.__xss === undefined ? null : window.__xss,
+		title: document.title,
+		csp: window.__csp || [],
+		foreign: [...document.querySelectorAll('main img, main script, main iframe, main [onerror], main [onload]')].map((e) => e.outerHTML),
+	})`)
+	if r.XSS != nil || strings.Contains(r.Title, "pwned") || len(r.CSP) > 0 || len(r.Foreign) > 0 {
+		tb.fail("task data ran or became markup: window.__xss=%v title=%q CSP violations=%v elements=%v", r.XSS, r.Title, r.CSP, r.Foreign)
+	}
+	if title != "" && !strings.Contains(r.Title, title) {
+		tb.fail("title %q, want it to contain %q", r.Title, title)
+	}
+}
+
+// keyTab and keyEnter press a key in the focused element.
+func keyTab() chromedp.Action[chromedp.Void]   { return chromedp.KeyEvent(kb.Tab) }
+func keyEnter() chromedp.Action[chromedp.Void] { return chromedp.KeyEvent(kb.Enter) }

@@ -1,0 +1,110 @@
+package browsertest
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+// queueCell is the JavaScript text of a queue row's cell (1-based column)
+// on the overview, "" when the row is not there.
+func queueCell(queue string, col int) string {
+	return fmt.Sprintf(`((r) => r ? r.children[%d].textContent.trim() : '')(document.querySelector('tr[data-queue=%q]'))`, col-1, queue)
+}
+
+// The overview starts empty, shows a queue once a task is submitted, and
+// its counts and charts follow new submissions without a reload.
+func TestOverviewShowsQueuesLive(t *testing.T) {
+	t.Parallel()
+	p := start(t, "serve", "--addr", "127.0.0.1:0")
+	tb := newTab(t, 1280, 800)
+	tb.open(p.url + "/")
+	tb.waitFor("the empty state", `document.querySelector('main').textContent.includes('No queues yet')`)
+	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
+	// A reload would lose this.
+	eval[any](tb, `window.__sameDocument = 42`)
+
+	// No worker serves "parked": its tasks stay queued.
+	p.submit(`{"task_type":"echo","queue":"parked","priority":7}`)
+	tb.waitFor("the parked queue with 1 queued", queueCell("parked", 3)+` === '1'`)
+	for range 2 {
+		p.submit(`{"task_type":"echo","queue":"parked","priority":2}`)
+	}
+	tb.waitFor("3 queued", queueCell("parked", 3)+` === '3'`)
+	bands := tb.text(`tr[data-queue="parked"] .bands + .sr-only`)
+	if bands != "priority 7: 1, priority 2: 2" {
+		t.Errorf("priority bands of parked: %q", bands)
+	}
+	tb.waitFor("the queued tile", `document.querySelector('.tile .tile-value').textContent === '3'`)
+
+	// Tasks the workers run show up in the charts: submitted, succeeded
+	// and a pickup latency.
+	for range 5 {
+		p.submit(`{"task_type":"echo"}`)
+	}
+	tb.waitFor("submitted and succeeded in the throughput chart",
+		`['submitted', 'succeeded'].every((k) => Number(document.querySelector('li[data-series=' + k + ']').dataset.peak) >= 1)`)
+	tb.waitFor("a pickup latency", `document.querySelector('li[data-series=p50]').dataset.peak !== ''`)
+	tb.waitFor("default's totals", `(`+queueCell("default", 8)+`).includes('succeeded 5')`)
+
+	if got := eval[int](tb, `window.__sameDocument || 0`); got != 42 {
+		t.Errorf("the page reloaded (marker %d)", got)
+	}
+	tb.noScriptRan("Overview")
+}
+
+// Pause and resume from the overview change the queue's state in the API
+// and on the page, and land in the audit log.
+func TestPauseAndResume(t *testing.T) {
+	t.Parallel()
+	p := start(t, "serve", "--addr", "127.0.0.1:0")
+	p.submit(`{"task_type":"echo"}`)
+	tb := newTab(t, 1280, 800)
+	tb.open(p.url + "/")
+	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
+
+	tb.click(`tr[data-queue="default"] button`)
+	tb.waitFor("default paused on the page", queueCell("default", 2)+` === 'paused'`)
+	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != true {
+		t.Fatalf("after Pause the API says %v", q)
+	}
+	if got := tb.text(`tr[data-queue="default"] button`); got != "Resume" {
+		t.Errorf("button after pausing: %q", got)
+	}
+	// A paused queue takes submissions but runs none of them.
+	id := p.submit(`{"task_type":"echo"}`)
+	tb.waitFor("1 queued while paused", queueCell("default", 3)+` === '1'`)
+
+	tb.click(`tr[data-queue="default"] button`)
+	tb.waitFor("default active again", queueCell("default", 2)+` === 'active'`)
+	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != false {
+		t.Fatalf("after Resume the API says %v", q)
+	}
+	p.waitStatus(id, "SUCCEEDED")
+
+	tb.open(p.url + "/#/audit")
+	tb.waitFor("pause and resume in the audit log",
+		`[...document.querySelectorAll('table.audit tbody tr')].map((r) => r.children[1].textContent).join(',') === 'resume,pause'`)
+}
+
+// Every admin control on the overview is reachable with the keyboard: Tab
+// gets to the Pause button and Enter presses it.
+func TestKeyboardReachesActions(t *testing.T) {
+	t.Parallel()
+	p := start(t, "serve", "--addr", "127.0.0.1:0")
+	p.submit(`{"task_type":"echo"}`)
+	tb := newTab(t, 1280, 800)
+	tb.open(p.url + "/")
+	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
+	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
+	focused := ""
+	for i := 0; i < 40 && focused != "Pause queue default"; i++ {
+		tb.do(keyTab())
+		focused = eval[string](tb, `document.activeElement ? (document.activeElement.getAttribute('aria-label') || document.activeElement.textContent) : ''`)
+	}
+	if focused != "Pause queue default" {
+		t.Fatalf("Tab never reached the Pause button (last focus %q)", focused)
+	}
+	tb.do(keyEnter())
+	tb.waitFor("default paused by keyboard", queueCell("default", 2)+` === 'paused'`)
+}
