@@ -1,0 +1,171 @@
+package faults
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TaskType is the type of the tasks the worker program runs.
+const TaskType = "effect"
+
+// Payload is the payload of an "effect" task.
+type Payload struct {
+	// Key is the submission's ledger key (also its idempotency key).
+	Key string `json:"k"`
+	// SleepMS is how long the handler works before its side effect. Unless
+	// IgnoreCtx, the handler stops early (no side effect, an error) when its
+	// context ends.
+	SleepMS int `json:"ms,omitempty"`
+	// AfterMS is how long the handler waits after its side effect before it
+	// returns success: a worker killed in this window leaves an execution
+	// whose effect happened but whose outcome was never recorded.
+	AfterMS int `json:"after,omitempty"`
+	// IgnoreCtx makes the handler sleep through its context's end, so that
+	// a stale execution (its task taken over) still completes.
+	IgnoreCtx bool `json:"block,omitempty"`
+	// Pad makes the task bigger (memory scenarios).
+	Pad string `json:"pad,omitempty"`
+}
+
+// Effect is one execution's side effect, a line of a worker's effect log.
+type Effect struct {
+	TaskID  string
+	Key     string
+	Attempt int
+	Crashes int // the task's crash count when this execution started
+	Worker  string
+	PID     int
+	Start   time.Time // the handler started
+	At      time.Time // the side effect was written
+}
+
+// Line formats e as its effect-log line:
+//
+//	<task id> <key> <attempt> <crashes> <worker> <pid> <start unix ns> <effect unix ns>\n
+func (e Effect) Line() string {
+	return fmt.Sprintf("%s %s %d %d %s %d %d %d\n", e.TaskID, e.Key, e.Attempt, e.Crashes, e.Worker, e.PID,
+		e.Start.UnixNano(), e.At.UnixNano())
+}
+
+// ParseEffects reads effect-log lines from r.
+func ParseEffects(r io.Reader) ([]Effect, error) {
+	var out []Effect
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		f := strings.Fields(sc.Text())
+		if len(f) != 8 {
+			return out, fmt.Errorf("faults: effect line %d: %d fields, want 8: %q", n, len(f), sc.Text())
+		}
+		var num [5]int64
+		for i, s := range []string{f[2], f[3], f[5], f[6], f[7]} {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return out, fmt.Errorf("faults: effect line %d: %w", n, err)
+			}
+			num[i] = v
+		}
+		out = append(out, Effect{TaskID: f[0], Key: f[1], Attempt: int(num[0]), Crashes: int(num[1]), Worker: f[4],
+			PID: int(num[2]), Start: time.Unix(0, num[3]), At: time.Unix(0, num[4])})
+	}
+	return out, sc.Err()
+}
+
+// EffectsFile is the name of worker id's effect log in a scenario's
+// directory.
+func EffectsFile(dir, worker string) string {
+	return filepath.Join(dir, "effects-"+worker+".log")
+}
+
+// ReadEffects reads every effect log (effects-*.log) in dir, ordered by
+// the time of the side effect.
+func ReadEffects(dir string) ([]Effect, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "effects-*.log"))
+	if err != nil {
+		return nil, err
+	}
+	var all []Effect
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		effects, err := ParseEffects(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		all = append(all, effects...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	return all, nil
+}
+
+// TraceEvent is one line of a worker's trace log (trace-<worker>.log):
+// a handler started (S), returned success (R) or stopped early because
+// its context ended (X).
+type TraceEvent struct {
+	Kind   byte // 'S', 'R' or 'X'
+	TaskID string
+	Worker string
+	At     time.Time
+}
+
+// ReadTrace reads the trace log of worker id in dir (none yet: no events).
+func ReadTrace(dir, worker string) ([]TraceEvent, error) {
+	f, err := os.Open(filepath.Join(dir, "trace-"+worker+".log"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []TraceEvent
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		fl := strings.Fields(sc.Text())
+		if len(fl) != 3 || len(fl[0]) != 1 || !strings.Contains("SRX", fl[0]) {
+			return out, fmt.Errorf("faults: trace %s line %d: %q", worker, n, sc.Text())
+		}
+		ns, err := strconv.ParseInt(fl[2], 10, 64)
+		if err != nil {
+			return out, fmt.Errorf("faults: trace %s line %d: %w", worker, n, err)
+		}
+		out = append(out, TraceEvent{Kind: fl[0][0], TaskID: fl[1], Worker: worker, At: time.Unix(0, ns)})
+	}
+	return out, sc.Err()
+}
+
+// InFlight returns the tasks whose handler started and has not returned
+// (in the order they started), by a worker's trace.
+func InFlight(trace []TraceEvent) []string {
+	open := map[string]int{}
+	var order []string
+	for _, e := range trace {
+		switch e.Kind {
+		case 'S':
+			if open[e.TaskID] == 0 {
+				order = append(order, e.TaskID)
+			}
+			open[e.TaskID]++
+		default:
+			open[e.TaskID]--
+		}
+	}
+	var out []string
+	for _, id := range order {
+		if open[id] > 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
