@@ -2,6 +2,8 @@ package dtq_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,8 +53,41 @@ func redisCPU(b *testing.B, c rueidis.Client) cpu {
 
 func reportCPU(b *testing.B, c rueidis.Client, before cpu, start time.Time, n int) {
 	after := redisCPU(b, c)
+	if os.Getenv("DTQ_BENCH_CMDSTATS") != "" {
+		logCommandStats(b, c, n)
+	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "tasks/s")
 	b.ReportMetric((after.proc-before.proc)/float64(n), "redis-cpu-µs/task")
+}
+
+// logCommandStats logs INFO commandstats as µs and calls per task (with
+// DTQ_BENCH_CMDSTATS set). Commands run by scripts count both under their
+// own name and inside the script's time.
+func logCommandStats(b *testing.B, c rueidis.Client, n int) {
+	info, err := c.Do(context.Background(), c.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []string
+	for _, line := range strings.Split(info, "\r\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		var calls, usec float64
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			f, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				calls = f
+			case "usec":
+				usec = f
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%-22s %7.2f µs/task %6.2f calls/task", strings.TrimPrefix(name, "cmdstat_"), usec/float64(n), calls/float64(n)))
+	}
+	fmt.Fprintf(os.Stderr, "%s: commandstats over %d tasks (since the server started):\n%s\n", b.Name(), n, strings.Join(lines, "\n"))
 }
 
 func benchClient(b *testing.B) (*dtq.Client, rueidis.Client) {
