@@ -146,11 +146,19 @@ type proc struct {
 	log bytes.Buffer
 }
 
-// start runs `dtq args...`, waits until it logs "dtq is ready" and stops it
-// (SIGTERM, then SIGKILL after 30 s) at cleanup.
-func start(t *testing.T, args ...string) *proc {
+// start runs `dtq args...` with the environment variables env (NAME=value;
+// the DTQ_* variables of the test's own environment are left out), waits
+// until it logs "dtq is ready" and stops it (SIGTERM, then SIGKILL after
+// 30 s) at cleanup.
+func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DTQ_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -317,12 +325,23 @@ func newTab(t *testing.T, width, height int64) *tab {
 	}
 	tb.do(chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-			Source: `window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`,
+			Source: initScript,
 		})
 		return err
 	}))
 	return tb
 }
+
+// initScript runs in every document before its own scripts: it records
+// Content-Security-Policy violations in window.__csp and replaces alert,
+// confirm and prompt (which would stall the page) by recorders.
+const initScript = `
+window.__csp = [];
+document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
+window.__dialogs = [];
+for (const name of ['alert', 'confirm', 'prompt']) {
+	window[name] = (msg) => { window.__dialogs.push(name + ': ' + msg); return null; };
+}`
 
 // darkMode makes the tab's pages prefer a dark colour scheme.
 func (tb *tab) darkMode() {
@@ -434,29 +453,59 @@ func (tb *tab) screenshot(name string) {
 	}
 }
 
-// noScriptRan fails when anything in the page tried to run code from data:
-// a global the injected markup would set, a changed title, a CSP
-// violation, or an <img>/<script> element that is not the dashboard's own.
+// scriptReport is what noScriptRan looks at.
+type scriptReport struct {
+	XSS     any      `json:"xss"`     // window.__xss, set by the markup the tests inject
+	Title   string   `json:"title"`   // document.title
+	CSP     []string `json:"csp"`     // Content-Security-Policy violations
+	Dialogs []string `json:"dialogs"` // alert, confirm or prompt calls
+	Foreign []string `json:"foreign"` // elements of main that the dashboard never makes
+}
+
+func (r scriptReport) clean() bool {
+	return r.XSS == nil && !strings.Contains(r.Title, "pwned") && len(r.CSP) == 0 && len(r.Dialogs) == 0 && len(r.Foreign) == 0
+}
+
+// report reads the page's scriptReport.
+func (tb *tab) report() scriptReport {
+	tb.t.Helper()
+	return eval[scriptReport](tb, reportJS)
+}
+
+// reportJS is the JavaScript of a scriptReport.
+const reportJS = `({
+	xss: window.__xss === undefined ? null : window.__xss,
+	title: document.title,
+	csp: window.__csp || [],
+	dialogs: window.__dialogs || [],
+	foreign: [...document.querySelectorAll('main img, main script, main iframe, main svg:not(.chart-svg), main [onerror], main [onload], main [onclick]')].map((e) => e.outerHTML),
+})`
+
+// dirtyJS is the JavaScript condition "the scriptReport is not clean", so
+// that a wait for text ends as soon as the page misbehaves.
+const dirtyJS = `((r) => r.xss !== null || r.title.includes('pwned') || r.csp.length > 0 || r.dialogs.length > 0 || r.foreign.length > 0)(` + reportJS + `)`
+
+// noScriptRan fails when anything in the page tried to run code from data
+// or turned data into markup: a global the injected markup would set, a
+// changed title, a CSP violation, a dialog, or an element in main that the
+// dashboard never makes (<img>, <script>, <iframe>, handler attributes).
+// Inline handlers are blocked by the CSP, so the check does not rely on
+// them running: markup that became elements is caught by the elements
+// themselves and by the CSP violations they cause.
 func (tb *tab) noScriptRan(title string) {
 	tb.t.Helper()
-	type report struct {
-		XSS     any      `json:"xss"`
-		Title   string   `json:"title"`
-		CSP     []string `json:"csp"`
-		Foreign []string `json:"foreign"`
-	}
-	r := eval[report](tb, `({
-		xss: window.__xss === undefined ? null : window.__xss,
-		title: document.title,
-		csp: window.__csp || [],
-		foreign: [...document.querySelectorAll('main img, main script, main iframe, main [onerror], main [onload]')].map((e) => e.outerHTML),
-	})`)
-	if r.XSS != nil || strings.Contains(r.Title, "pwned") || len(r.CSP) > 0 || len(r.Foreign) > 0 {
-		tb.fail("task data ran or became markup: window.__xss=%v title=%q CSP violations=%v elements=%v", r.XSS, r.Title, r.CSP, r.Foreign)
+	r := tb.report()
+	if !r.clean() {
+		tb.fail("task data ran or became markup: window.__xss=%v title=%q CSP violations=%v dialogs=%v elements=%v", r.XSS, r.Title, r.CSP, r.Dialogs, r.Foreign)
 	}
 	if title != "" && !strings.Contains(r.Title, title) {
 		tb.fail("title %q, want it to contain %q", r.Title, title)
 	}
+}
+
+// sendKeys types text into the first element matching a CSS selector.
+func sendKeys(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.SendKeys(chromedp.CSS(sel), text)
 }
 
 // keyTab and keyEnter press a key in the focused element.

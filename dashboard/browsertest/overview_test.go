@@ -16,7 +16,7 @@ func queueCell(queue string, col int) string {
 // its counts and charts follow new submissions without a reload.
 func TestOverviewShowsQueuesLive(t *testing.T) {
 	t.Parallel()
-	p := start(t, "serve", "--addr", "127.0.0.1:0")
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	tb := newTab(t, 1280, 800)
 	tb.open(p.url + "/")
 	tb.waitFor("the empty state", `document.querySelector('main').textContent.includes('No queues yet')`)
@@ -57,7 +57,7 @@ func TestOverviewShowsQueuesLive(t *testing.T) {
 // and on the page, and land in the audit log.
 func TestPauseAndResume(t *testing.T) {
 	t.Parallel()
-	p := start(t, "serve", "--addr", "127.0.0.1:0")
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	p.submit(`{"task_type":"echo"}`)
 	tb := newTab(t, 1280, 800)
 	tb.open(p.url + "/")
@@ -91,7 +91,7 @@ func TestPauseAndResume(t *testing.T) {
 // gets to the Pause button and Enter presses it.
 func TestKeyboardReachesActions(t *testing.T) {
 	t.Parallel()
-	p := start(t, "serve", "--addr", "127.0.0.1:0")
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	p.submit(`{"task_type":"echo"}`)
 	tb := newTab(t, 1280, 800)
 	tb.open(p.url + "/")

@@ -1,0 +1,147 @@
+package browsertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// js quotes s as a JavaScript string literal.
+func js(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// mainHas is the JavaScript condition "the page's main element shows s".
+func mainHas(s string) string {
+	return `document.querySelector('main').textContent.includes(` + js(s) + `)`
+}
+
+// history returns the runs of a task.
+func history(task map[string]any) []any {
+	h, _ := task["history"].([]any)
+	return h
+}
+
+// A task that fails for good shows under dead letters with its reason, and
+// Requeue on that page runs it again: a second run lands in its history.
+// The processes are `dtq api` and `dtq worker` on a redis-server, as in
+// production.
+func TestDeadLetterRequeue(t *testing.T) {
+	t.Parallel()
+	env := []string{"DTQ_REDIS_URL=redis://" + redistest.Shared(t).Addr, "DTQ_NAMESPACE=" + redistest.Namespace(t)}
+	p := start(t, env, "api", "--addr", "127.0.0.1:0")
+	start(t, env, "worker", "--addr", "127.0.0.1:0")
+
+	id := p.submit(`{"task_type":"always_fail","max_attempts":1}`)
+	dead := p.waitStatus(id, "DEAD")
+	if n := len(history(dead)); n != 1 {
+		t.Fatalf("a dead task with max_attempts 1 has %d runs: %v", n, dead)
+	}
+
+	tb := newTab(t, 1280, 800)
+	tb.open(p.url + "/#/dlq?queue=default")
+	row := fmt.Sprintf(`tr[data-id=%q]`, id)
+	tb.waitFor("the dead letter", fmt.Sprintf(`((r) => r !== null && r.textContent.includes('always_fail: this task always fails') && r.textContent.includes('1 / 1'))(document.querySelector(%s))`, js(row)))
+	tb.waitFor("the count", mainHas("1 dead letter in default"))
+	requeuedAt := time.Now()
+	tb.click(row + ` button[aria-label^="Requeue"]`)
+	tb.waitFor("the requeue notice", `document.getElementById('notices').textContent.includes('Requeued')`)
+
+	again := p.waitTask(id, "run again", func(task map[string]any) bool { return len(history(task)) >= 2 })
+	run2 := history(again)[1].(map[string]any)
+	started, err := time.Parse(time.RFC3339Nano, run2["started_at"].(string))
+	if err != nil || started.Before(requeuedAt.Add(-time.Second)) {
+		t.Errorf("the second run started at %v (%v), before the requeue at %v", run2["started_at"], err, requeuedAt)
+	}
+	// It fails again and is back among the dead letters, its two runs in
+	// the task page's attempt history.
+	p.waitStatus(id, "DEAD")
+	tb.open(p.url + "/#/tasks/" + id)
+	tb.waitFor("two runs in the attempt history", `document.querySelectorAll('table.attempts tbody tr').length === 2`)
+	tb.noScriptRan("Task")
+}
+
+// Cancel on a running task's page asks for confirmation, then the task
+// ends CANCELLED, in the API and on the page without a reload.
+func TestCancelFromTaskPage(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	id := p.submit(`{"task_type":"sleep","payload":{"seconds":600}}`)
+	p.waitStatus(id, "RUNNING")
+
+	tb := newTab(t, 1280, 800)
+	tb.open(p.url + "/#/tasks/" + id)
+	tb.waitFor("RUNNING on the page", `(document.getElementById('task-status') || {}).textContent === 'RUNNING'`)
+	tb.click(`#cancel-task`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
+	// Cancelling the confirmation changes nothing.
+	tb.click(`#confirm-cancel`)
+	tb.waitFor("the confirmation closed", `!document.getElementById('confirm-dialog').open`)
+	if got := p.task(id)["status"]; got != "RUNNING" {
+		t.Fatalf("after declining the confirmation the task is %v", got)
+	}
+
+	tb.click(`#cancel-task`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
+	tb.click(`#confirm-ok`)
+	p.waitStatus(id, "CANCELLED")
+	tb.waitFor("CANCELLED on the page", `(document.getElementById('task-status') || {}).textContent === 'CANCELLED'`)
+	tb.waitFor("no cancel button any more", `document.getElementById('cancel-task') === null`)
+	tb.noScriptRan("Task")
+}
+
+// markup is task data that would run or become elements if a page put it
+// into innerHTML: every vector sets window.__xss or opens a dialog.
+// (No double quote: JSON would show it escaped.)
+const markup = `<img src=x onerror='window.__xss=1'><script>window.__xss=2</script><svg onload='alert(3)'><b>bold</b>`
+
+// Payloads, results, task types and errors holding markup are shown as
+// that text on every page, and nothing in them runs. The check is proven
+// to catch markup: injecting the same text with innerHTML at the end makes
+// it fail.
+func TestTaskDataRendersAsText(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	payload, _ := json.Marshal(map[string]string{"note": markup, markup: "as a key"})
+	echo := p.submit(fmt.Sprintf(`{"task_type":"echo","payload":%s}`, payload))
+	// No handler has this type: the task fails for good, with an error
+	// that quotes the type.
+	odd := p.submit(fmt.Sprintf(`{"task_type":%s,"payload":%s}`, js(markup), payload))
+	p.waitStatus(echo, "SUCCEEDED")
+	p.waitStatus(odd, "DEAD")
+
+	tb := newTab(t, 1280, 800)
+	pages := []struct{ name, hash, want string }{
+		{"task detail (payload and result)", "#/tasks/" + echo, `"note": "` + markup},
+		{"task detail (type and error)", "#/tasks/" + odd, `no handler registered for task type "<img src=x`},
+		{"tasks", "#/tasks?queue=default", markup},
+		{"dead letters", "#/dlq?queue=default", markup},
+		{"overview", "#/", "Queues"},
+	}
+	for _, pg := range pages {
+		tb.open(p.url + "/" + pg.hash)
+		tb.waitFor(pg.name+" showing the markup as text", mainHas(pg.want)+" || "+dirtyJS)
+		tb.noScriptRan("")
+	}
+	// The result echoes the payload: it is shown as text too.
+	tb.open(p.url + "/#/tasks/" + echo)
+	tb.waitFor("the result as text", `document.getElementById('result').textContent.includes(`+js(markup)+`) || `+dirtyJS)
+	if n := eval[int](tb, `document.querySelectorAll('main b').length`); n != 0 {
+		t.Errorf("<b> in the payload became %d elements", n)
+	}
+	tb.noScriptRan("Task")
+
+	// The detector works: the same text through innerHTML is caught.
+	eval[any](tb, `document.getElementById('payload').insertAdjacentHTML('beforeend', `+js(markup)+`), null`)
+	tb.waitFor("the CSP to report the injected handler", `window.__csp.length > 0`)
+	if r := tb.report(); r.clean() || len(r.Foreign) == 0 {
+		t.Fatalf("markup injected with innerHTML went unnoticed: %+v", r)
+	}
+}
