@@ -305,10 +305,10 @@ type tab struct {
 }
 
 // newTab opens a tab in the shared browser, closed at cleanup, with a
-// viewport of width×height. Before any page script runs, every document
+// viewport of width×height (opts: mobile for a phone). Before any page script runs, every document
 // records Content-Security-Policy violations in window.__csp, so a test can
 // prove that nothing tried to run inline code.
-func newTab(t *testing.T, width, height int64) *tab {
+func newTab(t *testing.T, width, height int64, opts ...chromedp.EmulateViewportOption) *tab {
 	t.Helper()
 	life, cancelLife := context.WithTimeout(browser, tabTimeout)
 	ctx, cancel := chromedp.NewContext(life)
@@ -320,7 +320,7 @@ func newTab(t *testing.T, width, height int64) *tab {
 	// The first Run binds the tab to the context it is given: it must be
 	// the tab's own (bounded by tabTimeout), not one action's, or the tab
 	// closes when that action's timeout is cancelled.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...)); err != nil {
 		t.Fatalf("opening a browser tab: %v", err)
 	}
 	tb.do(chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
@@ -342,6 +342,10 @@ window.__dialogs = [];
 for (const name of ['alert', 'confirm', 'prompt']) {
 	window[name] = (msg) => { window.__dialogs.push(name + ': ' + msg); return null; };
 }`
+
+// mobile makes a tab's viewport a phone's: touch, and the page's
+// viewport meta tag applies.
+var mobile = chromedp.EmulateMobile
 
 // darkMode makes the tab's pages prefer a dark colour scheme.
 func (tb *tab) darkMode() {
@@ -431,13 +435,17 @@ func (tb *tab) fail(format string, args ...any) {
 	tb.t.Fatalf("%s\npage:\n%s", msg, state)
 }
 
-// screenshot saves the viewport as name.png among the artifacts (and in
-// docs/img with DTQ_UPDATE_DOCS=1).
-func (tb *tab) screenshot(name string) {
+// capture saves a screenshot (the viewport's, or the whole page's) as
+// name.png among the artifacts and returns the PNG.
+func (tb *tab) capture(name string, whole bool) []byte {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	shot := chromedp.CaptureScreenshot()
+	if whole {
+		shot = chromedp.FullScreenshot(100)
+	}
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		tb.fail("screenshot %s: %v", name, err)
 	}
@@ -446,8 +454,27 @@ func (tb *tab) screenshot(name string) {
 		tb.t.Fatal(err)
 	}
 	tb.t.Logf("screenshot: %s", path)
-	if os.Getenv("DTQ_UPDATE_DOCS") != "" {
-		if err := os.WriteFile(filepath.Join("..", "..", "docs", "img", "dashboard-"+name+".png"), png, 0o644); err != nil {
+	return png
+}
+
+// fullScreenshot saves the whole page, scrolled, as name.png among the
+// artifacts.
+func (tb *tab) fullScreenshot(name string) {
+	tb.t.Helper()
+	tb.capture(name, true)
+}
+
+// screenshot saves the viewport as name.png among the artifacts (and in
+// docs/img with DTQ_UPDATE_DOCS=1).
+func (tb *tab) screenshot(name string) {
+	tb.t.Helper()
+	png := tb.capture(name, false)
+	if os.Getenv("DTQ_UPDATE_DOCS") == "1" {
+		dir := filepath.Join("..", "..", "docs", "img")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "dashboard-"+name+".png"), png, 0o644); err != nil {
 			tb.t.Fatal(err)
 		}
 	}

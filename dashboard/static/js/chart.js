@@ -98,9 +98,12 @@ export class LineChart {
     }
     if (n > 1) {
       const now = pts[n - 1].t + 1;
+      // a label per minute, or per 2 minutes on a narrow chart; none so
+      // close to "now" that they would overlap
+      const every = width - M.l - M.r < 420 ? 120 : 60;
       for (let i = 0; i < n; i++) {
         const ago = now - pts[i].t;
-        if (ago % 60 === 0) {
+        if (ago % every === 0 && x(i) < width - M.r - 50) {
           parts.push(h('svg:text', { class: 'axis', x: x(i), y: H - 6, 'text-anchor': i === 0 ? 'start' : 'middle' }, '-' + ago / 60 + ' min'));
         }
       }
