@@ -41,6 +41,7 @@ type Submit struct {
 	Attempts  int
 	Ambiguous int    // attempts whose outcome was unknown
 	Err       string // the last error
+	FirstErr  string // the first error
 }
 
 // Ledger records every submission. It is safe for concurrent use.
@@ -127,6 +128,9 @@ func (r Retry) submit(ctx context.Context, key string, try func(ctx context.Cont
 			return sub
 		}
 		sub.Err = a.err
+		if sub.FirstErr == "" {
+			sub.FirstErr = a.err
+		}
 		if a.ambiguous {
 			sub.Ambiguous++
 		}
@@ -192,8 +196,9 @@ func Classify(err error) (retry, ambiguous bool) {
 	case errors.Is(err, dtq.ErrNotReplicated):
 		return true, true
 	}
-	if rerr, ok := rueidis.IsRedisErr(err); ok {
-		return !IsOOM(rerr), false
+	var rerr *rueidis.RedisError
+	if errors.As(err, &rerr) {
+		return !IsOOM(err), false
 	}
 	return true, true
 }

@@ -26,6 +26,8 @@ type Proxy struct {
 	closed   bool
 	accepted int
 	resets   int
+	held     int // chunks waiting in a black hole now
+	delayed  int // chunks slowed so far
 	wg       sync.WaitGroup
 }
 
@@ -83,10 +85,17 @@ func (p *Proxy) pipe(l *link, dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			for p.holed && !p.closed {
-				p.cond.Wait()
+			if p.holed {
+				p.held++
+				for p.holed && !p.closed {
+					p.cond.Wait()
+				}
+				p.held--
 			}
 			delay, closed := p.delay, p.closed
+			if delay > 0 {
+				p.delayed++
+			}
 			p.mu.Unlock()
 			if closed {
 				return
@@ -177,6 +186,21 @@ func (p *Proxy) Stats() (accepted, resets int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.accepted, p.resets
+}
+
+// Held returns how many chunks of data are held in the black hole now:
+// traffic that tried to pass.
+func (p *Proxy) Held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+// Delayed returns how many chunks Slow has delayed so far.
+func (p *Proxy) Delayed() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delayed
 }
 
 // Open returns the number of connections open through the proxy.

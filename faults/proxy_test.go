@@ -113,6 +113,9 @@ func TestProxyBlackholeAndHeal(t *testing.T) {
 	if line, err := r.ReadString('\n'); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read while black-holed: %q, %v; want a timeout", line, err)
 	}
+	if h := p.Held(); h != 1 {
+		t.Fatalf("%d chunks held, want 1", h)
+	}
 	// A connection made during the partition is accepted but silent too.
 	c2, r2 := dialProxy(t, p)
 	c2.Write([]byte("new\n"))
@@ -143,6 +146,9 @@ func TestProxySlow(t *testing.T) {
 	// Two hops (there and back) each wait d: a lower bound, never flaky.
 	if took := time.Since(began); took < 2*d {
 		t.Fatalf("a round trip through a slowed proxy took %v, want at least %v", took, 2*d)
+	}
+	if n := p.Delayed(); n != 2 {
+		t.Fatalf("%d chunks delayed, want 2", n)
 	}
 	p.Slow(0)
 	roundTrip(t, c, r, "fast")
