@@ -24,6 +24,7 @@ func TestAdminActionNeedsKey(t *testing.T) {
 	tb.click(`tr[data-queue="default"] button`)
 	tb.waitFor("the key dialog", dialogOpen)
 	tb.waitFor("the 401 reason", reason+`.includes('401 Unauthorized')`)
+	tb.screenshot("api-key")
 	tb.click(`#key-cancel`)
 	tb.waitFor("the 401 message", `[...document.querySelectorAll('#notices .notice-error')].some((n) => n.textContent.includes('Unauthorized (401)') && n.textContent.includes('API key'))`)
 	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != false {

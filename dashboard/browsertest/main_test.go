@@ -93,6 +93,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "browsertest:", err)
 		return 1
 	}
+	fmt.Fprintln(os.Stderr, "browsertest: screenshots go to", artifacts)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
@@ -329,6 +330,7 @@ func newTab(t *testing.T, width, height int64, opts ...chromedp.EmulateViewportO
 		})
 		return err
 	}))
+	tb.media("light")
 	return tb
 }
 
@@ -347,15 +349,25 @@ for (const name of ['alert', 'confirm', 'prompt']) {
 // viewport meta tag applies.
 var mobile = chromedp.EmulateMobile
 
-// darkMode makes the tab's pages prefer a dark colour scheme.
-func (tb *tab) darkMode() {
+// media sets the media features the tab's pages see: reduced motion
+// always (no transition half done in a screenshot), and the colour scheme.
+func (tb *tab) media(scheme string) {
 	tb.t.Helper()
 	tb.do(chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+			Features: []*emulation.MediaFeature{
+				{Name: "prefers-reduced-motion", Value: "reduce"},
+				{Name: "prefers-color-scheme", Value: scheme},
+			},
 		})
 		return err
 	}))
+}
+
+// darkMode makes the tab's pages prefer a dark colour scheme.
+func (tb *tab) darkMode() {
+	tb.t.Helper()
+	tb.media("dark")
 }
 
 // do runs actions, each bounded by actionTimeout, and fails the test on an
@@ -464,12 +476,19 @@ func (tb *tab) fullScreenshot(name string) {
 	tb.capture(name, true)
 }
 
+// docImages are the screenshots docs/dashboard.md shows, as
+// docs/img/dashboard-<name>.png.
+var docImages = map[string]bool{
+	"overview": true, "tasks": true, "task": true, "dead-letters": true, "workers": true, "audit": true,
+	"mobile-overview": true, "mobile-task": true, "dark-overview": true, "dark-task": true, "api-key": true, "unauthorized": true,
+}
+
 // screenshot saves the viewport as name.png among the artifacts (and in
-// docs/img with DTQ_UPDATE_DOCS=1).
+// docs/img when docs/dashboard.md shows it and DTQ_UPDATE_DOCS=1).
 func (tb *tab) screenshot(name string) {
 	tb.t.Helper()
 	png := tb.capture(name, false)
-	if os.Getenv("DTQ_UPDATE_DOCS") == "1" {
+	if docImages[name] && os.Getenv("DTQ_UPDATE_DOCS") == "1" {
 		dir := filepath.Join("..", "..", "docs", "img")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			tb.t.Fatal(err)
