@@ -87,8 +87,10 @@ type Report struct {
 	Lost []string
 	// LostKeys are the ledger keys of Lost, sorted.
 	LostKeys []string
-	// Duplicated counts executions beyond the first one of each task;
-	// DuplicatedTasks names the tasks.
+	// Duplicated counts executions beyond the first one of each task, and
+	// every execution of a task superseded by another of the same key (a
+	// try whose answer never came wrote it, it was lost, a later try wrote
+	// the answered one); DuplicatedTasks names the tasks.
 	Duplicated      int
 	DuplicatedTasks []string
 	// Unexpected: an effect or a task for a key never submitted, for a
@@ -138,6 +140,7 @@ func Check(in Input) *Report {
 	}
 	tasks := map[string]*dtq.Task{}
 	written := map[string]string{} // unknown submissions' written tasks: key -> id
+	superseded := map[string]*Submit{}
 	// admit reports whether the task (id, key), found in Redis or in an
 	// effect, belongs to the ledger, and adds it to must if it does.
 	admit := func(id, key, where string) bool {
@@ -145,6 +148,12 @@ func Check(in Input) *Report {
 		switch {
 		case s == nil:
 			r.Unexpected = append(r.Unexpected, fmt.Sprintf("%s (key %q): %s, but the key was never submitted", id, key, where))
+		case s.Answer == OK && s.TaskID != id && s.Ambiguous > 0:
+			// A try whose answer never came wrote this task; it was lost
+			// (a failover) and a later try wrote the answered one: the
+			// key may run twice, as the tasks' duplicate executions.
+			superseded[id] = s
+			return true
 		case s.Answer == OK && s.TaskID != id:
 			r.Unexpected = append(r.Unexpected, fmt.Sprintf("%s (key %s): %s, but the key's submission answered task %s", id, key, where, s.TaskID))
 		case s.Answer == Failed:
@@ -186,6 +195,13 @@ func Check(in Input) *Report {
 		if len(es) > 1 && must[id] != "" {
 			r.Duplicated += len(es) - 1
 			r.DuplicatedTasks = append(r.DuplicatedTasks, fmt.Sprintf("%s (key %s): %d executions", id, must[id], len(es)))
+		}
+	}
+	for id, s := range superseded {
+		if n := len(effects[id]); n > 0 {
+			r.Duplicated += n
+			r.DuplicatedTasks = append(r.DuplicatedTasks, fmt.Sprintf("%s (key %s): %d executions of a task an unanswered try wrote, superseded by task %s",
+				id, s.Key, n, s.TaskID))
 		}
 	}
 	for id, key := range must {

@@ -97,6 +97,21 @@ func TestCheckFindsProblems(t *testing.T) {
 	}
 }
 
+// A task written by a try whose answer never came, then replaced by a
+// later try's task (the first was lost in a failover), counts its
+// executions as duplicates of the key, not as unexpected.
+func TestCheckSuperseded(t *testing.T) {
+	t.Parallel()
+	r := Check(Input{
+		Ledger:  []Submit{{Key: "k", Answer: OK, TaskID: "q-2", Ambiguous: 1}},
+		Effects: []Effect{effect("q-1", "k"), effect("q-2", "k")},
+		State:   &State{Tasks: []*dtq.Task{task("q-2", "k", dtq.StatusSucceeded, "ok")}},
+	})
+	if r.Duplicated != 1 || len(r.Unexpected) != 0 || len(r.Lost) != 0 {
+		t.Fatalf("duplicated %d %v, unexpected %v, lost %v", r.Duplicated, r.DuplicatedTasks, r.Unexpected, r.Lost)
+	}
+}
+
 // After a data loss, a task gone from Redis is judged by its status at
 // the loss: SUCCEEDED then is fine, anything else is lost.
 func TestCheckFlushed(t *testing.T) {

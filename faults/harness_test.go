@@ -382,7 +382,72 @@ func (r *rig) finish(flushed map[string]dtq.Status) *Report {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return Check(Input{Ledger: r.ledger.Entries(), Effects: effects, State: st, Flushed: flushed})
+	rep := Check(Input{Ledger: r.ledger.Entries(), Effects: effects, State: st, Flushed: flushed})
+	r.explain(rep)
+	if os.Getenv("DTQ_FAULTS_DEBUG") != "" {
+		n := 0
+		for _, l := range strings.Split(r.api.stderr(), "\n") {
+			if strings.Contains(l, "request failed") && n < 5 {
+				r.t.Log(l)
+				n++
+			}
+		}
+	}
+	return rep
+}
+
+// explain logs, for each duplicated or unexpected task, its history and
+// effects, and the ledger entry of its key: the facts behind a verdict.
+func (r *rig) explain(rep *Report) {
+	r.t.Helper()
+	effects, _ := ReadEffects(r.dir)
+	entries := r.ledger.Entries()
+	for _, line := range append(append([]string(nil), rep.DuplicatedTasks...), rep.Unexpected...) {
+		id := strings.Fields(line)[0]
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s\n", line)
+		if task, err := r.client.Get(context.Background(), id); err == nil {
+			fmt.Fprintf(&b, "  task: %s run by %s, attempt %d, crashes %d\n", task.Status, task.Worker, task.Attempt, task.Crashes)
+			for _, x := range task.History {
+				fmt.Fprintf(&b, "    run %d by %s %s→%s %s %s\n", x.Run, x.Worker, x.StartedAt.Format("15:04:05.000"),
+					x.FinishedAt.Format("15:04:05.000"), x.Outcome, x.Error)
+			}
+		} else {
+			fmt.Fprintf(&b, "  task: %v\n", err)
+		}
+		key := ""
+		for _, e := range effects {
+			if e.TaskID == id {
+				key = e.Key
+				fmt.Fprintf(&b, "  effect by %s (attempt %d, crashes %d) started %s, done %s\n", e.Worker, e.Attempt, e.Crashes,
+					e.Start.Format("15:04:05.000"), e.At.Format("15:04:05.000"))
+			}
+		}
+		r.mu.Lock()
+		procs := append([]*proc{r.api}, func() (ps []*proc) {
+			for _, id := range r.ids {
+				if p, err := os.Stat(filepath.Join(r.dir, id+".stderr")); err == nil && p.Size() > 0 {
+					ps = append(ps, &proc{name: id, log: filepath.Join(r.dir, id+".stderr")})
+				}
+			}
+			return ps
+		}()...)
+		r.mu.Unlock()
+		for _, p := range procs {
+			for _, l := range strings.Split(p.stderr(), "\n") {
+				if strings.Contains(l, id) {
+					fmt.Fprintf(&b, "  %s log: %s\n", p.name, l)
+				}
+			}
+		}
+		for _, s := range entries {
+			if s.Key == key {
+				fmt.Fprintf(&b, "  submission: %s %s, %d attempts (%d ambiguous), first %s, first error %q\n", s.Answer, s.TaskID,
+					s.Attempts, s.Ambiguous, s.First.Format("15:04:05.000"), s.FirstErr)
+			}
+		}
+		r.t.Log(b.String())
+	}
 }
 
 // assert checks the invariants: no unexpected task or effect, no multiple
