@@ -480,7 +480,7 @@ func (tb *tab) fullScreenshot(name string) {
 // docs/img/dashboard-<name>.png.
 var docImages = map[string]bool{
 	"overview": true, "tasks": true, "task": true, "dead-letters": true, "workers": true, "audit": true,
-	"mobile-overview": true, "mobile-task": true, "dark-overview": true, "dark-task": true, "api-key": true, "unauthorized": true,
+	"mobile-overview": true, "mobile-task": true, "dark-overview": true, "dark-task": true, "api-key": true, "unauthorized": true, "disconnected": true,
 }
 
 // screenshot saves the viewport as name.png among the artifacts (and in

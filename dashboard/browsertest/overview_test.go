@@ -3,7 +3,10 @@ package browsertest
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
 // queueCell is the JavaScript text of a queue row's cell (1-based column)
@@ -107,4 +110,34 @@ func TestKeyboardReachesActions(t *testing.T) {
 	}
 	tb.do(keyEnter())
 	tb.waitFor("default paused by keyboard", queueCell("default", 2)+` === 'paused'`)
+}
+
+// When the server goes away the page says it is offline and counts down to
+// the next attempt; when a server is back on the same address the page
+// reconnects by itself, without a reload, and shows new events again.
+func TestReconnectsAfterServerRestart(t *testing.T) {
+	t.Parallel()
+	env := []string{"DTQ_REDIS_URL=redis://" + redistest.Shared(t).Addr, "DTQ_NAMESPACE=" + redistest.Namespace(t)}
+	p := start(t, env, "api", "--addr", "127.0.0.1:0")
+	p.submit(`{"task_type":"echo","queue":"parked"}`)
+	tb := newTab(t, 1280, 800)
+	tb.open(p.url + "/")
+	tb.waitFor("the parked queue", queueCell("parked", 3)+` === '1'`)
+	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
+	eval[any](tb, `window.__sameDocument = 7`)
+
+	p.stop()
+	tb.waitFor("the offline state", `document.getElementById('conn').textContent === 'offline'`)
+	tb.waitFor("the disconnected banner", `((b) => !b.hidden && b.textContent.includes('Live updates are disconnected'))(document.getElementById('banner'))`)
+	tb.screenshot("disconnected")
+
+	p2 := start(t, env, "api", "--addr", strings.TrimPrefix(p.url, "http://"))
+	tb.waitFor("live again", `document.getElementById('conn').textContent === 'live'`)
+	tb.waitFor("the banner gone", `document.getElementById('banner').hidden`)
+	p2.submit(`{"task_type":"echo","queue":"parked"}`)
+	tb.waitFor("the new task counted", queueCell("parked", 3)+` === '2'`)
+	tb.waitFor("its submission in the chart", `Number(document.querySelector('li[data-series=submitted]').dataset.peak) >= 1`)
+	if got := eval[int](tb, `window.__sameDocument || 0`); got != 7 {
+		t.Errorf("the page reloaded (marker %d)", got)
+	}
 }
