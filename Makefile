@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test deps vet build bench serve fuzz
+.PHONY: test deps vet build bench serve fuzz faults
 
 # FUZZTIME is the budget of `make fuzz`.
 FUZZTIME ?= 20s
@@ -23,6 +23,7 @@ deps:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags faults ./faults
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
@@ -34,3 +35,12 @@ bench: deps
 
 serve:
 	$(GO) run ./cmd/dtq serve
+
+# faults runs the fault-injection suite (faults/, build tag faults): real
+# api and worker processes (built without -race, so they keep up with the
+# load on two cores) under worker kills, Redis crashes, pauses, network
+# faults, data loss, full memory, and Cluster and Sentinel failovers. It
+# writes the results table to $$DTQ_FAULTS_REPORT (default
+# faults/last-run.md); docs/failure-modes.md shows the last one.
+faults: deps
+	$(GO) test -tags faults -count=1 -timeout 20m -v ./faults

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -520,6 +522,16 @@ func writeReport(took time.Duration) error {
 	if len(results.rows) == 0 {
 		return nil
 	}
+	// In scenario order (Go runs the test files alphabetically).
+	sort.SliceStable(results.rows, func(i, j int) bool {
+		a, b := results.rows[i].Scenario, results.rows[j].Scenario
+		na, _ := strconv.Atoi(strings.Fields(a)[0][:len(strings.TrimRight(strings.Fields(a)[0], "abcdefgh"))])
+		nb, _ := strconv.Atoi(strings.Fields(b)[0][:len(strings.TrimRight(strings.Fields(b)[0], "abcdefgh"))])
+		if na != nb {
+			return na < nb
+		}
+		return a < b
+	})
 	path := os.Getenv("DTQ_FAULTS_REPORT")
 	if path == "" {
 		path = "last-run.md"
