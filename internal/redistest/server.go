@@ -95,6 +95,9 @@ func (s *Server) args() []string {
 		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
 		"--save", "", "--dir", s.Dir, "--logfile", filepath.Join(s.Dir, "redis.log"),
 		"--daemonize", "no",
+		// A replica (re)syncs at once, not after the default 5 s wait for
+		// more replicas to share the transfer.
+		"--repl-diskless-sync-delay", "0",
 	}
 	if s.opts.AppendFsync != "" {
 		a = append(a, "--appendonly", "yes", "--appendfsync", s.opts.AppendFsync)

@@ -22,7 +22,8 @@ type Cluster struct {
 // StartCluster starts masters × (1 + replicas) cluster nodes on free
 // loopback ports (each with its bus port, +10000, free too), joins them
 // with redis-cli --cluster create, waits until every node reports
-// cluster_state:ok, and stops them at cleanup.
+// cluster_state:ok and every master has its replicas online, and stops them
+// at cleanup.
 func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	t.Helper()
 	c := &Cluster{}
@@ -58,6 +59,21 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("cluster node %s not ok within 30s: %q %v", n.Addr, info, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// Ready when every master has its replicas online (synced): before
+	// that, a write waiting for a replica (durable mode's WAIT) waits for
+	// the initial sync.
+	for _, n := range c.Nodes {
+		for {
+			info, err := Command(n.Addr, "INFO", "replication")
+			if err == nil && (!strings.Contains(info, "role:master") || strings.Count(info, "state=online") == replicas) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster node %s: replicas not online within 30s: %q %v", n.Addr, info, err)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

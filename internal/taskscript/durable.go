@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,60 @@ func (d Durability) wait(c rueidis.Client) rueidis.Completed {
 	return c.B().Wait().Numreplicas(int64(d.Replicas)).Timeout(max(d.Timeout.Milliseconds(), 1)).Build()
 }
 
+// doPinned runs cmds, whose keyed ones share one slot, and then WAIT, all on
+// one dedicated connection: WAIT counts the replicas that have that
+// connection's writes, so it must reach the node that made them. (On a
+// Cluster the shared client may send a keyless command to another node when
+// it re-routes a pipeline after a redirect or a connection error: WAIT then
+// answered for a connection with no writes, or failed on a replica.) A
+// MOVED answer (nothing was written) is followed to the node it names, a
+// few hops at most: the dedicated connection of a Cluster client goes where
+// its slot map says, which lags a failover. The last result is WAIT's.
+func doPinned(ctx context.Context, c rueidis.Client, d Durability, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	for i := range cmds {
+		cmds[i] = cmds[i].Pin() // sent again after a MOVED: not recycled
+	}
+	target := c
+	for hop := 0; ; hop++ {
+		var res []rueidis.RedisResult
+		err := target.Dedicated(func(dc rueidis.DedicatedClient) error {
+			res = dc.DoMulti(ctx, append(cmds[:len(cmds):len(cmds)], d.wait(c))...)
+			return nil
+		})
+		if err != nil || res == nil {
+			if err == nil {
+				err = errors.New("taskscript: no connection for a durable write")
+			}
+			res = make([]rueidis.RedisResult, len(cmds)+1)
+			for i := range res {
+				res[i] = rueidis.NewErrorResult(err)
+			}
+			return res
+		}
+		addr := movedTo(res)
+		if addr == "" || hop == 3 {
+			return res
+		}
+		node, ok := c.Nodes()[addr]
+		if !ok {
+			return res
+		}
+		target = node
+	}
+}
+
+// movedTo returns the node a MOVED answer among res names, or "".
+func movedTo(res []rueidis.RedisResult) string {
+	for _, r := range res {
+		if rerr, ok := rueidis.IsRedisErr(r.Error()); ok {
+			if addr, moved := rerr.IsMoved(); moved {
+				return addr
+			}
+		}
+	}
+	return ""
+}
+
 // check reads WAIT's answer.
 func (d Durability) check(r rueidis.RedisResult) error {
 	n, err := r.AsInt64()
@@ -59,23 +114,23 @@ func newScript(source string) script {
 	return script{lua: rueidis.NewLuaScript(source), source: source, sha: hex.EncodeToString(s[:])}
 }
 
-// exec runs s; with d.Replicas > 0 it pipelines WAIT after it, on the same
-// connection (on a Cluster the keyless WAIT goes to the node of the
-// script's keys). The second result is a *NotReplicatedError when too few
-// replicas acknowledged a script that ran: its result is still valid.
+// exec runs s; with d.Replicas > 0 it runs WAIT after it on the same
+// dedicated connection (doPinned). The second result is a
+// *NotReplicatedError when too few replicas acknowledged a script that ran:
+// its result is still valid.
 func (s script) exec(ctx context.Context, c rueidis.Client, d Durability, keys, args []string) (rueidis.RedisResult, error) {
 	if d.Replicas <= 0 {
 		return s.lua.Exec(ctx, c, keys, args), nil
 	}
-	build := func(eval bool) rueidis.Commands {
+	build := func(eval bool) rueidis.Completed {
 		if eval {
-			return rueidis.Commands{c.B().Eval().Script(s.source).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), d.wait(c)}
+			return c.B().Eval().Script(s.source).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 		}
-		return rueidis.Commands{c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), d.wait(c)}
+		return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
-	res := c.DoMulti(ctx, build(false)...)
+	res := doPinned(ctx, c, d, build(false))
 	if rerr, ok := rueidis.IsRedisErr(res[0].Error()); ok && rerr.IsNoScript() {
-		res = c.DoMulti(ctx, build(true)...)
+		res = doPinned(ctx, c, d, build(true))
 	}
 	if res[0].Error() != nil {
 		return res[0], nil

@@ -48,19 +48,18 @@ func EnqueuePlain(ctx context.Context, c rueidis.Client, k keys.Tasks, d Durabil
 		}
 	}
 	cmds = append(cmds, c.B().Exec().Build())
+	var res []rueidis.RedisResult
 	if d.Replicas > 0 {
-		cmds = append(cmds, d.wait(c))
-	}
-	res := c.DoMulti(ctx, cmds...)
-	if d.Replicas > 0 {
-		last := res[len(res)-1]
+		res = doPinned(ctx, c, d, cmds...)
+		wait := res[len(res)-1]
 		res = res[:len(res)-1]
 		if err := res[len(res)-1].Error(); err == nil {
-			if err := d.check(last); err != nil {
+			if err := d.check(wait); err != nil {
 				return nil, err
 			}
 		}
-		cmds = cmds[:len(cmds)-1]
+	} else {
+		res = c.DoMulti(ctx, cmds...)
 	}
 	for _, r := range res[:len(res)-1] {
 		if err := r.Error(); err != nil {
