@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,4 +60,39 @@ func totalCalls(t *testing.T, e *env) int {
 	}
 	t.Fatal("no total_commands_processed")
 	return 0
+}
+
+// An outcome that cannot be recorded while Redis is down is retried for as
+// long as the outage lasts (here longer than half the visibility timeout,
+// but shorter than it): the task ends SUCCEEDED after one execution instead
+// of running again. (Redis is killed and restarted with its AOF: a paused
+// Redis would run the first attempt, queued in its socket, on resume.)
+func TestOutcomeRetriedThroughOutage(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, &redistest.Options{AppendFsync: "always"})
+	e := newEnv(t, &redistest.Backend{Name: "redis", Client: redistest.Client(t, srv), Namespace: "outage", Server: srv}, nil)
+	release := make(chan struct{})
+	var runs atomic.Int32
+	e.worker(&dtq.WorkerConfig{Concurrency: 1, VisibilityTimeout: 4 * time.Second}, map[string]dtq.HandlerFunc{
+		"job": func(context.Context, *dtq.Task) (any, error) {
+			if runs.Add(1) == 1 {
+				<-release
+			}
+			return nil, nil
+		},
+	})
+	task := e.enqueue("job", nil, nil)
+	e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)              // the handler returns while Redis is down
+	time.Sleep(3 * time.Second) // the outage: over half the visibility timeout
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	got := e.waitStatus(task.ID, dtq.StatusSucceeded, 30*time.Second)
+	if n := runs.Load(); n != 1 || got.Crashes != 0 {
+		t.Fatalf("after a 3 s outage the task ran %d times (%d crashes), want once", n, got.Crashes)
+	}
 }

@@ -144,6 +144,11 @@ type Worker struct {
 	runs        sync.WaitGroup
 	upkeep      sync.WaitGroup
 	runBase     context.Context // parent of every handler context
+	// recordBase bounds the recording of outcomes: retried while the
+	// worker runs, given up when a stop's deadline (or, without one, a
+	// visibility timeout) has passed.
+	recordBase  context.Context
+	stopRecords context.CancelFunc
 }
 
 // NewWorker returns a worker on c's Redis and configuration. It does no
@@ -212,6 +217,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	upkeepCtx, stopUpkeep := context.WithCancel(base)
 	runBase, stopRuns := context.WithCancelCause(base)
 	w.stopReading, w.stopUpkeep, w.stopRuns, w.runBase = stopReading, stopUpkeep, stopRuns, runBase
+	w.recordBase, w.stopRecords = context.WithCancel(base)
 	for _, q := range w.queues {
 		w.readers.Go(func() { q.read(readCtx) })
 		w.upkeep.Go(func() { q.schedule(upkeepCtx) })
@@ -249,6 +255,13 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 	if cancelNow {
 		w.stopRuns(ErrStopped)
 	}
+	// Outcomes still failing to record are given up when ctx ends or, at
+	// the latest, a visibility timeout from now (their tasks can be
+	// reclaimed by then anyway).
+	giveUp := time.AfterFunc(w.cfg.VisibilityTimeout, w.stopRecords)
+	defer giveUp.Stop()
+	stopped := context.AfterFunc(ctx, w.stopRecords)
+	defer stopped()
 	done := make(chan struct{})
 	go func() { w.runs.Wait(); close(done) }()
 	var err error
@@ -260,6 +273,7 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 		<-done
 	}
 	w.stopRuns(ErrStopped)
+	w.stopRecords()
 	w.stopUpkeep()
 	w.upkeep.Wait()
 	w.deregister(context.WithoutCancel(ctx))

@@ -168,12 +168,17 @@ func callHandler(ctx context.Context, h HandlerFunc, t *Task) (result any, err e
 }
 
 // finish records an execution's outcome, retrying while Redis cannot be
-// reached for up to half the visibility timeout (the task stays renewed
-// meanwhile). If that fails, the task is reclaimed after the visibility
-// timeout and runs again. It returns the status recorded, "" for none.
+// reached (the task stays renewed meanwhile) until the worker's stop gives
+// up (recordBase). If that fails, the task is reclaimed after the
+// visibility timeout and runs again. It returns the status recorded, ""
+// for none.
 func (w *Worker) finish(ex *execution, item taskscript.FinishItem) string {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.runBase), max(w.cfg.VisibilityTimeout/2, time.Second))
-	defer cancel()
+	// Retried until it is recorded or refused as stale: a late attempt is
+	// harmless (the fence refuses it once the task was reclaimed), while
+	// giving up early runs the task again. Renewal keeps the task this
+	// worker's meanwhile.
+	ctx := w.recordBase
+	first, warned := time.Now(), false
 	var retry backoff.Backoff
 	for {
 		status, err := ex.queue.finishes.Do(ctx, finishReq{task: ex.task, item: item})
@@ -183,6 +188,11 @@ func (w *Worker) finish(ex *execution, item taskscript.FinishItem) string {
 					logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type)
 			}
 			return status
+		}
+		if !warned && time.Since(first) >= w.cfg.VisibilityTimeout/2 {
+			warned = true
+			w.log.Warn("recording task outcome is failing; still trying (the task runs again elsewhere if it is reclaimed first)",
+				logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type, "error", err)
 		}
 		if ctx.Err() != nil || retry.Sleep(ctx) != nil {
 			w.log.Warn("recording task outcome failed; it will run again",

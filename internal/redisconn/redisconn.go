@@ -28,6 +28,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -37,6 +38,10 @@ var ErrVersion = errors.New("redisconn: unsupported Redis version")
 
 // MinMajor is the oldest supported Redis major version.
 const MinMajor = 7
+
+// SentinelRefresh is how often a Sentinel client asks the sentinels which
+// node is the master, besides following their failover events.
+const SentinelRefresh = time.Second
 
 // Topology is the kind of deployment a URL names.
 type Topology string
@@ -127,6 +132,11 @@ func Parse(rawURL string) (Parsed, error) {
 			return Parsed{}, fmt.Errorf("redisconn: invalid Redis URL %q: a Sentinel URL names the master: redis+sentinel://host:port,…/master", Redact(rawURL))
 		}
 		opt.Sentinel.MasterSet = master
+		// Besides the sentinels' +switch-master events, ask them for the
+		// master every second: a missed event would otherwise bind the
+		// client to a demoted master until restart (the fault suite saw
+		// writes go to the old primary for seconds after a failover).
+		opt.Sentinel.TopologyRefreshInterval = SentinelRefresh
 		path = rest
 	}
 	if path != "" {

@@ -159,6 +159,9 @@ func TestParseTopologies(t *testing.T) {
 			if o.ForceSingleClient != (tc.topo == redisconn.Standalone) || !o.DisableCache {
 				t.Fatalf("ForceSingleClient %v DisableCache %v", o.ForceSingleClient, o.DisableCache)
 			}
+			if (o.Sentinel.TopologyRefreshInterval > 0) != (tc.topo == redisconn.Sentinel) {
+				t.Fatalf("Sentinel topology refresh every %v on a %s URL", o.Sentinel.TopologyRefreshInterval, p.Topology)
+			}
 			if tc.topo == redisconn.Sentinel && tc.tls && o.Sentinel.TLSConfig == nil {
 				t.Fatal("sentinels without TLS on a rediss+sentinel URL")
 			}
