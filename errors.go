@@ -3,7 +3,10 @@ package dtq
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 var (
@@ -48,6 +51,16 @@ var (
 	// without waiting for it (StopAndCancel, or the grace period ran out).
 	ErrStopped = errors.New("dtq: worker stopped")
 )
+
+// IsOutOfMemory reports whether err is Redis refusing a write because it
+// reached its maxmemory limit (with maxmemory-policy noeviction, as dtq
+// needs). Nothing of the refused call was written: a script or
+// transaction is refused before its first write. Retry later, or free
+// memory or raise the limit.
+func IsOutOfMemory(err error) bool {
+	var rerr *rueidis.RedisError
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "OOM ")
+}
 
 // ValidationError reports a bad argument or configuration value; Field
 // names it as written in Go or JSON.

@@ -190,3 +190,31 @@ func TestBadCursors(t *testing.T) {
 		}
 	})
 }
+
+// A Redis at its maxmemory (noeviction) refuses writes: a submit is a 503
+// out_of_memory with Retry-After, told apart from Redis being down, and the
+// task does not exist; once memory is available again the same submit works.
+func TestRedisOutOfMemory(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, &redistest.Options{Args: []string{"--maxmemory-policy", "noeviction"}})
+	b := &redistest.Backend{Name: "redis", Client: redistest.Client(t, srv), Namespace: redistest.Namespace(t), Server: srv}
+	e := newEnv(t, b, &opts{noWorker: true})
+	e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	if _, err := redistest.Command(srv.Addr, "CONFIG", "SET", "maxmemory", "1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{`{"task_type":"echo"}`, `{"task_type":"echo","delay_seconds":60}`} {
+		r := e.do("POST", "/api/v1/tasks", body, "Idempotency-Key", "oom-"+body)
+		if r.status != http.StatusServiceUnavailable || r.errCode() != "out_of_memory" || r.header.Get("Retry-After") == "" ||
+			!strings.Contains(r.errMessage(), "maxmemory") {
+			t.Errorf("submit %s over maxmemory: %d Retry-After %q %s", body, r.status, r.header.Get("Retry-After"), r.raw)
+		}
+	}
+	if st := e.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); st.body["submitted_total"] != float64(1) {
+		t.Errorf("after refused submits the queue counts %v submitted, want 1", st.body["submitted_total"])
+	}
+	if _, err := redistest.Command(srv.Addr, "CONFIG", "SET", "maxmemory", "0"); err != nil {
+		t.Fatal(err)
+	}
+	e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "Idempotency-Key", `oom-{"task_type":"echo"}`)
+}

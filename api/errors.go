@@ -35,6 +35,7 @@ const (
 	codeIdempotency    = "idempotency_key_reused"
 	codeQueueFull      = "queue_full"
 	codeUnavailable    = "unavailable"
+	codeOutOfMemory    = "out_of_memory"
 	codeInProgress     = "in_progress"
 	codeExpired        = "expired"
 	codeNotCancellable = "not_cancellable"
@@ -125,6 +126,10 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	case errors.Is(err, dtq.ErrNotReplicated):
 		return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable,
 			Message: "the task was written but not acknowledged by enough replicas in time; submit again with the same Idempotency-Key"}, "1"
+	}
+	if dtq.IsOutOfMemory(err) {
+		return http.StatusServiceUnavailable, errorDetail{Code: codeOutOfMemory,
+			Message: "Redis is out of memory (maxmemory reached): nothing was stored; try again later"}, "5"
 	}
 	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, ""
 }

@@ -334,7 +334,8 @@ func TestFlushAll(t *testing.T) {
 }
 
 // 10. maxmemory reached (noeviction): submissions are refused with a clear
-// error — a typed OOM error from the library, 503 from the API — and
+// error — Redis's OOM error from the library (dtq.IsOutOfMemory), 503
+// out_of_memory from the API — and
 // never answered 2xx for a task that then vanishes. The limit is lifted
 // after 1.5 s of refusals (an operator's fix) and everything accepted
 // runs.
@@ -376,22 +377,23 @@ func TestMaxMemory(t *testing.T) {
 	restOfLoad(began)
 	stop()
 	api := func(s *Submit) bool { return !strings.Contains(s.Key, "-probe-") }
-	refused := r.ledger.Count(func(s *Submit) bool { return api(s) && strings.HasPrefix(s.FirstErr, "HTTP 503") })
+	const oom = "HTTP 503 out_of_memory"
+	refused := r.ledger.Count(func(s *Submit) bool { return api(s) && strings.HasPrefix(s.FirstErr, oom) })
 	other := r.ledger.Count(func(s *Submit) bool {
-		return api(s) && s.FirstErr != "" && !strings.HasPrefix(s.FirstErr, "HTTP 503")
+		return api(s) && s.FirstErr != "" && !strings.HasPrefix(s.FirstErr, oom)
 	})
 	if refused == 0 {
-		t.Errorf("no API submission was refused with 503 while Redis was out of memory")
+		t.Errorf("no API submission was refused with 503 out_of_memory while Redis was out of memory")
 	}
 	if other > 0 {
-		t.Errorf("%d API submissions got another error than 503 first", other)
+		t.Errorf("%d API submissions got another error than 503 out_of_memory first", other)
 	}
 	if !strings.Contains(r.api.stderr(), "OOM command not allowed") {
 		t.Errorf("the api process did not log the OOM refusal")
 	}
 	rep := r.finish(nil)
 	record(t, Row{Scenario: "10 maxmemory reached (noeviction)", Rep: rep, Recovery: Recovery(lifted, r.ledger.Entries(), r.traces()),
-		Notes: fmt.Sprintf("library: %q; API: %d submissions answered 503 first, retried with their key after the limit was lifted (OOM for %v); recovery from the lift",
+		Notes: fmt.Sprintf("library: %q; API: %d submissions answered 503 out_of_memory first, retried with their key after the limit was lifted (OOM for %v); recovery from the lift",
 			probeErr.Error(), refused, fmtDur(lifted.Sub(oomAt)))})
 	assertInvariants(t, rep, 0, true)
 }
