@@ -145,8 +145,8 @@ type Worker struct {
 	upkeep      sync.WaitGroup
 	runBase     context.Context // parent of every handler context
 	// recordBase bounds the recording of outcomes: retried while the
-	// worker runs, given up when a stop's deadline (or, without one, a
-	// visibility timeout) has passed.
+	// worker runs, given up a second after a stop's context ends or a
+	// visibility timeout after the stop began.
 	recordBase  context.Context
 	stopRecords context.CancelFunc
 }
@@ -255,13 +255,12 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 	if cancelNow {
 		w.stopRuns(ErrStopped)
 	}
-	// Outcomes still failing to record are given up when ctx ends or, at
-	// the latest, a visibility timeout from now (their tasks can be
-	// reclaimed by then anyway).
+	// Outcomes still failing to record are given up a second after ctx
+	// ends (handlers cancelled then still record theirs) or, at the latest,
+	// a visibility timeout from now (their tasks can be reclaimed by then
+	// anyway).
 	giveUp := time.AfterFunc(w.cfg.VisibilityTimeout, w.stopRecords)
 	defer giveUp.Stop()
-	stopped := context.AfterFunc(ctx, w.stopRecords)
-	defer stopped()
 	done := make(chan struct{})
 	go func() { w.runs.Wait(); close(done) }()
 	var err error
@@ -270,7 +269,9 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		w.stopRuns(ErrStopped)
+		late := time.AfterFunc(time.Second, w.stopRecords)
 		<-done
+		late.Stop()
 	}
 	w.stopRuns(ErrStopped)
 	w.stopRecords()
