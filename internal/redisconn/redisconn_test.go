@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,6 +286,35 @@ func TestConnectACLUser(t *testing.T) {
 				t.Errorf("Connect error reveals the password: %q", err)
 			}
 		})
+	}
+}
+
+// TLS with the URL's CA file and an ACL user, against a redis-server
+// serving TLS: connecting works only when the server's certificate is
+// checked against that CA.
+func TestConnectTLS(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, &redistest.Options{TLS: true, Args: []string{"--user", "alice", "on", ">secret", "~*", "&*", "+@all"}})
+	ctx := connectCtx(t)
+	c, err := redisconn.Connect(ctx, "rediss://alice:secret@"+srv.TLSAddr+"?tls_ca="+url.QueryEscape(srv.CAFile))
+	if err != nil {
+		t.Fatalf("Connect over TLS with tls_ca: %v", err)
+	}
+	t.Cleanup(c.Close)
+	if who, err := c.Do(ctx, c.B().AclWhoami().Build()).ToString(); err != nil || who != "alice" {
+		t.Fatalf("ACL WHOAMI over TLS = %q, %v; want alice", who, err)
+	}
+	if err := c.Do(ctx, c.B().Xadd().Key("s").Id("*").FieldValue().FieldValue("f", "v").Build()).Error(); err != nil {
+		t.Fatalf("XADD over TLS: %v", err)
+	}
+	for name, u := range map[string]string{
+		"without the CA": "rediss://alice:secret@" + srv.TLSAddr,
+		"plain text":     "redis://alice:secret@" + srv.TLSAddr,
+	} {
+		if c, err := redisconn.Connect(connectCtx(t), u); err == nil {
+			c.Close()
+			t.Errorf("Connect %s succeeded, want an error", name)
+		}
 	}
 }
 

@@ -28,6 +28,10 @@ type Options struct {
 	AppendFsync string
 	// Args are extra "--name value" arguments for redis-server.
 	Args []string
+	// TLS also serves TLS on a second free port (Server.TLSAddr), with a
+	// certificate for 127.0.0.1 from a fresh CA (Server.CAFile); clients
+	// need no certificate. The plain port stays open for the harness.
+	TLS bool
 
 	cluster  bool   // a cluster node: its bus port (+10000) must be free too
 	sentinel string // a sentinel with this config file content
@@ -38,6 +42,10 @@ type Server struct {
 	Addr string // "127.0.0.1:<port>"
 	Port int
 	Dir  string // working directory (AOF files, log)
+	// With Options.TLS: the TLS address and the CA file that signed the
+	// server's certificate.
+	TLSAddr string
+	CAFile  string
 
 	opts Options
 	mu   sync.Mutex
@@ -78,6 +86,16 @@ func StartServer(opts *Options) (*Server, error) {
 			continue
 		}
 		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, Dir: dir, opts: *opts}
+		if opts.TLS {
+			tlsPort, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			if err := writeTLSFiles(dir); err != nil {
+				return nil, err
+			}
+			s.TLSAddr, s.CAFile = "127.0.0.1:"+strconv.Itoa(tlsPort), filepath.Join(dir, "ca.pem")
+		}
 		if lastErr = s.start(bin); lastErr == nil {
 			return s, nil
 		}
@@ -98,6 +116,11 @@ func (s *Server) args() []string {
 		// A replica (re)syncs at once, not after the default 5 s wait for
 		// more replicas to share the transfer.
 		"--repl-diskless-sync-delay", "0",
+	}
+	if s.TLSAddr != "" {
+		_, port, _ := net.SplitHostPort(s.TLSAddr)
+		a = append(a, "--tls-port", port, "--tls-cert-file", filepath.Join(s.Dir, "server.pem"),
+			"--tls-key-file", filepath.Join(s.Dir, "server.key"), "--tls-ca-cert-file", s.CAFile, "--tls-auth-clients", "no")
 	}
 	if s.opts.AppendFsync != "" {
 		a = append(a, "--appendonly", "yes", "--appendfsync", s.opts.AppendFsync)
