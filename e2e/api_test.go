@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -21,98 +22,98 @@ func TestEveryRoute(t *testing.T) {
 	p := start(t, []string{"DTQ_REDIS_URL=" + redisURL(t), "DTQ_NAMESPACE=" + redistest.Namespace(t), "DTQ_API_KEY=" + key},
 		"serve", "--addr", "127.0.0.1:0", "--max-depth", "3", "--max-batch", "10", "--queues", "default,slow")
 	k := []string{"X-API-Key", key}
-	post := func(want int, path, body string, h ...string) *resp {
+	post := func(want int, path, body string, h ...string) *proctest.Response {
 		t.Helper()
-		return p.must(want, "POST", path, body, append(h, k...)...)
+		return p.Must(want, "POST", path, body, append(h, k...)...)
 	}
 
 	// Submit: 201, auth 401, idempotent 200/409/422, queue full 429.
-	p.must(http.StatusUnauthorized, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
-	p.must(http.StatusUnauthorized, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "X-API-Key", "wrong")
+	p.Must(http.StatusUnauthorized, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	p.Must(http.StatusUnauthorized, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "X-API-Key", "wrong")
 	created := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","payload":"a"}`, "Idempotency-Key", "once")
-	id := created.str("id")
-	p.waitStatus(id, "SUCCEEDED")
-	if r := post(http.StatusOK, "/api/v1/tasks", `{"task_type":"echo","payload":"a"}`, "Idempotency-Key", "once"); r.str("id") != id {
-		t.Fatalf("replay: %s", r.raw)
+	id := created.Str("id")
+	p.WaitStatus(id, "SUCCEEDED")
+	if r := post(http.StatusOK, "/api/v1/tasks", `{"task_type":"echo","payload":"a"}`, "Idempotency-Key", "once"); r.Str("id") != id {
+		t.Fatalf("replay: %s", r.Raw)
 	}
 	post(http.StatusUnprocessableEntity, "/api/v1/tasks", `{"task_type":"echo","payload":"b"}`, "Idempotency-Key", "once")
-	held := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`, "Idempotency-Key", "held").str("id")
+	held := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`, "Idempotency-Key", "held").Str("id")
 	post(http.StatusConflict, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`, "Idempotency-Key", "held")
 	post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`)
 	post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`)
-	if r := post(http.StatusTooManyRequests, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`); r.header.Get("Retry-After") == "" {
-		t.Fatalf("429 without Retry-After: %v", r.header)
+	if r := post(http.StatusTooManyRequests, "/api/v1/tasks", `{"task_type":"echo","queue":"held"}`); r.Header.Get("Retry-After") == "" {
+		t.Fatalf("429 without Retry-After: %v", r.Header)
 	}
 
 	// Batch: 200 with per-item results; 413 over --max-batch.
 	b := post(http.StatusOK, "/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo"},{"task_type":""}]}`)
-	if items := b.body["results"].([]any); items[0].(map[string]any)["status"] != 201.0 || items[1].(map[string]any)["status"] != 400.0 {
-		t.Fatalf("batch: %s", b.raw)
+	if items := b.Body["results"].([]any); items[0].(map[string]any)["status"] != 201.0 || items[1].(map[string]any)["status"] != 400.0 {
+		t.Fatalf("batch: %s", b.Raw)
 	}
 	post(http.StatusRequestEntityTooLarge, "/api/v1/tasks/batch", `{"tasks":[`+strings.TrimSuffix(strings.Repeat(`{"task_type":"echo"},`, 11), ",")+`]}`)
 
 	// Reads are open without the key.
-	p.must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "")
-	p.must(http.StatusNotFound, "GET", "/api/v1/tasks/default-01ARZ3NDEKTSV4RRFFQ69G5FAV", "")
-	if l := p.must(http.StatusOK, "GET", "/api/v1/tasks?queue=held&status=QUEUED&limit=2", ""); len(l.body["tasks"].([]any)) != 2 {
-		t.Fatalf("list: %s", l.raw)
+	p.Must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "")
+	p.Must(http.StatusNotFound, "GET", "/api/v1/tasks/default-01ARZ3NDEKTSV4RRFFQ69G5FAV", "")
+	if l := p.Must(http.StatusOK, "GET", "/api/v1/tasks?queue=held&status=QUEUED&limit=2", ""); len(l.Body["tasks"].([]any)) != 2 {
+		t.Fatalf("list: %s", l.Raw)
 	}
-	p.must(http.StatusBadRequest, "GET", "/api/v1/tasks?limit=0", "")
+	p.Must(http.StatusBadRequest, "GET", "/api/v1/tasks?limit=0", "")
 
 	// Cancel: 200, then 409 for a finished task, 404 for an unknown one.
-	if c := post(http.StatusOK, "/api/v1/tasks/"+held+"/cancel", ""); c.str("status") != "CANCELLED" {
-		t.Fatalf("cancel: %s", c.raw)
+	if c := post(http.StatusOK, "/api/v1/tasks/"+held+"/cancel", ""); c.Str("status") != "CANCELLED" {
+		t.Fatalf("cancel: %s", c.Raw)
 	}
 	post(http.StatusConflict, "/api/v1/tasks/"+id+"/cancel", "")
 	post(http.StatusNotFound, "/api/v1/tasks/nope/cancel", "")
-	p.must(http.StatusUnauthorized, "POST", "/api/v1/tasks/"+id+"/cancel", "")
+	p.Must(http.StatusUnauthorized, "POST", "/api/v1/tasks/"+id+"/cancel", "")
 
 	// Dead letters.
-	dead := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"always_fail","payload":{"permanent":true}}`).str("id")
-	p.waitStatus(dead, "DEAD")
-	if l := p.must(http.StatusOK, "GET", "/api/v1/dlq", ""); len(l.body["dead_letters"].([]any)) != 1 {
-		t.Fatalf("dlq: %s", l.raw)
+	dead := post(http.StatusCreated, "/api/v1/tasks", `{"task_type":"always_fail","payload":{"permanent":true}}`).Str("id")
+	p.WaitStatus(dead, "DEAD")
+	if l := p.Must(http.StatusOK, "GET", "/api/v1/dlq", ""); len(l.Body["dead_letters"].([]any)) != 1 {
+		t.Fatalf("dlq: %s", l.Raw)
 	}
-	p.must(http.StatusUnauthorized, "POST", "/api/v1/dlq/"+dead+"/requeue", "")
+	p.Must(http.StatusUnauthorized, "POST", "/api/v1/dlq/"+dead+"/requeue", "")
 	post(http.StatusOK, "/api/v1/dlq/"+dead+"/requeue", "")
-	p.waitStatus(dead, "DEAD")
+	p.WaitStatus(dead, "DEAD")
 	post(http.StatusConflict, "/api/v1/dlq/"+id+"/requeue", "")
-	p.must(http.StatusOK, "DELETE", "/api/v1/dlq/"+dead, "", k...)
-	p.must(http.StatusConflict, "DELETE", "/api/v1/dlq/"+id, "", k...)
+	p.Must(http.StatusOK, "DELETE", "/api/v1/dlq/"+dead, "", k...)
+	p.Must(http.StatusConflict, "DELETE", "/api/v1/dlq/"+id, "", k...)
 	post(http.StatusOK, "/api/v1/dlq/requeue?queue=default", "")
-	p.must(http.StatusOK, "DELETE", "/api/v1/dlq", "", k...)
-	p.must(http.StatusUnauthorized, "DELETE", "/api/v1/dlq", "")
+	p.Must(http.StatusOK, "DELETE", "/api/v1/dlq", "", k...)
+	p.Must(http.StatusUnauthorized, "DELETE", "/api/v1/dlq", "")
 
 	// Queues, workers, audit.
-	if q := p.must(http.StatusOK, "GET", "/api/v1/queues", ""); len(q.body["queues"].([]any)) < 2 {
-		t.Fatalf("queues: %s", q.raw)
+	if q := p.Must(http.StatusOK, "GET", "/api/v1/queues", ""); len(q.Body["queues"].([]any)) < 2 {
+		t.Fatalf("queues: %s", q.Raw)
 	}
-	p.must(http.StatusOK, "GET", "/api/v1/queues/held", "")
-	p.must(http.StatusBadRequest, "GET", "/api/v1/queues/a%20b", "")
-	p.must(http.StatusUnauthorized, "POST", "/api/v1/queues/held/pause", "")
-	if q := post(http.StatusOK, "/api/v1/queues/held/pause", ""); q.body["paused"] != true {
-		t.Fatalf("pause: %s", q.raw)
+	p.Must(http.StatusOK, "GET", "/api/v1/queues/held", "")
+	p.Must(http.StatusBadRequest, "GET", "/api/v1/queues/a%20b", "")
+	p.Must(http.StatusUnauthorized, "POST", "/api/v1/queues/held/pause", "")
+	if q := post(http.StatusOK, "/api/v1/queues/held/pause", ""); q.Body["paused"] != true {
+		t.Fatalf("pause: %s", q.Raw)
 	}
-	if q := post(http.StatusOK, "/api/v1/queues/held/resume", ""); q.body["paused"] != false {
-		t.Fatalf("resume: %s", q.raw)
+	if q := post(http.StatusOK, "/api/v1/queues/held/resume", ""); q.Body["paused"] != false {
+		t.Fatalf("resume: %s", q.Raw)
 	}
-	if w := p.must(http.StatusOK, "GET", "/api/v1/workers", ""); len(w.body["workers"].([]any)) != 1 {
-		t.Fatalf("workers: %s", w.raw)
+	if w := p.Must(http.StatusOK, "GET", "/api/v1/workers", ""); len(w.Body["workers"].([]any)) != 1 {
+		t.Fatalf("workers: %s", w.Raw)
 	}
-	if a := p.must(http.StatusOK, "GET", "/api/v1/audit", ""); len(a.body["entries"].([]any)) < 5 {
-		t.Fatalf("audit: %s", a.raw)
+	if a := p.Must(http.StatusOK, "GET", "/api/v1/audit", ""); len(a.Body["entries"].([]any)) < 5 {
+		t.Fatalf("audit: %s", a.Raw)
 	}
 
 	// Probes and routing errors.
-	p.must(http.StatusOK, "GET", "/health", "")
-	p.must(http.StatusOK, "GET", "/ready", "")
-	if r := p.must(http.StatusMethodNotAllowed, "DELETE", "/api/v1/tasks", ""); r.header.Get("Allow") == "" || r.errCode() != "method_not_allowed" {
-		t.Fatalf("405: %v %s", r.header, r.raw)
+	p.Must(http.StatusOK, "GET", "/health", "")
+	p.Must(http.StatusOK, "GET", "/ready", "")
+	if r := p.Must(http.StatusMethodNotAllowed, "DELETE", "/api/v1/tasks", ""); r.Header.Get("Allow") == "" || r.ErrCode() != "method_not_allowed" {
+		t.Fatalf("405: %v %s", r.Header, r.Raw)
 	}
-	if r := p.must(http.StatusNotFound, "GET", "/api/v1/nope", ""); r.errCode() != "not_found" {
-		t.Fatalf("404: %s", r.raw)
+	if r := p.Must(http.StatusNotFound, "GET", "/api/v1/nope", ""); r.ErrCode() != "not_found" {
+		t.Fatalf("404: %s", r.Raw)
 	}
-	p.checkNoPanic()
+	p.CheckNoPanic()
 }
 
 // Each class of bad input gets a 4xx naming the problem: never a 5xx, never
@@ -142,28 +143,28 @@ func TestBadInput(t *testing.T) {
 		if c.ctype != "" {
 			h = []string{"Content-Type", c.ctype}
 		}
-		r := p.do("POST", "/api/v1/tasks", c.body, h...)
-		if r.status != c.status || r.errCode() == "" {
-			t.Errorf("%s: status %d, want %d with an error code: %.300s", c.name, r.status, c.status, r.raw)
+		r := p.Do("POST", "/api/v1/tasks", c.body, h...)
+		if r.Status != c.status || r.ErrCode() == "" {
+			t.Errorf("%s: status %d, want %d with an error code: %.300s", c.name, r.Status, c.status, r.Raw)
 		}
 	}
 
 	// Huge headers: 431 from the server's header cap.
-	req, _ := http.NewRequest("GET", p.url+"/health", nil)
+	req, _ := http.NewRequest("GET", p.URL+"/health", nil)
 	req.Header.Set("X-Big", strings.Repeat("h", 100<<10))
-	if r := p.send(req); r.status != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("huge headers: status %d, want 431", r.status)
+	if r := p.Send(req); r.Status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("huge headers: status %d, want 431", r.Status)
 	}
 
 	// A slow client (headers never finished) is cut off by the header
 	// timeout, while others are served meanwhile.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(p.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
-	p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	p.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
 	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	start := time.Now()
 	line, err := bufio.NewReader(conn).ReadString('\n')
@@ -175,7 +176,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// A slow body (headers sent, body trickling) is cut off too.
-	conn2, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	conn2, err := net.Dial("tcp", strings.TrimPrefix(p.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +188,11 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("slow body got %q", line)
 	}
 
-	p.must(http.StatusOK, "GET", "/health", "")
-	if l := p.must(http.StatusOK, "GET", "/api/v1/tasks?limit=100", ""); len(l.body["tasks"].([]any)) != 1 {
-		t.Fatalf("bad input created tasks: %s", l.raw)
+	p.Must(http.StatusOK, "GET", "/health", "")
+	if l := p.Must(http.StatusOK, "GET", "/api/v1/tasks?limit=100", ""); len(l.Body["tasks"].([]any)) != 1 {
+		t.Fatalf("bad input created tasks: %s", l.Raw)
 	}
-	p.checkNoPanic()
+	p.CheckNoPanic()
 }
 
 // With Redis gone: /ready and the API answer 503, /health stays 200, and
@@ -200,28 +201,28 @@ func TestRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, nil)
 	p := start(t, []string{"DTQ_REDIS_URL=redis://" + srv.Addr}, "api", "--addr", "127.0.0.1:0")
-	p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	p.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
 	if err := srv.Pause(); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Resume()
-	p.must(http.StatusOK, "GET", "/health", "")
-	p.must(http.StatusServiceUnavailable, "GET", "/ready", "")
-	if r := p.must(http.StatusServiceUnavailable, "POST", "/api/v1/tasks", `{"task_type":"echo"}`); r.errCode() != "unavailable" {
-		t.Fatalf("submit with Redis paused: %s", r.raw)
+	p.Must(http.StatusOK, "GET", "/health", "")
+	p.Must(http.StatusServiceUnavailable, "GET", "/ready", "")
+	if r := p.Must(http.StatusServiceUnavailable, "POST", "/api/v1/tasks", `{"task_type":"echo"}`); r.ErrCode() != "unavailable" {
+		t.Fatalf("submit with Redis paused: %s", r.Raw)
 	}
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for p.do("GET", "/ready", "").status != http.StatusOK {
+	for p.Do("GET", "/ready", "").Status != http.StatusOK {
 		if time.Now().After(deadline) {
 			t.Fatal("not ready 30s after Redis came back")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
-	p.checkNoPanic()
+	p.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+	p.CheckNoPanic()
 }
 
 // The rest of the documented answers: the OpenAPI document, the events
@@ -229,32 +230,32 @@ func TestRedisDown(t *testing.T) {
 func TestDocumentAndRefusals(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--retention", "100ms")
-	doc := p.must(http.StatusOK, "GET", "/api/v1/openapi.json", "")
-	if v, _ := doc.body["openapi"].(string); !strings.HasPrefix(v, "3.1") {
-		t.Fatalf("openapi.json: %.200s", doc.raw)
+	doc := p.Must(http.StatusOK, "GET", "/api/v1/openapi.json", "")
+	if v, _ := doc.Body["openapi"].(string); !strings.HasPrefix(v, "3.1") {
+		t.Fatalf("openapi.json: %.200s", doc.Raw)
 	}
-	if r := p.must(http.StatusUpgradeRequired, "GET", "/ws/events", ""); r.errCode() != "upgrade_required" {
-		t.Fatalf("events without an upgrade: %s", r.raw)
+	if r := p.Must(http.StatusUpgradeRequired, "GET", "/ws/events", ""); r.ErrCode() != "upgrade_required" {
+		t.Fatalf("events without an upgrade: %s", r.Raw)
 	}
 	ws := []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}
-	if r := p.must(http.StatusForbidden, "GET", "/ws/events", "", append(ws, "Origin", "https://evil.example")...); r.errCode() != "forbidden_origin" {
-		t.Fatalf("foreign origin: %s", r.raw)
+	if r := p.Must(http.StatusForbidden, "GET", "/ws/events", "", append(ws, "Origin", "https://evil.example")...); r.ErrCode() != "forbidden_origin" {
+		t.Fatalf("foreign origin: %s", r.Raw)
 	}
-	p.must(http.StatusBadRequest, "GET", "/ws/events?queue=a%20b", "", ws...)
+	p.Must(http.StatusBadRequest, "GET", "/ws/events?queue=a%20b", "", ws...)
 
 	body := `{"task_type":"echo","payload":"once"}`
-	id := p.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k").str("id")
+	id := p.Must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k").Str("id")
 	// A task expires only after it finished: wait for it to be gone (its
 	// SUCCEEDED state lasts 100 ms, too short to poll for reliably).
 	deadline := time.Now().Add(30 * time.Second)
-	for p.do("GET", "/api/v1/tasks/"+id, "").status != http.StatusNotFound {
+	for p.Do("GET", "/api/v1/tasks/"+id, "").Status != http.StatusNotFound {
 		if time.Now().After(deadline) {
 			t.Fatal("the task did not expire after its 100ms retention")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if r := p.must(http.StatusGone, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k"); r.errCode() != "expired" || r.body["error"].(map[string]any)["task_id"] != id {
-		t.Fatalf("replay after expiry: %s", r.raw)
+	if r := p.Must(http.StatusGone, "POST", "/api/v1/tasks", body, "Idempotency-Key", "k"); r.ErrCode() != "expired" || r.Body["error"].(map[string]any)["task_id"] != id {
+		t.Fatalf("replay after expiry: %s", r.Raw)
 	}
-	p.checkNoPanic()
+	p.CheckNoPanic()
 }

@@ -20,7 +20,7 @@ func TestEventsOverWebSocket(t *testing.T) {
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(p.url, "http")+"/ws/events?queue=default", nil)
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(p.URL, "http")+"/ws/events?queue=default", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestEventsOverWebSocket(t *testing.T) {
 	var id string
 	all := func() bool { return seen[id+" QUEUED"] && seen[id+" RUNNING"] && seen[id+" SUCCEEDED"] }
 	for id == "" || !all() {
-		id = p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`).str("id")
+		id = p.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`).Str("id")
 		wait := time.After(time.Second)
 	collect:
 		for !all() {
@@ -70,7 +70,7 @@ func TestEventsOverWebSocket(t *testing.T) {
 			t.Fatalf("no task's QUEUED, RUNNING and SUCCEEDED events within a minute: %v", seen)
 		}
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.Signal(syscall.SIGTERM)
 	select {
 	case err := <-ended:
 		if websocket.CloseStatus(err) != websocket.StatusGoingAway {
@@ -79,7 +79,7 @@ func TestEventsOverWebSocket(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the stream did not end after SIGTERM")
 	}
-	if err := p.stop(); err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatalf("exit: %v\n%s", err, p.stderr())
+	if err := p.Stop(); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("exit: %v\n%s", err, p.Stderr())
 	}
 }

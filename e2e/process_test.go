@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -16,21 +17,21 @@ import (
 func TestServeEmbedded(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0")
-	first := p.logged()[0]
+	first := p.Logged()[0]
 	if first["backend"] != "embedded" || !strings.Contains(first["msg"].(string), "embedded") {
 		t.Fatalf("first log line %v, want one about the embedded backend", first)
 	}
-	r := p.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","payload":{"hi":1}}`)
-	done := p.waitStatus(r.str("id"), "SUCCEEDED")
-	if !strings.Contains(string(done.raw), `"echo":{"hi":1}`) {
-		t.Fatalf("result: %s", done.raw)
+	r := p.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","payload":{"hi":1}}`)
+	done := p.WaitStatus(r.Str("id"), "SUCCEEDED")
+	if !strings.Contains(string(done.Raw), `"echo":{"hi":1}`) {
+		t.Fatalf("result: %s", done.Raw)
 	}
-	p.must(http.StatusOK, "GET", "/health", "")
-	p.must(http.StatusOK, "GET", "/ready", "")
+	p.Must(http.StatusOK, "GET", "/health", "")
+	p.Must(http.StatusOK, "GET", "/ready", "")
 	// Profiles on their own address, not on the API's.
-	p.must(http.StatusNotFound, "GET", "/debug/pprof/", "")
+	p.Must(http.StatusNotFound, "GET", "/debug/pprof/", "")
 	pprofServed := false
-	for _, rec := range p.logged() {
+	for _, rec := range p.Logged() {
 		if rec["msg"] == "serving pprof profiles" {
 			pprofServed = true
 			res, err := http.Get("http://" + rec["addr"].(string) + "/debug/pprof/")
@@ -43,7 +44,7 @@ func TestServeEmbedded(t *testing.T) {
 	if !pprofServed {
 		t.Fatal("no pprof address logged")
 	}
-	m := p.metrics()
+	m := metrics(p)
 	for _, want := range []string{
 		`dtq_tasks_submitted_total{queue="default",task_type="echo"} 1`,
 		`dtq_tasks_succeeded_total{queue="default",task_type="echo"} 1`,
@@ -54,13 +55,13 @@ func TestServeEmbedded(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if err := p.stop(); err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr())
+	if err := p.Stop(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.Stderr())
 	}
-	if !strings.Contains(p.stderr(), `"msg":"stopped"`) {
-		t.Fatalf("no clean stop logged:\n%s", p.stderr())
+	if !strings.Contains(p.Stderr(), `"msg":"stopped"`) {
+		t.Fatalf("no clean stop logged:\n%s", p.Stderr())
 	}
-	p.checkNoPanic()
+	p.CheckNoPanic()
 }
 
 // Any number of api and worker processes share work through one Redis.
@@ -68,13 +69,13 @@ func TestAPIAndWorkersOnRedis(t *testing.T) {
 	t.Parallel()
 	env := []string{"DTQ_REDIS_URL=" + redisURL(t), "DTQ_NAMESPACE=" + redistest.Namespace(t)}
 	apiProc := start(t, env, "api", "--addr", "127.0.0.1:0")
-	if first := apiProc.logged()[0]; first["backend"] != "redis" {
+	if first := apiProc.Logged()[0]; first["backend"] != "redis" {
 		t.Fatalf("first log line %v, want backend redis", first)
 	}
 	// The test's redis-server runs without AOF: the process says so.
-	if !strings.Contains(apiProc.stderr(), `"msg":"Redis setting puts accepted work at risk"`) ||
-		!strings.Contains(apiProc.stderr(), "appendonly is off") {
-		t.Errorf("no warning about AOF being off:\n%s", apiProc.stderr())
+	if !strings.Contains(apiProc.Stderr(), `"msg":"Redis setting puts accepted work at risk"`) ||
+		!strings.Contains(apiProc.Stderr(), "appendonly is off") {
+		t.Errorf("no warning about AOF being off:\n%s", apiProc.Stderr())
 	}
 	w1 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--concurrency", "4")
 	w2 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--concurrency", "4")
@@ -82,8 +83,8 @@ func TestAPIAndWorkersOnRedis(t *testing.T) {
 	for i := range 200 {
 		items = append(items, fmt.Sprintf(`{"task_type":"echo","payload":%d}`, i))
 	}
-	r := apiProc.must(http.StatusOK, "POST", "/api/v1/tasks/batch", `{"tasks":[`+strings.Join(items, ",")+`]}`)
-	results := r.body["results"].([]any)
+	r := apiProc.Must(http.StatusOK, "POST", "/api/v1/tasks/batch", `{"tasks":[`+strings.Join(items, ",")+`]}`)
+	results := r.Body["results"].([]any)
 	for _, x := range results {
 		item := x.(map[string]any)
 		if item["status"] != 201.0 {
@@ -91,40 +92,40 @@ func TestAPIAndWorkersOnRedis(t *testing.T) {
 		}
 	}
 	last := results[len(results)-1].(map[string]any)["task"].(map[string]any)["id"].(string)
-	apiProc.waitStatus(last, "SUCCEEDED")
+	apiProc.WaitStatus(last, "SUCCEEDED")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		page := apiProc.must(http.StatusOK, "GET", "/api/v1/queues/default", "")
-		if page.body["succeeded_total"] == 200.0 {
+		page := apiProc.Must(http.StatusOK, "GET", "/api/v1/queues/default", "")
+		if page.Body["succeeded_total"] == 200.0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("queue after 30s: %s", page.raw)
+			t.Fatalf("queue after 30s: %s", page.Raw)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	workers := apiProc.must(http.StatusOK, "GET", "/api/v1/workers", "")
-	if ws := workers.body["workers"].([]any); len(ws) != 2 {
-		t.Fatalf("workers: %s", workers.raw)
+	workers := apiProc.Must(http.StatusOK, "GET", "/api/v1/workers", "")
+	if ws := workers.Body["workers"].([]any); len(ws) != 2 {
+		t.Fatalf("workers: %s", workers.Raw)
 	}
 	ran := 0.0
-	for _, w := range []*proc{w1, w2} {
-		w.must(http.StatusOK, "GET", "/health", "")
-		w.must(http.StatusOK, "GET", "/ready", "")
-		w.must(http.StatusNotFound, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
-		ran += metricValue(t, w.metrics(), `dtq_tasks_succeeded_total{queue="default",task_type="echo"}`)
+	for _, w := range []*proctest.Proc{w1, w2} {
+		w.Must(http.StatusOK, "GET", "/health", "")
+		w.Must(http.StatusOK, "GET", "/ready", "")
+		w.Must(http.StatusNotFound, "POST", "/api/v1/tasks", `{"task_type":"echo"}`)
+		ran += metricValue(t, metrics(w), `dtq_tasks_succeeded_total{queue="default",task_type="echo"}`)
 	}
 	if ran != 200 {
 		t.Fatalf("the workers' metrics count %v succeeded tasks, want 200", ran)
 	}
-	if n := metricValue(t, apiProc.metrics(), `dtq_tasks_submitted_total{queue="default",task_type="echo"}`); n != 200 {
+	if n := metricValue(t, metrics(apiProc), `dtq_tasks_submitted_total{queue="default",task_type="echo"}`); n != 200 {
 		t.Fatalf("the API's metrics count %v submitted tasks, want 200", n)
 	}
-	for _, pr := range []*proc{w1, w2, apiProc} {
-		if err := pr.stop(); err != nil {
-			t.Fatalf("exit: %v\n%s", err, pr.stderr())
+	for _, pr := range []*proctest.Proc{w1, w2, apiProc} {
+		if err := pr.Stop(); err != nil {
+			t.Fatalf("exit: %v\n%s", err, pr.Stderr())
 		}
-		pr.checkNoPanic()
+		pr.CheckNoPanic()
 	}
 }
 
@@ -135,21 +136,21 @@ func TestWorkerShutdownHandsBack(t *testing.T) {
 	env := []string{"DTQ_REDIS_URL=" + redisURL(t), "DTQ_NAMESPACE=" + redistest.Namespace(t)}
 	apiProc := start(t, env, "api", "--addr", "127.0.0.1:0")
 	w1 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--shutdown-timeout", "200ms")
-	r := apiProc.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"sleep","payload":{"seconds":2}}`)
-	apiProc.waitStatus(r.str("id"), "RUNNING")
-	if err := w1.stop(); err != nil {
-		t.Fatalf("worker exit: %v\n%s", err, w1.stderr())
+	r := apiProc.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"sleep","payload":{"seconds":2}}`)
+	apiProc.WaitStatus(r.Str("id"), "RUNNING")
+	if err := w1.Stop(); err != nil {
+		t.Fatalf("worker exit: %v\n%s", err, w1.Stderr())
 	}
-	if !strings.Contains(w1.stderr(), "cancelled and will be retried") {
-		t.Fatalf("no hand-back logged:\n%s", w1.stderr())
+	if !strings.Contains(w1.Stderr(), "cancelled and will be retried") {
+		t.Fatalf("no hand-back logged:\n%s", w1.Stderr())
 	}
-	back := apiProc.must(http.StatusOK, "GET", "/api/v1/tasks/"+r.str("id"), "")
-	if s := back.str("status"); s != "QUEUED" && s != "SCHEDULED" {
-		t.Fatalf("after the worker stopped: %s", back.raw)
+	back := apiProc.Must(http.StatusOK, "GET", "/api/v1/tasks/"+r.Str("id"), "")
+	if s := back.Str("status"); s != "QUEUED" && s != "SCHEDULED" {
+		t.Fatalf("after the worker stopped: %s", back.Raw)
 	}
 	start(t, append(env, "DTQ_QUEUES=default"), "worker", "--addr", "127.0.0.1:0")
 	deadline := time.Now().Add(60 * time.Second)
-	for apiProc.must(http.StatusOK, "GET", "/api/v1/tasks/"+r.str("id"), "").str("status") != "SUCCEEDED" {
+	for apiProc.Must(http.StatusOK, "GET", "/api/v1/tasks/"+r.Str("id"), "").Str("status") != "SUCCEEDED" {
 		if time.Now().After(deadline) {
 			t.Fatal("the handed-back task did not succeed on the second worker")
 		}
@@ -202,11 +203,11 @@ func TestTopologies(t *testing.T) {
 		start(t, env, "worker", "--addr", "127.0.0.1:0", "--queues", "default,mail")
 		var ids []string
 		for _, q := range []string{"default", "mail"} {
-			ids = append(ids, apiProc.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","queue":"`+q+`"}`).str("id"))
+			ids = append(ids, apiProc.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","queue":"`+q+`"}`).Str("id"))
 		}
 		for _, id := range ids {
-			apiProc.waitStatus(id, "SUCCEEDED")
+			apiProc.WaitStatus(id, "SUCCEEDED")
 		}
-		apiProc.must(http.StatusOK, "GET", "/ready", "")
+		apiProc.Must(http.StatusOK, "GET", "/ready", "")
 	}
 }

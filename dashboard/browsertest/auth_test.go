@@ -13,9 +13,9 @@ func TestAdminActionNeedsKey(t *testing.T) {
 	t.Parallel()
 	const key = "s3cret-key"
 	p := start(t, []string{"DTQ_API_KEY=" + key}, "serve", "--addr", "127.0.0.1:0")
-	p.submit(`{"task_type":"echo"}`, "X-API-Key", key)
+	p.Submit(`{"task_type":"echo"}`, "X-API-Key", key)
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/")
+	tb.open(p.URL + "/")
 	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
 	dialogOpen := `document.getElementById('key-dialog').open`
 	reason := `document.getElementById('key-reason').textContent`
@@ -27,7 +27,7 @@ func TestAdminActionNeedsKey(t *testing.T) {
 	tb.screenshot("api-key")
 	tb.click(`#key-cancel`)
 	tb.waitFor("the 401 message", `[...document.querySelectorAll('#notices .notice-error')].some((n) => n.textContent.includes('Unauthorized (401)') && n.textContent.includes('API key'))`)
-	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != false {
+	if q := p.Must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q.Body["paused"] != false {
 		t.Fatalf("a refused Pause paused the queue: %v", q)
 	}
 	tb.screenshot("unauthorized")
@@ -41,7 +41,7 @@ func TestAdminActionNeedsKey(t *testing.T) {
 	tb.do(sendKeys(`#key-input`, key))
 	tb.click(`#key-save`)
 	tb.waitFor("default paused on the page", queueCell("default", 2)+` === 'paused'`)
-	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != true {
+	if q := p.Must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q.Body["paused"] != true {
 		t.Fatalf("Pause with the key: the API says %v", q)
 	}
 	tb.waitFor("the key marked as set", `document.getElementById('key-button').textContent === 'API key ✓'`)
@@ -52,7 +52,7 @@ func TestAdminActionNeedsKey(t *testing.T) {
 	if open := eval[bool](tb, dialogOpen); open {
 		t.Error("the key dialog opened again although the key was given")
 	}
-	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != false {
+	if q := p.Must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q.Body["paused"] != false {
 		t.Fatalf("Resume with the kept key: the API says %v", q)
 	}
 }

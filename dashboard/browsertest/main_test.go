@@ -12,20 +12,12 @@
 package browsertest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -43,7 +36,7 @@ const (
 	actionTimeout = 20 * time.Second // one chromedp action
 	waitTimeout   = 30 * time.Second // a condition polled in the page
 	tabTimeout    = 3 * time.Minute  // the whole life of one test's tab
-	readyTimeout  = 60 * time.Second // dtq logging "dtq is ready"
+	startTimeout  = 60 * time.Second // the browser starting
 )
 
 var (
@@ -77,11 +70,8 @@ func run(m *testing.M) int {
 	}
 
 	binary = filepath.Join(dir, "dtq")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(goBin, "build", "-race", "-o", binary, "github.com/dtq-dev/dtq/cmd/dtq")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "browsertest: building dtq:", err)
+	if err := proctest.Build(binary, &proctest.BuildOpts{Race: true}); err != nil {
+		fmt.Fprintln(os.Stderr, "browsertest:", err)
 		return 1
 	}
 
@@ -116,8 +106,8 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "browsertest: starting", exe+":", err)
 			return 1
 		}
-	case <-time.After(readyTimeout):
-		fmt.Fprintln(os.Stderr, "browsertest: the browser did not start within", readyTimeout)
+	case <-time.After(startTimeout):
+		fmt.Fprintln(os.Stderr, "browsertest: the browser did not start within", startTimeout)
 		return 1
 	}
 	browser = b
@@ -136,165 +126,13 @@ func findBrowser() string {
 
 // ---- the dtq process ----------------------------------------------------
 
-// proc is a running dtq child process.
-type proc struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	url  string // http://addr
-	exit chan error
-
-	mu  sync.Mutex
-	log bytes.Buffer
-}
-
 // start runs `dtq args...` with the environment variables env (NAME=value;
 // the DTQ_* variables of the test's own environment are left out), waits
 // until it logs "dtq is ready" and stops it (SIGTERM, then SIGKILL after
-// 30 s) at cleanup.
-func start(t *testing.T, env []string, args ...string) *proc {
+// 30 s) at cleanup, failing the test if it logged a panic or a race.
+func start(t *testing.T, env []string, args ...string) *proctest.Proc {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DTQ_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{t: t, cmd: cmd, exit: make(chan error, 1)}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.log.Write(sc.Bytes())
-			p.log.WriteByte('\n')
-			p.mu.Unlock()
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "dtq is ready" {
-				ready <- rec.Addr
-			}
-		}
-		p.exit <- cmd.Wait()
-	}()
-	t.Cleanup(p.stop)
-	select {
-	case addr := <-ready:
-		p.url = "http://" + addr
-	case err := <-p.exit:
-		p.exit <- err
-		t.Fatalf("dtq %s exited before it was ready (%v):\n%s", strings.Join(args, " "), err, p.logs())
-	case <-time.After(readyTimeout):
-		t.Fatalf("dtq %s not ready after %v:\n%s", strings.Join(args, " "), readyTimeout, p.logs())
-	}
-	return p
-}
-
-func (p *proc) stop() {
-	if p.cmd.ProcessState == nil {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	select {
-	case err := <-p.exit:
-		p.exit <- err
-	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
-		p.t.Errorf("dtq did not stop within 30s of SIGTERM:\n%s", p.logs())
-		<-p.exit
-	}
-	if s := p.logs(); strings.Contains(s, "panic") || strings.Contains(s, "DATA RACE") {
-		p.t.Errorf("dtq logged a panic or a race:\n%s", s)
-	}
-}
-
-func (p *proc) logs() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-// call sends an API request (a JSON body when body is not empty; headers
-// as name, value pairs) and returns the status and the decoded answer.
-func (p *proc) call(method, path, body string, headers ...string) (int, map[string]any) {
-	p.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, p.url+path, rd)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var out map[string]any
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			p.t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
-	}
-	return res.StatusCode, out
-}
-
-// must is call that fails the test unless the status is want.
-func (p *proc) must(want int, method, path, body string, headers ...string) map[string]any {
-	p.t.Helper()
-	code, out := p.call(method, path, body, headers...)
-	if code != want {
-		p.t.Fatalf("%s %s %.200s: status %d, want %d: %v", method, path, body, code, want, out)
-	}
-	return out
-}
-
-// submit submits a task and returns its id.
-func (p *proc) submit(body string, headers ...string) string {
-	p.t.Helper()
-	return p.must(http.StatusCreated, "POST", "/api/v1/tasks", body, headers...)["id"].(string)
-}
-
-// task returns a task's current state.
-func (p *proc) task(id string) map[string]any {
-	p.t.Helper()
-	return p.must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "")
-}
-
-// waitTask polls a task until ok(task) holds.
-func (p *proc) waitTask(id, what string, ok func(map[string]any) bool) map[string]any {
-	p.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		t := p.task(id)
-		if ok(t) {
-			return t
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("task %s: not %s within %v: %v", id, what, waitTimeout, t)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitStatus polls a task until it has status want.
-func (p *proc) waitStatus(id, want string) map[string]any {
-	p.t.Helper()
-	return p.waitTask(id, want, func(t map[string]any) bool { return t["status"] == want })
+	return proctest.Start(t, binary, &proctest.StartOpts{Env: env, DropDTQEnv: true, CheckAtStop: true}, args...)
 }
 
 // ---- the browser --------------------------------------------------------

@@ -21,17 +21,17 @@ func TestOverviewShowsQueuesLive(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/")
+	tb.open(p.URL + "/")
 	tb.waitFor("the empty state", `document.querySelector('main').textContent.includes('No queues yet')`)
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	// A reload would lose this.
 	eval[any](tb, `window.__sameDocument = 42`)
 
 	// No worker serves "parked": its tasks stay queued.
-	p.submit(`{"task_type":"echo","queue":"parked","priority":7}`)
+	p.Submit(`{"task_type":"echo","queue":"parked","priority":7}`)
 	tb.waitFor("the parked queue with 1 queued", queueCell("parked", 3)+` === '1'`)
 	for range 2 {
-		p.submit(`{"task_type":"echo","queue":"parked","priority":2}`)
+		p.Submit(`{"task_type":"echo","queue":"parked","priority":2}`)
 	}
 	tb.waitFor("3 queued", queueCell("parked", 3)+` === '3'`)
 	bands := tb.text(`tr[data-queue="parked"] .bands + .sr-only`)
@@ -43,7 +43,7 @@ func TestOverviewShowsQueuesLive(t *testing.T) {
 	// Tasks the workers run show up in the charts: submitted, succeeded
 	// and a pickup latency.
 	for range 5 {
-		p.submit(`{"task_type":"echo"}`)
+		p.Submit(`{"task_type":"echo"}`)
 	}
 	tb.waitFor("submitted and succeeded in the throughput chart",
 		`['submitted', 'succeeded'].every((k) => Number(document.querySelector('li[data-series=' + k + ']').dataset.peak) >= 1)`)
@@ -61,31 +61,31 @@ func TestOverviewShowsQueuesLive(t *testing.T) {
 func TestPauseAndResume(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
-	p.submit(`{"task_type":"echo"}`)
+	p.Submit(`{"task_type":"echo"}`)
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/")
+	tb.open(p.URL + "/")
 	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
 
 	tb.click(`tr[data-queue="default"] button`)
 	tb.waitFor("default paused on the page", queueCell("default", 2)+` === 'paused'`)
-	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != true {
+	if q := p.Must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q.Body["paused"] != true {
 		t.Fatalf("after Pause the API says %v", q)
 	}
 	if got := tb.text(`tr[data-queue="default"] button`); got != "Resume" {
 		t.Errorf("button after pausing: %q", got)
 	}
 	// A paused queue takes submissions but runs none of them.
-	id := p.submit(`{"task_type":"echo"}`)
+	id := p.Submit(`{"task_type":"echo"}`)
 	tb.waitFor("1 queued while paused", queueCell("default", 3)+` === '1'`)
 
 	tb.click(`tr[data-queue="default"] button`)
 	tb.waitFor("default active again", queueCell("default", 2)+` === 'active'`)
-	if q := p.must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q["paused"] != false {
+	if q := p.Must(http.StatusOK, "GET", "/api/v1/queues/default", ""); q.Body["paused"] != false {
 		t.Fatalf("after Resume the API says %v", q)
 	}
-	p.waitStatus(id, "SUCCEEDED")
+	p.WaitStatus(id, "SUCCEEDED")
 
-	tb.open(p.url + "/#/audit")
+	tb.open(p.URL + "/#/audit")
 	tb.waitFor("pause and resume in the audit log",
 		`[...document.querySelectorAll('table.audit tbody tr')].map((r) => r.children[1].textContent).join(',') === 'resume,pause'`)
 }
@@ -95,9 +95,9 @@ func TestPauseAndResume(t *testing.T) {
 func TestKeyboardReachesActions(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
-	p.submit(`{"task_type":"echo"}`)
+	p.Submit(`{"task_type":"echo"}`)
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/")
+	tb.open(p.URL + "/")
 	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	focused := ""
@@ -119,22 +119,22 @@ func TestReconnectsAfterServerRestart(t *testing.T) {
 	t.Parallel()
 	env := []string{"DTQ_REDIS_URL=redis://" + redistest.Shared(t).Addr, "DTQ_NAMESPACE=" + redistest.Namespace(t)}
 	p := start(t, env, "api", "--addr", "127.0.0.1:0")
-	p.submit(`{"task_type":"echo","queue":"parked"}`)
+	p.Submit(`{"task_type":"echo","queue":"parked"}`)
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/")
+	tb.open(p.URL + "/")
 	tb.waitFor("the parked queue", queueCell("parked", 3)+` === '1'`)
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	eval[any](tb, `window.__sameDocument = 7`)
 
-	p.stop()
+	p.Stop()
 	tb.waitFor("the offline state", `document.getElementById('conn').textContent === 'offline'`)
 	tb.waitFor("the disconnected banner", `((b) => !b.hidden && b.textContent.includes('Live updates are disconnected'))(document.getElementById('banner'))`)
 	tb.screenshot("disconnected")
 
-	p2 := start(t, env, "api", "--addr", strings.TrimPrefix(p.url, "http://"))
+	p2 := start(t, env, "api", "--addr", strings.TrimPrefix(p.URL, "http://"))
 	tb.waitFor("live again", `document.getElementById('conn').textContent === 'live'`)
 	tb.waitFor("the banner gone", `document.getElementById('banner').hidden`)
-	p2.submit(`{"task_type":"echo","queue":"parked"}`)
+	p2.Submit(`{"task_type":"echo","queue":"parked"}`)
 	tb.waitFor("the new task counted", queueCell("parked", 3)+` === '2'`)
 	tb.waitFor("its submission in the chart", `Number(document.querySelector('li[data-series=submitted]').dataset.peak) >= 1`)
 	if got := eval[int](tb, `window.__sameDocument || 0`); got != 7 {

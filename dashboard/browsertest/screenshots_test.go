@@ -4,36 +4,38 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/dtq-dev/dtq/internal/proctest"
 )
 
 // populate gives a `dtq serve` something to show: finished, retried, dead,
 // running, scheduled and queued tasks in three queues (emails has no
 // worker; reports is paused). It returns a task that died after three
 // failed runs.
-func populate(t *testing.T, p *proc) string {
+func populate(t *testing.T, p *proctest.Proc) string {
 	t.Helper()
 	for i := range 12 {
-		p.submit(fmt.Sprintf(`{"task_type":"send_email","queue":"emails","priority":%d,"payload":{"to":"user%d@example.com"}}`, []int{9, 5, 5, 2}[i%4], i))
+		p.Submit(fmt.Sprintf(`{"task_type":"send_email","queue":"emails","priority":%d,"payload":{"to":"user%d@example.com"}}`, []int{9, 5, 5, 2}[i%4], i))
 	}
 	for i := range 3 {
-		p.submit(fmt.Sprintf(`{"task_type":"monthly_report","queue":"reports","payload":{"month":%d}}`, i+1))
+		p.Submit(fmt.Sprintf(`{"task_type":"monthly_report","queue":"reports","payload":{"month":%d}}`, i+1))
 	}
-	p.must(http.StatusOK, "POST", "/api/v1/queues/reports/pause", "")
+	p.Must(http.StatusOK, "POST", "/api/v1/queues/reports/pause", "")
 	for i := range 40 {
 		// Due over 4 s, so the charts show a few seconds of work.
-		p.submit(fmt.Sprintf(`{"task_type":"echo","payload":{"n":%d},"delay_seconds":%g}`, i, float64(i%8)/2))
+		p.Submit(fmt.Sprintf(`{"task_type":"echo","payload":{"n":%d},"delay_seconds":%g}`, i, float64(i%8)/2))
 	}
 	for range 2 {
-		p.submit(`{"task_type":"flaky","payload":{"fail_times":2}}`)
+		p.Submit(`{"task_type":"flaky","payload":{"fail_times":2}}`)
 	}
-	p.submit(`{"task_type":"sleep","payload":{"seconds":600}}`)
-	p.submit(`{"task_type":"sleep","payload":{"seconds":600}}`)
-	p.submit(`{"task_type":"echo","payload":{"later":true},"delay_seconds":3600}`)
-	cancelled := p.submit(`{"task_type":"echo","payload":{"later":true},"delay_seconds":3600}`)
-	p.must(http.StatusOK, "POST", "/api/v1/tasks/"+cancelled+"/cancel", "")
-	p.submit(`{"task_type":"always_fail","payload":{"permanent":true}}`)
-	dead := p.submit(`{"task_type":"always_fail","payload":{"order":42},"max_attempts":3}`)
-	p.waitStatus(dead, "DEAD")
+	p.Submit(`{"task_type":"sleep","payload":{"seconds":600}}`)
+	p.Submit(`{"task_type":"sleep","payload":{"seconds":600}}`)
+	p.Submit(`{"task_type":"echo","payload":{"later":true},"delay_seconds":3600}`)
+	cancelled := p.Submit(`{"task_type":"echo","payload":{"later":true},"delay_seconds":3600}`)
+	p.Must(http.StatusOK, "POST", "/api/v1/tasks/"+cancelled+"/cancel", "")
+	p.Submit(`{"task_type":"always_fail","payload":{"permanent":true}}`)
+	dead := p.Submit(`{"task_type":"always_fail","payload":{"order":42},"max_attempts":3}`)
+	p.WaitStatus(dead, "DEAD")
 	return dead
 }
 
@@ -47,7 +49,7 @@ func TestScreenshots(t *testing.T) {
 	// Two tasks sleep for 10 minutes: they are handed back at shutdown.
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--shutdown-timeout", "1s")
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/")
+	tb.open(p.URL + "/")
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	dead := populate(t, p)
 
@@ -68,7 +70,7 @@ func TestScreenshots(t *testing.T) {
 	}
 	shoot := func(tb *tab, prefix string) {
 		for _, pg := range pages {
-			tb.open(p.url + "/" + pg.hash)
+			tb.open(p.URL + "/" + pg.hash)
 			tb.waitFor(pg.name, pg.ready)
 			tb.screenshot(prefix + pg.name)
 			if prefix == "mobile-" {

@@ -39,14 +39,14 @@ func TestDeadLetterRequeue(t *testing.T) {
 	p := start(t, env, "api", "--addr", "127.0.0.1:0")
 	start(t, env, "worker", "--addr", "127.0.0.1:0")
 
-	id := p.submit(`{"task_type":"always_fail","max_attempts":1}`)
-	dead := p.waitStatus(id, "DEAD")
-	if n := len(history(dead)); n != 1 {
-		t.Fatalf("a dead task with max_attempts 1 has %d runs: %v", n, dead)
+	id := p.Submit(`{"task_type":"always_fail","max_attempts":1}`)
+	dead := p.WaitStatus(id, "DEAD")
+	if n := len(history(dead.Body)); n != 1 {
+		t.Fatalf("a dead task with max_attempts 1 has %d runs: %v", n, dead.Body)
 	}
 
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/#/dlq?queue=default")
+	tb.open(p.URL + "/#/dlq?queue=default")
 	row := fmt.Sprintf(`tr[data-id=%q]`, id)
 	tb.waitFor("the dead letter", fmt.Sprintf(`((r) => r !== null && r.textContent.includes('always_fail: this task always fails') && r.textContent.includes('1 / 1'))(document.querySelector(%s))`, js(row)))
 	tb.waitFor("the count", mainHas("1 dead letter in default"))
@@ -54,16 +54,16 @@ func TestDeadLetterRequeue(t *testing.T) {
 	tb.click(row + ` button[aria-label^="Requeue"]`)
 	tb.waitFor("the requeue notice", `document.getElementById('notices').textContent.includes('Requeued')`)
 
-	again := p.waitTask(id, "run again", func(task map[string]any) bool { return len(history(task)) >= 2 })
-	run2 := history(again)[1].(map[string]any)
+	again := p.WaitTask(id, "run again", func(task map[string]any) bool { return len(history(task)) >= 2 })
+	run2 := history(again.Body)[1].(map[string]any)
 	started, err := time.Parse(time.RFC3339Nano, run2["started_at"].(string))
 	if err != nil || started.Before(requeuedAt.Add(-time.Second)) {
 		t.Errorf("the second run started at %v (%v), before the requeue at %v", run2["started_at"], err, requeuedAt)
 	}
 	// It fails again and is back among the dead letters, its two runs in
 	// the task page's attempt history.
-	p.waitStatus(id, "DEAD")
-	tb.open(p.url + "/#/tasks/" + id)
+	p.WaitStatus(id, "DEAD")
+	tb.open(p.URL + "/#/tasks/" + id)
 	tb.waitFor("two runs in the attempt history", `document.querySelectorAll('table.attempts tbody tr').length === 2`)
 	tb.noScriptRan("Task")
 }
@@ -73,25 +73,25 @@ func TestDeadLetterRequeue(t *testing.T) {
 func TestCancelFromTaskPage(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
-	id := p.submit(`{"task_type":"sleep","payload":{"seconds":600}}`)
-	p.waitStatus(id, "RUNNING")
+	id := p.Submit(`{"task_type":"sleep","payload":{"seconds":600}}`)
+	p.WaitStatus(id, "RUNNING")
 
 	tb := newTab(t, 1280, 800)
-	tb.open(p.url + "/#/tasks/" + id)
+	tb.open(p.URL + "/#/tasks/" + id)
 	tb.waitFor("RUNNING on the page", `(document.getElementById('task-status') || {}).textContent === 'RUNNING'`)
 	tb.click(`#cancel-task`)
 	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
 	// Cancelling the confirmation changes nothing.
 	tb.click(`#confirm-cancel`)
 	tb.waitFor("the confirmation closed", `!document.getElementById('confirm-dialog').open`)
-	if got := p.task(id)["status"]; got != "RUNNING" {
+	if got := p.Task(id).Body["status"]; got != "RUNNING" {
 		t.Fatalf("after declining the confirmation the task is %v", got)
 	}
 
 	tb.click(`#cancel-task`)
 	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
 	tb.click(`#confirm-ok`)
-	p.waitStatus(id, "CANCELLED")
+	p.WaitStatus(id, "CANCELLED")
 	tb.waitFor("CANCELLED on the page", `(document.getElementById('task-status') || {}).textContent === 'CANCELLED'`)
 	tb.waitFor("no cancel button any more", `document.getElementById('cancel-task') === null`)
 	tb.noScriptRan("Task")
@@ -110,12 +110,12 @@ func TestTaskDataRendersAsText(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	payload, _ := json.Marshal(map[string]string{"note": markup, markup: "as a key"})
-	echo := p.submit(fmt.Sprintf(`{"task_type":"echo","payload":%s}`, payload))
+	echo := p.Submit(fmt.Sprintf(`{"task_type":"echo","payload":%s}`, payload))
 	// No handler has this type: the task fails for good, with an error
 	// that quotes the type.
-	odd := p.submit(fmt.Sprintf(`{"task_type":%s,"payload":%s}`, js(markup), payload))
-	p.waitStatus(echo, "SUCCEEDED")
-	p.waitStatus(odd, "DEAD")
+	odd := p.Submit(fmt.Sprintf(`{"task_type":%s,"payload":%s}`, js(markup), payload))
+	p.WaitStatus(echo, "SUCCEEDED")
+	p.WaitStatus(odd, "DEAD")
 
 	tb := newTab(t, 1280, 800)
 	pages := []struct{ name, hash, want string }{
@@ -126,12 +126,12 @@ func TestTaskDataRendersAsText(t *testing.T) {
 		{"overview", "#/", "Queues"},
 	}
 	for _, pg := range pages {
-		tb.open(p.url + "/" + pg.hash)
+		tb.open(p.URL + "/" + pg.hash)
 		tb.waitFor(pg.name+" showing the markup as text", mainHas(pg.want)+" || "+dirtyJS)
 		tb.noScriptRan("")
 	}
 	// The result echoes the payload: it is shown as text too.
-	tb.open(p.url + "/#/tasks/" + echo)
+	tb.open(p.URL + "/#/tasks/" + echo)
 	tb.waitFor("the result as text", `document.getElementById('result').textContent.includes(`+js(markup)+`) || `+dirtyJS)
 	if n := eval[int](tb, `document.querySelectorAll('main b').length`); n != 0 {
 		t.Errorf("<b> in the payload became %d elements", n)
