@@ -148,9 +148,9 @@ func (p *Proc) Signal(sig os.Signal) error {
 // StartOpts.CheckAtStop it then checks stderr as CheckNoPanic does, failing
 // the test with Errorf.
 func (p *Proc) Stop() error {
-	if p.cmd.ProcessState == nil {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-	}
+	// Once the process is gone, Signal only returns os.ErrProcessDone
+	// (reading cmd.ProcessState here would race with cmd.Wait).
+	p.cmd.Process.Signal(syscall.SIGTERM)
 	var err error
 	select {
 	case err = <-p.exit:
