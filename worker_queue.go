@@ -256,8 +256,17 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 // slots is how many slots the caller holds for them.
 func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, slots int) {
 	w := wq.w
-	cfg := taskscript.StartConfig{Group: w.group, Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, DLQMaxLen: w.c.cfg.DeadLetterMaxLen}
+	cfg := taskscript.StartConfig{Group: w.group, Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, DLQMaxLen: w.c.cfg.DeadLetterMaxLen,
+		Durability: w.c.durability()}
 	started, err := taskscript.Start(ctx, w.c.redis, wq.q.keys, cfg, entries)
+	var nre *taskscript.NotReplicatedError
+	if errors.As(err, &nre) {
+		// Started on the master, not (yet) on enough replicas: run them;
+		// a failover before replication would run these tasks again.
+		w.log.Warn("task starts not acknowledged by enough replicas", "queue", wq.q.name, "tasks", len(entries), "error", err)
+		w.c.redisError("start", err)
+		err = nil
+	}
 	if err != nil {
 		// The entries stay claimed; reclaim passes hand them on after the
 		// visibility timeout.

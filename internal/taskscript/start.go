@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"time"
 
@@ -18,6 +19,9 @@ type StartConfig struct {
 	Worker     string
 	MaxCrashes int
 	DLQMaxLen  int64
+	// Durability: with Replicas > 0 the start waits for that many
+	// replicas (see Start).
+	Durability Durability
 }
 
 // StartCode is the outcome of starting one entry.
@@ -55,7 +59,10 @@ type Started struct {
 var startSHA = func() string { s := sha1.Sum([]byte(startSource)); return hex.EncodeToString(s[:]) }()
 
 // Start runs start.lua for entries of one queue and reads the started
-// tasks' fields, in one round trip.
+// tasks' fields, in one round trip. With cfg.Durability it then waits for
+// the replicas on the same connection: an unanswered WAIT is an error (run
+// nothing); too few replicas in time returns the results together with a
+// *NotReplicatedError (the starts stand).
 func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig, entries []Entry) ([]Started, error) {
 	ks := make([]string, 0, 12+len(entries))
 	ks = append(ks, k.Info(), k.DLQ())
@@ -94,16 +101,39 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		}
 		return cmds
 	}
-	res := c.DoMulti(ctx, build(false)...)
+	d := cfg.Durability
+	var wait rueidis.RedisResult
+	send := func(cmds rueidis.Commands) []rueidis.RedisResult {
+		if d.Replicas <= 0 {
+			return c.DoMulti(ctx, cmds...)
+		}
+		res := doPinned(ctx, c, d, cmds...)
+		wait = res[len(res)-1]
+		return res[:len(res)-1]
+	}
+	res := send(build(false))
 	if rerr, ok := rueidis.IsRedisErr(res[0].Error()); ok && rerr.IsNoScript() {
 		// The script is not loaded on the node of this queue's slot (first
 		// use, a restart, a failover): run it with EVAL, which loads it there.
 		// (A SCRIPT LOAD, having no key, would go to any node of a Cluster.)
-		res = c.DoMulti(ctx, build(true)...)
+		res = send(build(true))
 	}
 	flat, err := res[0].ToArray()
 	if err != nil {
 		return nil, err
+	}
+	var replErr error
+	if d.Replicas > 0 {
+		// A start the replicas may lack must not run: a failover to one
+		// of them would deliver the task again under the same run number.
+		// Unknown (the connection failed): the starts stay claimed and are
+		// reclaimed after the visibility timeout. Too few replicas in time
+		// (the master is alive): the starts stand, reported with the
+		// results.
+		var nre *NotReplicatedError
+		if replErr = d.check(wait); replErr != nil && !errors.As(replErr, &nre) {
+			return nil, replErr
+		}
 	}
 	if len(flat) != 4*len(entries)+1 {
 		return nil, unexpected("start", flat)
@@ -147,7 +177,7 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		s.Type, s.Payload, s.IdemHash = spec.Type, spec.Payload, spec.IdemHash
 		s.MaxAttempts, s.Timeout, s.Created = spec.MaxAttempts, spec.Timeout, spec.Created
 	}
-	return out, nil
+	return out, replErr
 }
 
 // typeOf returns the task type of an entry: from its spec, else from the
