@@ -161,24 +161,26 @@ func drain(b *testing.B, c *dtq.Client, n, concurrency int) {
 	w.Stop(context.Background())
 }
 
+// measure runs work with the benchmark timer on and reports tasks/s and
+// Redis CPU per task over it.
+func measure(b *testing.B, rc rueidis.Client, work func()) {
+	b.ResetTimer()
+	before, start := redisCPU(b, rc), time.Now()
+	work()
+	b.StopTimer()
+	reportCPU(b, rc, before, start, b.N)
+}
+
 // BenchmarkEnqueue: single Enqueue calls from 50 goroutines.
 func BenchmarkEnqueue(b *testing.B) {
 	c, rc := benchClient(b)
-	b.ResetTimer()
-	before, start := redisCPU(b, rc), time.Now()
-	enqueueN(b, c, b.N, 50)
-	b.StopTimer()
-	reportCPU(b, rc, before, start, b.N)
+	measure(b, rc, func() { enqueueN(b, c, b.N, 50) })
 }
 
 // BenchmarkEnqueueMany: batches of 1000 from one goroutine.
 func BenchmarkEnqueueMany(b *testing.B) {
 	c, rc := benchClient(b)
-	b.ResetTimer()
-	before, start := redisCPU(b, rc), time.Now()
-	enqueueManyN(b, c, b.N, 1000)
-	b.StopTimer()
-	reportCPU(b, rc, before, start, b.N)
+	measure(b, rc, func() { enqueueManyN(b, c, b.N, 1000) })
 }
 
 // BenchmarkDrain: a pre-filled queue drained by one worker (concurrency 50,
@@ -186,11 +188,7 @@ func BenchmarkEnqueueMany(b *testing.B) {
 func BenchmarkDrain(b *testing.B) {
 	c, rc := benchClient(b)
 	enqueueManyN(b, c, b.N, 1000)
-	b.ResetTimer()
-	before, start := redisCPU(b, rc), time.Now()
-	drain(b, c, b.N, 50)
-	b.StopTimer()
-	reportCPU(b, rc, before, start, b.N)
+	measure(b, rc, func() { drain(b, c, b.N, 50) })
 }
 
 // BenchmarkLifecycle: the whole life of a task — enqueue (50 goroutines)
@@ -198,14 +196,12 @@ func BenchmarkDrain(b *testing.B) {
 // claim + complete.
 func BenchmarkLifecycle(b *testing.B) {
 	c, rc := benchClient(b)
-	b.ResetTimer()
-	before, start := redisCPU(b, rc), time.Now()
-	var wg sync.WaitGroup
-	wg.Go(func() { enqueueN(b, c, b.N, 50) })
-	drain(b, c, b.N, 50)
-	wg.Wait()
-	b.StopTimer()
-	reportCPU(b, rc, before, start, b.N)
+	measure(b, rc, func() {
+		var wg sync.WaitGroup
+		wg.Go(func() { enqueueN(b, c, b.N, 50) })
+		drain(b, c, b.N, 50)
+		wg.Wait()
+	})
 }
 
 // BenchmarkLatency: one task at a time on an idle system; reports the
