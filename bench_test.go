@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,20 +24,30 @@ import (
 // spent — commands, scripts, socket I/O. (The engine mixes scripts with the
 // same commands sent plain, so INFO commandstats cannot separate client
 // calls from the commands scripts run; process CPU is the honest measure,
-// and the stricter one.)
+// and the stricter one.) go-cpu-µs/task is this test process's user+sys
+// CPU per task: the engine's client and worker, and the benchmark's own
+// goroutines.
 //
 // Run: go test -run '^$' -bench . -benchtime 100000x .
 
 const benchPayload = `{"order_id":"123456","action":"charge","amount_cents":4200,"currency":"EUR"}`
 
-type cpu struct{ proc float64 }
+type cpu struct{ proc, self float64 }
+
+// selfCPU is this process's user+sys CPU so far, µs: the engine's client
+// and workers (and the benchmark's own goroutines).
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3
+}
 
 func redisCPU(b *testing.B, c rueidis.Client) cpu {
 	info, err := c.Do(context.Background(), c.B().Info().Section("cpu").Build()).ToString()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var r cpu
+	r := cpu{self: selfCPU()}
 	for _, line := range strings.Split(info, "\r\n") {
 		name, rest, ok := strings.Cut(line, ":")
 		if !ok {
@@ -58,6 +69,7 @@ func reportCPU(b *testing.B, c rueidis.Client, before cpu, start time.Time, n in
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "tasks/s")
 	b.ReportMetric((after.proc-before.proc)/float64(n), "redis-cpu-µs/task")
+	b.ReportMetric((after.self-before.self)/float64(n), "go-cpu-µs/task")
 }
 
 // logCommandStats logs INFO commandstats as µs and calls per task (with
