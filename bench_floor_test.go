@@ -2,7 +2,6 @@ package dtq_test
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -185,9 +184,5 @@ func BenchmarkFloorLatency(b *testing.B) {
 		time.Sleep(200 * time.Microsecond)
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.95), "p95-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	reportLatency(b, lat)
 }

@@ -241,6 +241,11 @@ func BenchmarkLatency(b *testing.B) {
 		time.Sleep(200 * time.Microsecond) // idle between tasks
 	}
 	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+// reportLatency reports the p50, p95 and p99 of lat in ms.
+func reportLatency(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(pct(0.50), "p50-ms")
