@@ -146,8 +146,9 @@ func BenchmarkFloorLifecycle(b *testing.B) {
 }
 
 // BenchmarkFloorLatency: the floor of BenchmarkLatency — one XADD at a time
-// to a consumer blocked in XREADGROUP on its own connection, 0.2 ms idle
-// between tasks; reports XADD call → XREADGROUP return.
+// to a consumer blocked in XREADGROUP on its own connection, idle between
+// tasks as BenchmarkLatency is (a 200 µs time.Sleep, which lasts longer on
+// some machines); reports XADD call → XREADGROUP return.
 func BenchmarkFloorLatency(b *testing.B) {
 	rc := floorClient(b)
 	ctx := context.Background()
