@@ -189,16 +189,18 @@ func TestTaskMetrics(t *testing.T) {
 		if _, err := e.c.Cancel(t.Context(), later.ID); err != nil {
 			t.Fatal(err)
 		}
-		got := e.waitFor(map[string]float64{
-			series("dtq_tasks_succeeded_total", q, "ok"):           2,
-			series("dtq_tasks_dead_total", q, "flaky"):             1,
-			series("dtq_tasks_dead_total", q, "other"):             1,
-			series("dtq_tasks_cancelled_total", q, "ok"):           1,
-			`dtq_task_run_seconds_count{queue="mq"}`:               5,
-			`dtq_tasks_running{queue="mq"}`:                        0,
-			`dtq_queue_depth{priority="",queue="mq",state="dead"}`: 2,
-		})
-		check(t, got, map[string]float64{
+		// An execution's counters move when its worker goroutine reports
+		// it, which may lag the outcome recorded in Redis (the flaky task's
+		// second attempt can end before the first one's report): wait for
+		// all of them, then scrape again to see that none moves on.
+		want := map[string]float64{
+			series("dtq_tasks_succeeded_total", q, "ok"):              2,
+			series("dtq_tasks_dead_total", q, "flaky"):                1,
+			series("dtq_tasks_dead_total", q, "other"):                1,
+			series("dtq_tasks_cancelled_total", q, "ok"):              1,
+			`dtq_task_run_seconds_count{queue="mq"}`:                  5,
+			`dtq_tasks_running{queue="mq"}`:                           0,
+			`dtq_queue_depth{priority="",queue="mq",state="dead"}`:    2,
 			series("dtq_tasks_submitted_total", q, "ok"):              3,
 			series("dtq_tasks_submitted_total", q, "flaky"):           1,
 			series("dtq_tasks_submitted_total", q, "other"):           1,
@@ -214,7 +216,10 @@ func TestTaskMetrics(t *testing.T) {
 			`dtq_tasks_reclaimed_total{queue="mq"}`:                   0,
 			`dtq_queue_depth{priority="5",queue="mq",state="queued"}`: 0,
 			`dtq_queue_paused{queue="mq"}`:                            0,
-		})
+		}
+		e.waitFor(want)
+		got := scrape(t, e.srv.URL)
+		check(t, got, want)
 		for name := range got {
 			if strings.Contains(name, "mystery") {
 				t.Errorf("an unregistered type has its own series: %s", name)
