@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
@@ -51,6 +52,28 @@ func redisURL(t *testing.T) string {
 func metrics(p *proctest.Proc) string {
 	r := p.Must(http.StatusOK, "GET", "/metrics", "")
 	return string(r.Raw)
+}
+
+// waitMetric polls the /metrics of procs until series sums to want over
+// them, failing after 10 s. (A worker counts an execution just after its
+// outcome is recorded in Redis, so the API can show a task done before its
+// worker's metrics do.)
+func waitMetric(t *testing.T, series string, want float64, procs ...*proctest.Proc) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := 0.0
+		for _, p := range procs {
+			got += metricValue(t, metrics(p), series)
+		}
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the metrics count %s = %v, want %v", series, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // metricValue returns the value of the series named exactly series (with
