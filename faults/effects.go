@@ -1,7 +1,7 @@
 package faults
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -54,16 +54,33 @@ func (e Effect) Line() string {
 		e.Start.UnixNano(), e.At.UnixNano())
 }
 
-// ParseEffects reads effect-log lines from r.
+// completeLines reads r and returns its lines that end in a newline: a
+// last line without one is still being written (the logs are read while
+// workers run) or was cut short by a kill, and is left out.
+func completeLines(r io.Reader) ([]string, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	end := bytes.LastIndexByte(b, '\n')
+	if end < 0 {
+		return nil, nil
+	}
+	return strings.Split(string(b[:end]), "\n"), nil
+}
+
+// ParseEffects reads the complete effect-log lines of r.
 func ParseEffects(r io.Reader) ([]Effect, error) {
+	lines, err := completeLines(r)
+	if err != nil {
+		return nil, err
+	}
 	var out []Effect
-	sc := bufio.NewScanner(r)
-	n := 0
-	for sc.Scan() {
-		n++
-		f := strings.Fields(sc.Text())
+	for i, l := range lines {
+		n := i + 1
+		f := strings.Fields(l)
 		if len(f) != 8 {
-			return out, fmt.Errorf("faults: effect line %d: %d fields, want 8: %q", n, len(f), sc.Text())
+			return out, fmt.Errorf("faults: effect line %d: %d fields, want 8: %q", n, len(f), l)
 		}
 		var num [5]int64
 		for i, s := range []string{f[2], f[3], f[5], f[6], f[7]} {
@@ -76,7 +93,7 @@ func ParseEffects(r io.Reader) ([]Effect, error) {
 		out = append(out, Effect{TaskID: f[0], Key: f[1], Attempt: int(num[0]), Crashes: int(num[1]), Worker: f[4],
 			PID: int(num[2]), Start: time.Unix(0, num[3]), At: time.Unix(0, num[4])})
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // EffectsFile is the name of worker id's effect log in a scenario's
@@ -129,12 +146,16 @@ func ReadTrace(dir, worker string) ([]TraceEvent, error) {
 		return nil, err
 	}
 	defer f.Close()
+	lines, err := completeLines(f)
+	if err != nil {
+		return nil, err
+	}
 	var out []TraceEvent
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		fl := strings.Fields(sc.Text())
+	for i, l := range lines {
+		n := i + 1
+		fl := strings.Fields(l)
 		if len(fl) != 3 || len(fl[0]) != 1 || !strings.Contains("SRX", fl[0]) {
-			return out, fmt.Errorf("faults: trace %s line %d: %q", worker, n, sc.Text())
+			return out, fmt.Errorf("faults: trace %s line %d: %q", worker, n, l)
 		}
 		ns, err := strconv.ParseInt(fl[2], 10, 64)
 		if err != nil {
@@ -142,7 +163,7 @@ func ReadTrace(dir, worker string) ([]TraceEvent, error) {
 		}
 		out = append(out, TraceEvent{Kind: fl[0][0], TaskID: fl[1], Worker: worker, At: time.Unix(0, ns)})
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // InFlight returns the tasks whose handler started and has not returned
