@@ -69,7 +69,8 @@ func TestDeadLetterRequeue(t *testing.T) {
 }
 
 // Cancel on a running task's page asks for confirmation, then the task
-// ends CANCELLED, in the API and on the page without a reload.
+// ends CANCELLED, in the API and on the page without a reload; a question
+// declined and asked again at once is answered by its second answer.
 func TestCancelFromTaskPage(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
@@ -88,9 +89,14 @@ func TestCancelFromTaskPage(t *testing.T) {
 		t.Fatalf("after declining the confirmation the task is %v", got)
 	}
 
-	tb.click(`#cancel-task`)
+	// Declined and asked again at once: the first closing's close event
+	// (dispatched later) must not answer the second question.
+	eval[any](tb, `document.getElementById('cancel-task').click();
+		document.getElementById('confirm-cancel').click();
+		document.getElementById('cancel-task').click()`)
 	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
 	tb.click(`#confirm-ok`)
+	tb.waitFor("the confirmation closed", `!document.getElementById('confirm-dialog').open`)
 	p.WaitStatus(id, "CANCELLED")
 	tb.waitFor("CANCELLED on the page", `(document.getElementById('task-status') || {}).textContent === 'CANCELLED'`)
 	tb.waitFor("no cancel button any more", `document.getElementById('cancel-task') === null`)

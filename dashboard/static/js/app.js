@@ -63,6 +63,7 @@ function keyDialog(reason) {
       done(null);
     };
     dlg.onclose = () => {
+      if (dlg.open) return; // a late close event of an earlier opening
       if (!reason && result) {
         api.setKey(result);
         notify('ok', 'The API key is set for this tab.');
@@ -88,7 +89,10 @@ function confirm({ title, text, ok, danger }) {
     let yes = false;
     $('confirm-form').onsubmit = (e) => { e.preventDefault(); yes = true; dlg.close(); };
     $('confirm-cancel').onclick = () => dlg.close();
-    dlg.onclose = () => resolve(yes);
+    // The close event comes after the dialog closed, as a task of its own:
+    // if the dialog was opened again meanwhile, the event is not this
+    // question's answer.
+    dlg.onclose = () => { if (!dlg.open) resolve(yes); };
     dlg.showModal();
     $('confirm-cancel').focus();
   });
