@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -60,11 +61,7 @@ func TestOverviewShowsQueuesLive(t *testing.T) {
 // and on the page, and land in the audit log.
 func TestPauseAndResume(t *testing.T) {
 	t.Parallel()
-	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
-	p.Submit(`{"task_type":"echo"}`)
-	tb := newTab(t, 1280, 800)
-	tb.open(p.URL + "/")
-	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
+	p, tb := overviewWithDefault(t)
 
 	tb.click(`tr[data-queue="default"] button`)
 	tb.waitFor("default paused on the page", queueCell("default", 2)+` === 'paused'`)
@@ -94,11 +91,7 @@ func TestPauseAndResume(t *testing.T) {
 // gets to the Pause button and Enter presses it.
 func TestKeyboardReachesActions(t *testing.T) {
 	t.Parallel()
-	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
-	p.Submit(`{"task_type":"echo"}`)
-	tb := newTab(t, 1280, 800)
-	tb.open(p.URL + "/")
-	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
+	_, tb := overviewWithDefault(t)
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	focused := ""
 	for i := 0; i < 40 && focused != "Pause queue default"; i++ {
@@ -140,4 +133,16 @@ func TestReconnectsAfterServerRestart(t *testing.T) {
 	if got := eval[int](tb, `window.__sameDocument || 0`); got != 7 {
 		t.Errorf("the page reloaded (marker %d)", got)
 	}
+}
+
+// overviewWithDefault starts dtq serve, submits one task and opens the
+// overview at 1280x800 once it shows the default queue, active.
+func overviewWithDefault(t *testing.T) (*proctest.Proc, *tab) {
+	t.Helper()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	p.Submit(`{"task_type":"echo"}`)
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/")
+	tb.waitFor("the default queue", queueCell("default", 2)+` === 'active'`)
+	return p, tb
 }
