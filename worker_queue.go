@@ -61,12 +61,12 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		res, err := taskscript.Finish(ctx, w.c.redis, q.keys, cfg, w.cfg.ID, scriptItems)
 		var nre *taskscript.NotReplicatedError
 		if errors.As(err, &nre) {
-			// Recorded on the master, not (yet) on enough replicas: the
-			// outcomes stand; a failover before replication would run
-			// these tasks again.
-			w.log.Warn("task outcomes not acknowledged by enough replicas", "queue", q.name, "tasks", len(items), "error", err)
-			w.c.redisError("finish", err)
-			err = nil
+			// Recorded on the master, not (yet) on enough replicas: an
+			// error, so that each outcome is recorded again (a no-op on
+			// this master) until the replicas have it — or, after a
+			// failover, until the new master has it; meanwhile the tasks
+			// stay renewed, and never run again.
+			w.log.Warn("task outcomes not acknowledged by enough replicas; recording them again", "queue", q.name, "tasks", len(items), "error", err)
 		}
 		if err != nil {
 			w.c.redisError("finish", err)

@@ -43,8 +43,14 @@
 -- long-running task holds the trim back and over 2048 acknowledged entries
 -- pile up behind it, this batch's entries are deleted one by one instead.
 --
--- Returns one value per item: the new status, or "" when stale. (The caller
--- publishes the lifecycle events.)
+-- An item whose execution's outcome is recorded already (the task is no
+-- longer RUNNING, but its run is still this one and its history has the
+-- run) changes nothing and answers the task's status: recording an outcome
+-- again is harmless. (A reclaim moves the run on, so a stale execution
+-- never matches.)
+--
+-- Returns one value per item: the new status (or the recorded one), or ""
+-- when stale. (The caller publishes the lifecycle events.)
 
 local info, schedule, dlq, wakeup = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local group = ARGV[1]
@@ -102,6 +108,10 @@ for i = 0, n - 1 do
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid
+  elseif f[2] == run and f[1] ~= 'RUNNING' and redis.call('HEXISTS', tk, 'h' .. run) == 1 then
+    -- this execution's outcome, recorded already (a durable worker records
+    -- it again until the replicas have it): the status, nothing changed
+    res = f[1]
   end
   out[#out + 1] = res
 end
