@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,6 +185,44 @@ func TestCrashLoopEndsDead(t *testing.T) {
 		dead := e.waitStatus(task.ID, dtq.StatusDead, 15*time.Second)
 		if dead.Crashes != 2 || !strings.Contains(dead.LastError, "crashed 2 times") {
 			t.Fatalf("crashes %d error %q", dead.Crashes, dead.LastError)
+		}
+	})
+}
+
+// A task of a lost worker is taken over even while higher-priority bands
+// hold a backlog that fills every free slot: a reclaim pass looks at every
+// band before new entries take the credit (it was started once already).
+func TestReclaimNotStarvedByBacklog(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		child := startChildWorker(t, e, "doomed", 2*time.Second)
+		lost := e.enqueue("block", nil, &dtq.EnqueueOpts{Priority: dtq.Ptr(0)})
+		e.waitStatus(lost.ID, dtq.StatusRunning, 10*time.Second)
+		child.Process.Kill()
+		child.Wait()
+		const backlog = 100
+		items := make([]dtq.EnqueueRequest, backlog)
+		for i := range items {
+			items[i] = dtq.EnqueueRequest{Type: "slow", Opts: &dtq.EnqueueOpts{Priority: dtq.Ptr(9)}}
+		}
+		if _, err := e.c.EnqueueMany(t.Context(), items); err != nil {
+			t.Fatal(err)
+		}
+		var ranBefore atomic.Int64 // backlog tasks run when the lost task ran
+		var slow atomic.Int64
+		e.worker(&dtq.WorkerConfig{ID: "survivor", Concurrency: 1, VisibilityTimeout: 300 * time.Millisecond}, map[string]dtq.HandlerFunc{
+			"slow": func(context.Context, *dtq.Task) (any, error) {
+				slow.Add(1)
+				time.Sleep(20 * time.Millisecond)
+				return nil, nil
+			},
+			"block": func(context.Context, *dtq.Task) (any, error) {
+				ranBefore.Store(slow.Load())
+				return "done", nil
+			},
+		})
+		e.waitStatus(lost.ID, dtq.StatusSucceeded, 30*time.Second)
+		if n := ranBefore.Load(); n >= backlog {
+			t.Fatalf("the lost task was taken over only after the whole backlog (%d tasks) ran", n)
 		}
 	})
 }

@@ -205,6 +205,36 @@ func TestCancel(t *testing.T) {
 	})
 }
 
+// A running task cancelled whose handler ignores its context and returns
+// a result ends CANCELLED; its error says "cancelled" and the result is
+// kept as its result, never as its error.
+func TestCancelledHandlerResultIsNoError(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		started, finish := make(chan struct{}), make(chan struct{})
+		e.worker(nil, map[string]dtq.HandlerFunc{
+			"stubborn": func(ctx context.Context, task *dtq.Task) (any, error) {
+				close(started)
+				<-finish // ignores ctx
+				return map[string]int{"done": 1}, nil
+			},
+		})
+		task := e.enqueue("stubborn", nil, nil)
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the task never started")
+		}
+		if _, err := e.c.Cancel(t.Context(), task.ID); err != nil {
+			t.Fatal(err)
+		}
+		close(finish)
+		done := e.waitStatus(task.ID, dtq.StatusCancelled, 10*time.Second)
+		if done.LastError != "cancelled" || done.History[0].Error != "cancelled" || string(done.Result) != `{"done":1}` {
+			t.Fatalf("error %q, history %+v, result %s: want error \"cancelled\", the result as result", done.LastError, done.History, done.Result)
+		}
+	})
+}
+
 // Idempotent submission: 100 concurrent submits with one key create one
 // task; a different request with the key is a conflict.
 func TestIdempotencyUnderConcurrency(t *testing.T) {

@@ -145,10 +145,16 @@ type Worker struct {
 	upkeep      sync.WaitGroup
 	runBase     context.Context // parent of every handler context
 	// recordBase bounds the recording of outcomes: retried while the
-	// worker runs, given up a second after a stop's context ends or a
-	// visibility timeout after the stop began.
+	// worker runs and through a stop's grace period, given up a second
+	// after the stop's context ends (handlers cancelled then record
+	// theirs meanwhile).
 	recordBase  context.Context
 	stopRecords context.CancelFunc
+	// stopping is closed when a stop begins: outcome retries then wait
+	// less (see finish).
+	stopping chan struct{}
+	// unrecorded lists the tasks whose outcomes a stop gave up recording.
+	unrecorded []string
 }
 
 // NewWorker returns a worker on c's Redis and configuration. It does no
@@ -168,6 +174,7 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 		group:    "workers",
 		handlers: map[string]HandlerFunc{},
 		running:  map[string]*execution{},
+		stopping: make(chan struct{}),
 	}
 	w.slots.init(wc.Concurrency)
 	w.recording = make(chan struct{}, wc.Concurrency)
@@ -250,17 +257,16 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 	}
 	w.state = 2
 	w.mu.Unlock()
+	close(w.stopping)
 	w.stopReading()
 	w.readers.Wait()
 	if cancelNow {
 		w.stopRuns(ErrStopped)
 	}
-	// Outcomes still failing to record are given up a second after ctx
-	// ends (handlers cancelled then still record theirs) or, at the latest,
-	// a visibility timeout from now (their tasks can be reclaimed by then
-	// anyway).
-	giveUp := time.AfterFunc(w.cfg.VisibilityTimeout, w.stopRecords)
-	defer giveUp.Stop()
+	// Outcomes that fail to record (Redis unreachable) are retried for the
+	// whole grace period, while renewal keeps their tasks this worker's:
+	// they are given up only a second after ctx ends (handlers cancelled
+	// then record theirs meanwhile).
 	done := make(chan struct{})
 	go func() { w.runs.Wait(); close(done) }()
 	var err error
@@ -275,6 +281,13 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 	}
 	w.stopRuns(ErrStopped)
 	w.stopRecords()
+	w.mu.Lock()
+	unrecorded := w.unrecorded
+	w.mu.Unlock()
+	if len(unrecorded) > 0 {
+		w.log.Warn("the grace period ended before these tasks' outcomes could be recorded; they run again once their visibility timeout passes",
+			"task_ids", unrecorded)
+	}
 	w.stopUpkeep()
 	w.upkeep.Wait()
 	w.deregister(context.WithoutCancel(ctx))

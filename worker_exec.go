@@ -124,15 +124,17 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (taskscript.FinishI
 	switch {
 	case errors.Is(context.Cause(ctx), ErrLost):
 		return item, false // taken over elsewhere: this run's outcome would be rejected
-	case errors.Is(context.Cause(ctx), ErrCancelled):
-		item.Outcome, item.Text = taskscript.OutcomeCancel, "cancelled"
 	case err == nil:
+		// Also when cancelled meanwhile: the finish script records a
+		// cancelled task CANCELLED, keeping the result as its result.
 		data, merr := json.Marshal(result)
 		if merr != nil {
 			item.Outcome, item.Text = taskscript.OutcomeDead, "result cannot be encoded as JSON: "+merr.Error()
 		} else {
 			item.Outcome, item.Text = taskscript.OutcomeOK, string(data)
 		}
+	case errors.Is(context.Cause(ctx), ErrCancelled):
+		item.Outcome, item.Text = taskscript.OutcomeCancel, "cancelled"
 	case errors.Is(context.Cause(ctx), ErrStopped):
 		item.Outcome, item.Text, item.RetryDelay = taskscript.OutcomeRetry, "worker stopped: "+err.Error(), 0
 	default:
@@ -168,10 +170,10 @@ func callHandler(ctx context.Context, h HandlerFunc, t *Task) (result any, err e
 }
 
 // finish records an execution's outcome, retrying while Redis cannot be
-// reached (the task stays renewed meanwhile) until the worker's stop gives
-// up (recordBase). If that fails, the task is reclaimed after the
-// visibility timeout and runs again. It returns the status recorded, ""
-// for none.
+// reached (the task stays renewed meanwhile) until recordBase ends: a
+// second after a stop's grace period. If that fails, the task is reclaimed
+// after the visibility timeout and runs again. It returns the status
+// recorded, "" for none.
 func (w *Worker) finish(ex *execution, item taskscript.FinishItem) string {
 	// Retried until it is recorded or refused as stale: a late attempt is
 	// harmless (the fence refuses it once the task was reclaimed), while
@@ -179,7 +181,7 @@ func (w *Worker) finish(ex *execution, item taskscript.FinishItem) string {
 	// worker's meanwhile.
 	ctx := w.recordBase
 	first, warned := time.Now(), false
-	var retry backoff.Backoff
+	retry := backoff.Backoff{Max: min(backoff.DefaultMax, w.cfg.VisibilityTimeout/4)}
 	for {
 		status, err := ex.queue.finishes.Do(ctx, finishReq{task: ex.task, item: item})
 		if err == nil {
@@ -194,11 +196,46 @@ func (w *Worker) finish(ex *execution, item taskscript.FinishItem) string {
 			w.log.Warn("recording task outcome is failing; still trying (the task runs again elsewhere if it is reclaimed first)",
 				logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type, "error", err)
 		}
-		if ctx.Err() != nil || retry.Sleep(ctx) != nil {
-			w.log.Warn("recording task outcome failed; it will run again",
+		if w.waitRetry(ctx, &retry) != nil {
+			w.log.Warn("recording task outcome failed until the end of the stop's grace period; the task will run again",
 				logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type, "error", err)
+			w.mu.Lock()
+			w.unrecorded = append(w.unrecorded, item.TaskID)
+			w.mu.Unlock()
 			return ""
 		}
+	}
+}
+
+// stopRetryMax bounds each wait between outcome retries during a stop, so
+// that an outcome is recorded soon after Redis is back, well within the
+// grace period.
+const stopRetryMax = 100 * time.Millisecond
+
+// waitRetry waits before the next try of recording an outcome: the next
+// backoff delay or, once a stop has begun, at most stopRetryMax (a stop
+// beginning during a longer wait cuts it short). It returns ctx's error if
+// ctx ends first, or ended already.
+func (w *Worker) waitRetry(ctx context.Context, retry *backoff.Backoff) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d := retry.Next()
+	stopping := w.stopping
+	select {
+	case <-stopping:
+		d, stopping = min(d, stopRetryMax), nil
+	default:
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-stopping:
+		return nil // try again now: the stop's waits are short
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -257,7 +257,7 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, slots int) {
 	w := wq.w
 	cfg := taskscript.StartConfig{Group: w.group, Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, DLQMaxLen: w.c.cfg.DeadLetterMaxLen,
-		Durability: w.c.durability()}
+		Retention: w.c.cfg.Retention, Durability: w.c.durability()}
 	started, err := taskscript.Start(ctx, w.c.redis, wq.q.keys, cfg, entries)
 	var nre *taskscript.NotReplicatedError
 	if errors.As(err, &nre) {
@@ -281,11 +281,18 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 	obs := w.c.cfg.Observer
 	for i, s := range started {
 		e := entries[i]
-		if s.Code == taskscript.Died {
+		switch s.Code {
+		case taskscript.Died:
 			w.log.Warn("task dead: its workers were lost more than MaxCrashes times",
 				logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, s.Type)
 			if obs != nil {
 				obs.TaskEnded(wq.q.name, s.Type, OutcomeDead)
+			}
+		case taskscript.Withdrawn:
+			w.log.Info("task cancelled while its worker was lost; it is not started again",
+				logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, s.Type)
+			if obs != nil {
+				obs.TaskEnded(wq.q.name, s.Type, OutcomeCancelled)
 			}
 		}
 		if s.Code != taskscript.Began || e.GiveBack {

@@ -170,10 +170,57 @@ func TestRedisUnresponsive(t *testing.T) {
 	} {
 		start := time.Now()
 		got := e.do(r[0], r[1], r[2])
-		if got.status != http.StatusServiceUnavailable || got.errCode() != "unavailable" || time.Since(start) > 15*time.Second {
-			t.Errorf("%s %s with Redis paused: %d after %v: %s", r[0], r[1], got.status, time.Since(start), got.raw)
+		if got.status != http.StatusServiceUnavailable || got.errCode() != "unavailable" || time.Since(start) > 15*time.Second ||
+			got.header.Get("Retry-After") != "1" {
+			t.Errorf("%s %s with Redis paused: %d after %v, Retry-After %q: %s", r[0], r[1], got.status, time.Since(start),
+				got.header.Get("Retry-After"), got.raw)
 		}
 	}
+}
+
+// With Redis down (connections refused), a route that needs it answers
+// 503 unavailable with Retry-After: 1: a write at once (it was not sent;
+// the client retries it with its idempotency key), a read once the
+// request timeout passed (the Redis client retries reads meanwhile, which
+// rides over a restart); both work again once Redis is back.
+func TestRedisRefused(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, &redistest.Options{AppendFsync: "always"})
+	b := &redistest.Backend{Name: "redis", Client: redistest.Client(t, srv), Namespace: redistest.Namespace(t), Server: srv}
+	const timeout = 5 * time.Second
+	e := newEnv(t, b, &opts{noWorker: true, api: api.Config{RequestTimeout: timeout}})
+	id := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`).str("id")
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		method, path, body string
+		atOnce             bool
+	}{
+		{"POST", "/api/v1/tasks", `{"task_type":"echo"}`, true},
+		{"GET", "/api/v1/tasks/" + id, "", false},
+	} {
+		start := time.Now()
+		got := e.do(r.method, r.path, r.body)
+		took := time.Since(start)
+		t.Logf("%s %s with Redis down: %d after %v", r.method, r.path, got.status, took)
+		if got.status != http.StatusServiceUnavailable || got.errCode() != "unavailable" || got.header.Get("Retry-After") != "1" ||
+			(r.atOnce && took >= timeout/2) {
+			t.Errorf("%s %s with Redis down: %d after %v, Retry-After %q: %s", r.method, r.path, got.status, took,
+				got.header.Get("Retry-After"), got.raw)
+		}
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for e.do("POST", "/api/v1/tasks", `{"task_type":"echo"}`).status != http.StatusCreated {
+		if time.Now().After(deadline) {
+			t.Fatal("submits still fail 30s after Redis came back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "")
 }
 
 // A cursor that no page produced is a 400 naming it, not a 503.

@@ -131,7 +131,9 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 		return http.StatusServiceUnavailable, errorDetail{Code: codeOutOfMemory,
 			Message: "Redis is out of memory (maxmemory reached): nothing was stored; try again later"}, "5"
 	}
-	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, ""
+	// Redis refused the connection or answered an error (at once), or did
+	// not answer within the request timeout: a client may retry soon.
+	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, "1"
 }
 
 // httpField names an engine field as the HTTP API spells it.

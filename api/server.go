@@ -173,6 +173,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := s.redis.Do(ctx, s.redis.B().Ping().Build()).Error(); err != nil {
+		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "Redis is not reachable")
 		return
 	}

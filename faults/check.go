@@ -69,6 +69,10 @@ type Input struct {
 	// (FLUSHALL), the status of every task at that moment, by id; a task
 	// absent from State is judged by it. Nil otherwise.
 	Flushed map[string]dtq.Status
+	// Cancelled holds the tasks a run cancelled on purpose while they ran
+	// (the cancel was accepted): they need not run to success but must end
+	// CANCELLED. Nil otherwise.
+	Cancelled map[string]bool
 }
 
 // Report is Check's verdict. Lists name tasks (and their keys) with the
@@ -104,6 +108,8 @@ type Report struct {
 	// handler never fails and workers tolerate 100 crashes — and DEAD
 	// tasks missing from the dead-letter stream.
 	BadDead []string
+	// Uncancelled: tasks of Input.Cancelled that did not end CANCELLED.
+	Uncancelled []string
 }
 
 // Check compares a run's ledger, effect logs and final Redis state.
@@ -129,7 +135,7 @@ func Check(in Input) *Report {
 	// must: the tasks that must run, with their key.
 	must := map[string]string{}
 	for _, s := range byKey {
-		if s.Answer == OK {
+		if s.Answer == OK && !in.Cancelled[s.TaskID] {
 			must[s.TaskID] = s.Key
 		}
 	}
@@ -227,6 +233,15 @@ func Check(in Input) *Report {
 		}
 		r.LostKeys = append(r.LostKeys, key)
 	}
+	for id := range in.Cancelled {
+		if t := tasks[id]; t == nil || t.Status != dtq.StatusCancelled {
+			status := dtq.Status("gone")
+			if t != nil {
+				status = t.Status
+			}
+			r.Uncancelled = append(r.Uncancelled, fmt.Sprintf("%s: cancelled while it ran, but %s", id, status))
+		}
+	}
 	for _, t := range tasks {
 		terminal, oks := 0, 0
 		for _, x := range t.History {
@@ -271,7 +286,7 @@ func Check(in Input) *Report {
 			}
 		}
 	}
-	for _, l := range [][]string{r.Lost, r.LostKeys, r.DuplicatedTasks, r.Unexpected, r.MultipleTerminal, r.BadDead} {
+	for _, l := range [][]string{r.Lost, r.LostKeys, r.DuplicatedTasks, r.Unexpected, r.MultipleTerminal, r.BadDead, r.Uncancelled} {
 		sort.Strings(l)
 	}
 	return r

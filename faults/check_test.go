@@ -147,6 +147,25 @@ func TestCheckDeadLetters(t *testing.T) {
 	}
 }
 
+// A task cancelled on purpose while it ran must end CANCELLED: it is not
+// lost for not succeeding, and is named when it ends otherwise.
+func TestCheckCancelled(t *testing.T) {
+	t.Parallel()
+	r := Check(Input{
+		Ledger:  []Submit{ok("c", "q-1"), ok("ran", "q-2")},
+		Effects: []Effect{effect("q-2", "ran")},
+		State: &State{Tasks: []*dtq.Task{task("q-1", "c", dtq.StatusCancelled, "crashed"),
+			task("q-2", "ran", dtq.StatusSucceeded, "ok")}},
+		Cancelled: map[string]bool{"q-1": true, "q-2": true},
+	})
+	if len(r.Lost) != 0 || len(r.MultipleTerminal) != 0 {
+		t.Fatalf("lost %v, multiple terminal %v", r.Lost, r.MultipleTerminal)
+	}
+	if want := []string{"q-2: cancelled while it ran, but SUCCEEDED"}; !reflect.DeepEqual(r.Uncancelled, want) {
+		t.Fatalf("uncancelled %v, want %v", r.Uncancelled, want)
+	}
+}
+
 func TestRecovery(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)

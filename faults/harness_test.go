@@ -197,6 +197,9 @@ type rig struct {
 	apiURL string
 	ledger *Ledger
 
+	// cancelled: tasks the scenario cancelled while they ran (Input.Cancelled)
+	cancelled map[string]bool
+
 	mu      sync.Mutex
 	workers map[string]*proc
 	ids     []string // every worker id ever started
@@ -384,7 +387,7 @@ func (r *rig) finish(flushed map[string]dtq.Status) *Report {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	rep := Check(Input{Ledger: r.ledger.Entries(), Effects: effects, State: st, Flushed: flushed})
+	rep := Check(Input{Ledger: r.ledger.Entries(), Effects: effects, State: st, Flushed: flushed, Cancelled: r.cancelled})
 	r.explain(rep)
 	if os.Getenv("DTQ_FAULTS_DEBUG") != "" {
 		n := 0
@@ -471,6 +474,9 @@ func assertInvariants(t *testing.T, rep *Report, injected int, keepsData bool) {
 	}
 	if len(rep.BadDead) > 0 {
 		t.Errorf("bad dead letters:\n%s", strings.Join(rep.BadDead, "\n"))
+	}
+	if len(rep.Uncancelled) > 0 {
+		t.Errorf("cancelled tasks that did not end CANCELLED:\n%s", strings.Join(rep.Uncancelled, "\n"))
 	}
 	if rep.Duplicated > injected {
 		t.Errorf("%d duplicated executions, more than the %d injected worker faults:\n%s", rep.Duplicated, injected,

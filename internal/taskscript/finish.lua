@@ -27,7 +27,8 @@
 --   dead    a permanent failure, or attempts exhausted: DEAD
 --   cancel  the handler stopped because the task was cancelled: CANCELLED
 -- A task whose cancellation was requested while it ran ends CANCELLED
--- whatever the outcome.
+-- whatever the outcome, with error "cancelled" (a handler's result is kept
+-- as its result).
 --
 -- An item acts only if the task is RUNNING with exactly that run: a stale
 -- worker (its task reclaimed and restarted elsewhere, or cancelled) changes
@@ -74,6 +75,10 @@ for i = 0, n - 1 do
   if f[1] == 'RUNNING' and f[2] == run then
     local delay
     if f[3] == '1' then
+      -- cancelled while it ran: CANCELLED whatever the handler returned; a
+      -- result is kept as the result, never as the error
+      if outcome == 'ok' then redis.call('HSET', tk, 'result', text) end
+      if outcome ~= 'cancel' then text = 'cancelled' end
       outcome = 'cancel'
     elseif string.byte(outcome, 1) == 114 then -- 'r': "retry/<delay>"
       delay = string.sub(outcome, 7) -- (two statements: the embedded

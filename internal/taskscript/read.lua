@@ -13,9 +13,9 @@
 -- ARGV[15]       "1" to make sure every band has its stream and group first
 --                (a worker's first read: its blocking reads span all bands)
 --
--- For band 9 down to 0 while credit remains: reclaim pass (XAUTOCLAIM from
--- the band's cursor: entries of crashed workers), then new entries
--- (XREADGROUP >). A missing group or stream is recreated at id 0: entries of
+-- While credit remains: first a reclaim pass over band 9 down to 0
+-- (XAUTOCLAIM from each band's cursor: entries of crashed workers), then new
+-- entries (XREADGROUP >) of band 9 down to 0. A missing group or stream is recreated at id 0: entries of
 -- finished tasks delivered again are skipped by start.lua.
 --
 -- Returns { paused, entries, cursors }:
@@ -56,10 +56,13 @@ local function take(p, e, reclaimed)
   end
 end
 
-for p = 9, 0, -1 do
-  if credit <= 0 then break end
-  local band = KEYS[2 + p]
-  if minIdle > 0 then
+-- The reclaim pass looks at every band before new entries take the
+-- credit: a reclaimed task was started once already, and a backlog of new
+-- higher-priority entries must not keep it from being taken over.
+if minIdle > 0 then
+  for p = 9, 0, -1 do
+    if credit <= 0 then break end
+    local band = KEYS[2 + p]
     local r = redis.pcall('XAUTOCLAIM', band, group, consumer, minIdle, cursors[p + 1], 'COUNT', credit)
     if nogroup(r) then
       redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
@@ -73,7 +76,12 @@ for p = 9, 0, -1 do
       end
     end
   end
-  if credit > 0 then
+end
+
+for p = 9, 0, -1 do
+  if credit <= 0 then break end
+  local band = KEYS[2 + p]
+  do
     local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
     if nogroup(r) then
       redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')

@@ -19,6 +19,7 @@ type StartConfig struct {
 	Worker     string
 	MaxCrashes int
 	DLQMaxLen  int64
+	Retention  time.Duration // of a task cancelled here
 	// Durability: with Replicas > 0 the start waits for that many
 	// replicas (see Start).
 	Durability Durability
@@ -32,10 +33,13 @@ const (
 	Skipped StartCode = 0
 	Began   StartCode = 1  // RUNNING under Run
 	Died    StartCode = -1 // past MaxCrashes: DEAD (its event was published)
+	// Withdrawn: taken over from a lost worker after its cancellation was
+	// requested: CANCELLED, not started (its event was published).
+	Withdrawn StartCode = -2
 )
 
 // Started is the outcome of starting one entry. When Began, the other
-// fields describe the task; when Died, Type does.
+// fields describe the task; when Died or Withdrawn, Type does.
 type Started struct {
 	Code        StartCode
 	Run         int
@@ -67,8 +71,9 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 	ks := make([]string, 0, 12+len(entries))
 	ks = append(ks, k.Info(), k.DLQ())
 	ks = bands(ks, k)
-	args := make([]string, 0, 6+4*len(entries))
-	args = append(args, cfg.Group, cfg.Worker, itoa(cfg.MaxCrashes), k.Events(), strconv.FormatInt(cfg.DLQMaxLen, 10), itoa(len(entries)))
+	args := make([]string, 0, 7+4*len(entries))
+	args = append(args, cfg.Group, cfg.Worker, itoa(cfg.MaxCrashes), k.Events(), strconv.FormatInt(cfg.DLQMaxLen, 10),
+		strconv.FormatInt(cfg.Retention.Milliseconds(), 10), itoa(len(entries)))
 	tasks := make([]string, 0, len(entries))
 	for _, e := range entries {
 		_, ulid, err := taskid.Parse(e.TaskID)
@@ -151,7 +156,7 @@ func Start(ctx context.Context, c rueidis.Client, k keys.Tasks, cfg StartConfig,
 		}
 		s := &out[i]
 		s.Code = StartCode(code)
-		if s.Code == Died {
+		if s.Code == Died || s.Code == Withdrawn {
 			s.Type = typeOf(entries[i].Spec, res[hgetall])
 		}
 		if s.Code != Began {

@@ -12,7 +12,8 @@
 --                tolerated before it goes DEAD
 -- ARGV[4]        events channel (for tasks that go DEAD here)
 -- ARGV[5]        dead-letter stream max length (approximate)
--- ARGV[6]        N; then 4 values per entry: band, entry id, task id, mode:
+-- ARGV[6]        retention of finished tasks, ms
+-- ARGV[7]        N; then 4 values per entry: band, entry id, task id, mode:
 --                0 new delivery, 1 reclaimed from a lost worker, 2 give back
 --                (claimed beyond the worker's free slots: a QUEUED task's entry
 --                goes back to the tail of its band, unstarted)
@@ -21,6 +22,8 @@
 --   QUEUED                    -> RUNNING: attempt + 1, run + 1 (run is the
 --                                execution number: the fence of this start)
 --   RUNNING and reclaimed     -> its worker died: crashes + 1, and either
+--                                CANCELLED when its cancellation was
+--                                requested (no new execution starts),
 --                                RUNNING again (run + 1, same attempt) or,
 --                                past max crashes, DEAD
 --   queue paused, or give back -> the entry goes back to the tail of its band
@@ -31,14 +34,14 @@
 -- Returns 4 values per entry — code, run, attempt, crashes — then the start
 -- time (Unix ms) of the started ones. Code is 1 when started (the caller reads the task's other fields
 -- itself and publishes the RUNNING event), 0 when skipped, -1 when it went
--- DEAD (event published here). The band an entry came from is its task's
--- priority.
+-- DEAD, -2 when it went CANCELLED (events of both published here). The band
+-- an entry came from is its task's priority.
 
 local info, dlq = KEYS[1], KEYS[2]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
-local channel, dlqMax = ARGV[4], ARGV[5]
-local n = tonumber(ARGV[6])
+local channel, dlqMax, retention = ARGV[4], ARGV[5], ARGV[6]
+local n = tonumber(ARGV[7])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -57,14 +60,14 @@ local nowS = string.format('%d', now)
 local paused = redis.call('HGET', info, 'paused') == '1'
 
 local out, events = {}, {}
-local startedBy, dead = {}, 0
+local startedBy, dead, cancelled = {}, 0, 0
 for i = 0, n - 1 do
-  local a = 7 + i * 4
+  local a = 8 + i * 4
   local band = KEYS[3 + tonumber(ARGV[a])]
   local eid, id, mode = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
   local tk = KEYS[13 + i]
   local prio = ARGV[a]
-  local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes')
+  local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'cancel')
   local status = f[1]
   local code, run, attempt, crashes = 0, '', '', ''
   if status == 'QUEUED' and (paused or mode == '2') then
@@ -84,7 +87,17 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'h' .. f[2], (prev[1] or '') .. '|' .. nowS .. '|' .. (prev[2] or '') .. '|crashed|worker lost',
         'crashes', crashes)
     end
-    if tonumber(crashes) > maxCrashes then
+    if status == 'RUNNING' and f[5] == '1' then
+      -- cancelled while its worker was lost: it ends here, unstarted
+      redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
+      redis.call('PEXPIRE', tk, retention)
+      redis.call('XACK', band, group, eid)
+      redis.call('XDEL', band, eid)
+      cancelled = cancelled + 1
+      code = -2
+      local typ = redis.call('HGET', tk, 'type')
+      events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
+    elseif tonumber(crashes) > maxCrashes then
       local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
       local did = redis.call('XADD', dlq, 'MAXLEN', '~', dlqMax, '*', 'i', id, 'r', reason)
       redis.call('HSET', tk, 'status', 'DEAD', 'crashes', crashes, 'error', reason, 'finished', nowS, 'dead_id', did)
@@ -118,10 +131,11 @@ for p, c in pairs(startedBy) do
   startedN = startedN + c
 end
 if startedN > 0 then redis.call('HINCRBY', info, 'running', startedN) end
-if dead > 0 then
-  redis.call('HINCRBY', info, 'running', -dead)
-  redis.call('HINCRBY', info, 'depth', -dead)
-  redis.call('HINCRBY', info, 'dead', dead)
+if dead + cancelled > 0 then
+  redis.call('HINCRBY', info, 'running', -(dead + cancelled))
+  redis.call('HINCRBY', info, 'depth', -(dead + cancelled))
+  if dead > 0 then redis.call('HINCRBY', info, 'dead', dead) end
+  if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
   redis.call('PUBLISH', channel, table.concat(events, '\n'))
 end
 return out
