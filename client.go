@@ -10,8 +10,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/batch"
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/taskid"
-	"github.com/dtq-dev/dtq/internal/taskscript"
+	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/redis/rueidis"
 )
 
@@ -41,8 +40,15 @@ type Config struct {
 	// Defaults to 24h.
 	Retention time.Duration
 
-	// DeadLetterMaxLen caps each queue's dead-letter stream (approximately;
-	// the oldest entries go first). Defaults to 10,000.
+	// MaxFinished caps the finished tasks (SUCCEEDED, CANCELLED, discarded
+	// DEAD) each queue keeps: beyond it the oldest are deleted before their
+	// retention ends, so that their memory is bounded whatever the rate.
+	// Defaults to 100,000.
+	MaxFinished int64
+
+	// DeadLetterMaxLen caps each queue's dead-letter stream: beyond it the
+	// oldest dead letters are deleted, their tasks with them. Defaults to
+	// 10,000.
 	DeadLetterMaxLen int64
 
 	// AuditMaxLen caps the audit stream of admin actions (approximately).
@@ -116,12 +122,14 @@ func (c *Config) withDefaults() (Config, error) {
 	for _, f := range []struct {
 		name string
 		v    *int64
-	}{{"Config.DeadLetterMaxLen", &cfg.DeadLetterMaxLen}, {"Config.AuditMaxLen", &cfg.AuditMaxLen}} {
+		def  int64
+	}{{"Config.DeadLetterMaxLen", &cfg.DeadLetterMaxLen, 10_000}, {"Config.AuditMaxLen", &cfg.AuditMaxLen, 10_000},
+		{"Config.MaxFinished", &cfg.MaxFinished, 100_000}} {
 		switch {
 		case *f.v < 0:
 			return cfg, invalid(f.name, "must not be negative (got %d)", *f.v)
 		case *f.v == 0:
-			*f.v = 10_000
+			*f.v = f.def
 		}
 	}
 	switch {
@@ -139,22 +147,25 @@ func (c *Config) withDefaults() (Config, error) {
 }
 
 // Client submits, inspects and administers tasks. It is safe for concurrent
-// use and holds no goroutines of its own. Build it with NewClient.
+// use and holds no goroutines of its own beyond short-lived ones publishing
+// events. Build it with NewClient.
 type Client struct {
-	redis rueidis.Client
+	store *store.Store
 	cfg   Config
 	log   *slog.Logger
+	pub   publisher
 
 	mu     sync.Mutex
 	queues map[string]*queueState
+	layout bool // the namespace's layout was checked
 }
 
-// queueState is the per-queue state of a Client: its keys and its enqueue
-// batcher (concurrent Enqueue calls share one script call).
+// queueState is the per-queue state of a Client: its store and its batcher
+// of checked submissions (concurrent ones share one script call).
 type queueState struct {
 	name       string
-	keys       keys.Tasks
-	enqueues   *batch.Batcher[taskscript.EnqueueItem, taskscript.EnqueueResult]
+	store      *store.Queue
+	scripted   *batch.Batcher[store.EnqueueItem, store.EnqueueResult]
 	registered bool // the queue is in the namespace's queue set
 }
 
@@ -167,7 +178,8 @@ func NewClient(redis rueidis.Client, cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{redis: redis, cfg: c, log: c.Logger.With("component", "dtq"), queues: map[string]*queueState{}}, nil
+	return &Client{store: store.New(redis, c.Namespace), cfg: c, log: c.Logger.With("component", "dtq"),
+		queues: map[string]*queueState{}}, nil
 }
 
 // queue returns the state of queue name (which must be valid).
@@ -176,20 +188,33 @@ func (c *Client) queue(name string) *queueState {
 	defer c.mu.Unlock()
 	q := c.queues[name]
 	if q == nil {
-		q = &queueState{name: name, keys: keys.NewTasks(c.cfg.Namespace, name)}
-		cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(name), IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}
-		q.enqueues = batch.New(func(ctx context.Context, items []taskscript.EnqueueItem) ([]taskscript.EnqueueResult, error) {
-			res, err := enqueue(ctx, c.redis, q.keys, cfg, items)
-			if err != nil {
-				c.redisError("enqueue", err)
-				return nil, err
-			}
-			c.publishEnqueued(q, items, res) // one PUBLISH for the batch
-			return res, nil
-		}, 256, 1, 10*time.Second)
+		q = &queueState{name: name, store: c.store.Queue(name)}
+		q.scripted = batch.New(func(ctx context.Context, items []store.EnqueueItem) ([]store.EnqueueResult, error) {
+			return c.enqueueBatch(ctx, q, items)
+		}, 256, 4, 10*time.Second)
 		c.queues[name] = q
 	}
 	return q
+}
+
+func (c *Client) enqueueConfig(queue string) store.EnqueueConfig {
+	return store.EnqueueConfig{MaxDepth: c.maxDepth(queue), IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}
+}
+
+// enqueueBatch creates items of q in one round trip and publishes their
+// events.
+func (c *Client) enqueueBatch(ctx context.Context, q *queueState, items []store.EnqueueItem) ([]store.EnqueueResult, error) {
+	res, err := q.store.Enqueue(ctx, c.enqueueConfig(q.name), items)
+	if err != nil {
+		c.redisError("enqueue", err)
+		var nre *store.NotReplicatedError
+		if errors.As(err, &nre) {
+			return nil, fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, nre.Got, nre.Want, nre.Timeout)
+		}
+		return nil, err
+	}
+	c.publishEnqueued(q, items, res)
+	return res, nil
 }
 
 func (c *Client) maxDepth(queue string) int64 {
@@ -199,7 +224,32 @@ func (c *Client) maxDepth(queue string) int64 {
 	return c.cfg.MaxDepth
 }
 
-// register adds queue to the namespace's queue set, once per Client.
+// CheckLayout makes sure the namespace's data in Redis is of the layout
+// this version of dtq reads and writes; it returns a *LayoutError naming
+// both versions otherwise. Workers check it when they start, and a Client
+// before its first submission; the dtq binary checks it at start.
+func (c *Client) CheckLayout(ctx context.Context) error {
+	c.mu.Lock()
+	done := c.layout
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := c.store.CheckLayout(ctx); err != nil {
+		var le *store.LayoutError
+		if errors.As(err, &le) {
+			return &LayoutError{Namespace: le.Namespace, Found: le.Found, Want: store.Layout}
+		}
+		return err
+	}
+	c.mu.Lock()
+	c.layout = true
+	c.mu.Unlock()
+	return nil
+}
+
+// register adds queue to the namespace's queue set, once per Client, after
+// checking the namespace's layout.
 func (c *Client) register(ctx context.Context, q *queueState) error {
 	c.mu.Lock()
 	done := q.registered
@@ -207,7 +257,10 @@ func (c *Client) register(ctx context.Context, q *queueState) error {
 	if done {
 		return nil
 	}
-	if err := c.redis.Do(ctx, c.redis.B().Sadd().Key(keys.Queues(c.cfg.Namespace)).Member(q.name).Build()).Error(); err != nil {
+	if err := c.CheckLayout(ctx); err != nil {
+		return err
+	}
+	if err := c.store.RegisterQueue(ctx, q.name); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -218,76 +271,18 @@ func (c *Client) register(ctx context.Context, q *queueState) error {
 
 // Get returns the task with id, from its id alone (the id names its queue).
 func (c *Client) Get(ctx context.Context, id string) (*Task, error) {
-	queue, ulid, err := taskid.Parse(id)
-	if err != nil {
-		return nil, ErrNotFound
-	}
-	k := keys.NewTasks(c.cfg.Namespace, queue)
-	h, err := c.redis.Do(ctx, c.redis.B().Hgetall().Key(k.Task(ulid)).Build()).AsStrMap()
+	r, err := c.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if len(h) == 0 {
+	if r == nil {
 		return nil, ErrNotFound
 	}
-	return taskFromHash(id, queue, h), nil
-}
-
-// enqueue creates items: those that need no check inside Redis (no
-// idempotency key, delay or depth bound) with plain commands in one
-// transaction, the others with enqueue.lua; both in one round trip.
-func enqueue(ctx context.Context, r rueidis.Client, k keys.Tasks, cfg taskscript.EnqueueConfig, items []taskscript.EnqueueItem) ([]taskscript.EnqueueResult, error) {
-	var plain, scripted []int
-	for i, it := range items {
-		if cfg.MaxDepth == 0 && it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 {
-			plain = append(plain, i)
-		} else {
-			scripted = append(scripted, i)
-		}
-	}
-	pick := func(idx []int) []taskscript.EnqueueItem {
-		out := make([]taskscript.EnqueueItem, len(idx))
-		for j, i := range idx {
-			out[j] = items[i]
-		}
-		return out
-	}
-	out := make([]taskscript.EnqueueResult, len(items))
-	var wg sync.WaitGroup
-	var perr, serr error
-	if len(plain) > 0 {
-		wg.Go(func() {
-			var res []taskscript.EnqueueResult
-			if res, perr = taskscript.EnqueuePlain(ctx, r, k, cfg.Durability, pick(plain)); perr == nil {
-				for j, i := range plain {
-					out[i] = res[j]
-				}
-			}
-		})
-	}
-	if len(scripted) > 0 {
-		wg.Go(func() {
-			var res []taskscript.EnqueueResult
-			if res, serr = taskscript.Enqueue(ctx, r, k, cfg, pick(scripted)); serr == nil {
-				for j, i := range scripted {
-					out[i] = res[j]
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(perr, serr); err != nil {
-		var nre *taskscript.NotReplicatedError
-		if errors.As(err, &nre) {
-			return nil, fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, nre.Got, nre.Want, nre.Timeout)
-		}
-		return nil, err
-	}
-	return out, nil
+	return taskOf(r), nil
 }
 
 // durability is the engine's Durability for writes that must survive a
 // master's loss.
-func (c *Client) durability() taskscript.Durability {
-	return taskscript.Durability{Replicas: c.cfg.DurableReplicas, Timeout: c.cfg.DurableTimeout}
+func (c *Client) durability() store.Durability {
+	return store.Durability{Replicas: c.cfg.DurableReplicas, Timeout: c.cfg.DurableTimeout}
 }

@@ -3,13 +3,11 @@ package dtq
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/internal/taskid"
-	"github.com/dtq-dev/dtq/internal/taskscript"
-	"github.com/redis/rueidis"
 )
 
 // Cancel cancels a task. A QUEUED or SCHEDULED task is CANCELLED at once. A
@@ -22,8 +20,7 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, ErrNotFound
 	}
-	k := keys.NewTasks(c.cfg.Namespace, queue)
-	status, cancelledType, err := taskscript.Cancel(ctx, c.redis, k, id, c.cfg.Retention)
+	status, cancelledType, err := c.store.Queue(queue).Cancel(ctx, id, c.cfg.Retention)
 	if err != nil {
 		return nil, err
 	}
@@ -57,21 +54,16 @@ func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor s
 	if limit <= 0 || limit > 1000 {
 		return nil, "", invalid("limit", "must be 1-1000 (got %d)", limit)
 	}
-	k := keys.NewTasks(c.cfg.Namespace, queue)
-	end := "+"
-	if cursor != "" {
-		if !streamID(cursor) {
-			return nil, "", invalid("cursor", "is not a cursor from a previous page")
-		}
-		end = "(" + cursor
+	if cursor != "" && !streamID(cursor) {
+		return nil, "", invalid("cursor", "is not a cursor from a previous page")
 	}
-	entries, err := c.redis.Do(ctx, c.redis.B().Xrevrange().Key(k.DLQ()).End(end).Start("-").Count(int64(limit)).Build()).AsXRange()
+	entries, err := c.store.Queue(queue).DeadLetters(ctx, limit, cursor)
 	if err != nil {
 		return nil, "", err
 	}
 	ids := make([]string, len(entries))
 	for i, e := range entries {
-		ids[i] = e.FieldValues["i"]
+		ids[i] = e.TaskID
 	}
 	tasks, err := c.getMany(ctx, ids)
 	if err != nil {
@@ -81,18 +73,17 @@ func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor s
 		if tasks[i] == nil {
 			continue
 		}
-		ms, _ := strconv.ParseInt(e.ID[:indexByte(e.ID, '-')], 10, 64)
-		letters = append(letters, DeadLetter{Task: tasks[i], Reason: e.FieldValues["r"], DeadAt: time.UnixMilli(ms).UTC()})
+		letters = append(letters, DeadLetter{Task: tasks[i], Reason: e.Reason, DeadAt: time.UnixMilli(e.At).UTC()})
 	}
 	if len(entries) == limit {
-		next = entries[len(entries)-1].ID
+		next = entries[len(entries)-1].EntryID
 	}
 	return letters, next, nil
 }
 
 // streamID reports whether s is a stream entry id, "<ms>-<seq>".
 func streamID(s string) bool {
-	ms, seq, ok := strings.Cut(s, "-")
+	ms, seq, ok := cutByte(s, '-')
 	_, err1 := strconv.ParseUint(ms, 10, 64)
 	_, err2 := strconv.ParseUint(seq, 10, 64)
 	return ok && err1 == nil && err2 == nil
@@ -101,7 +92,7 @@ func streamID(s string) bool {
 // Requeue moves a DEAD task back to QUEUED, with its attempt and crash
 // counts reset and its history kept.
 func (c *Client) Requeue(ctx context.Context, id string) (*Task, error) {
-	if err := c.dlqOne(ctx, taskscript.Requeue, id); err != nil {
+	if err := c.dlqOne(ctx, store.Requeue, id); err != nil {
 		return nil, err
 	}
 	return c.Get(ctx, id)
@@ -110,15 +101,15 @@ func (c *Client) Requeue(ctx context.Context, id string) (*Task, error) {
 // Discard removes a DEAD task from its dead-letter stream; it expires after
 // the retention.
 func (c *Client) Discard(ctx context.Context, id string) error {
-	return c.dlqOne(ctx, taskscript.Discard, id)
+	return c.dlqOne(ctx, store.Discard, id)
 }
 
-func (c *Client) dlqOne(ctx context.Context, action taskscript.DLQAction, id string) error {
+func (c *Client) dlqOne(ctx context.Context, action store.DLQAction, id string) error {
 	queue, _, err := taskid.Parse(id)
 	if err != nil {
 		return ErrNotFound
 	}
-	done, err := taskscript.DLQ(ctx, c.redis, keys.NewTasks(c.cfg.Namespace, queue), action, []string{id}, c.cfg.Retention)
+	done, err := c.store.Queue(queue).DLQ(ctx, action, []string{id}, c.cfg.Retention)
 	if err != nil {
 		return err
 	}
@@ -134,28 +125,28 @@ func (c *Client) dlqOne(ctx context.Context, action taskscript.DLQAction, id str
 
 // RequeueAll requeues every dead letter of queue and returns how many.
 func (c *Client) RequeueAll(ctx context.Context, queue string) (int, error) {
-	return c.dlqAll(ctx, taskscript.Requeue, queue)
+	return c.dlqAll(ctx, store.Requeue, queue)
 }
 
 // Purge discards every dead letter of queue and returns how many.
 func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
-	return c.dlqAll(ctx, taskscript.Discard, queue)
+	return c.dlqAll(ctx, store.Discard, queue)
 }
 
-func (c *Client) dlqAll(ctx context.Context, action taskscript.DLQAction, queue string) (int, error) {
+func (c *Client) dlqAll(ctx context.Context, action store.DLQAction, queue string) (int, error) {
 	if err := keys.CheckName("queue", queue); err != nil {
 		return 0, invalid("queue", "%v", err)
 	}
-	k := keys.NewTasks(c.cfg.Namespace, queue)
+	q := c.store.Queue(queue)
 	// Only the entries there now: a requeued task that dies again while
 	// this runs is not requeued a second time (nor forever).
-	last, err := c.redis.Do(ctx, c.redis.B().Xrevrange().Key(k.DLQ()).End("+").Start("-").Count(1).Build()).AsXRange()
+	last, err := q.DeadLetters(ctx, 1, "")
 	if err != nil {
 		return 0, err
 	}
 	total := 0
 	for len(last) > 0 {
-		entries, err := c.redis.Do(ctx, c.redis.B().Xrange().Key(k.DLQ()).Start("-").End(last[0].ID).Count(256).Build()).AsXRange()
+		entries, err := q.DeadLettersUpTo(ctx, last[0].EntryID, 256)
 		if err != nil {
 			return total, err
 		}
@@ -164,9 +155,9 @@ func (c *Client) dlqAll(ctx context.Context, action taskscript.DLQAction, queue 
 		}
 		ids := make([]string, len(entries))
 		for i, e := range entries {
-			ids[i] = e.FieldValues["i"]
+			ids[i] = e.TaskID
 		}
-		done, err := taskscript.DLQ(ctx, c.redis, k, action, ids, c.cfg.Retention)
+		done, err := q.DLQ(ctx, action, ids, c.cfg.Retention)
 		if err != nil {
 			return total, err
 		}
@@ -176,11 +167,11 @@ func (c *Client) dlqAll(ctx context.Context, action taskscript.DLQAction, queue 
 			if ok {
 				total++
 			} else {
-				stale = append(stale, entries[i].ID)
+				stale = append(stale, entries[i].EntryID)
 			}
 		}
 		if len(stale) > 0 {
-			if err := c.redis.Do(ctx, c.redis.B().Xdel().Key(k.DLQ()).Id(stale...).Build()).Error(); err != nil {
+			if err := q.DropDeadLetters(ctx, stale); err != nil {
 				return total, err
 			}
 		}
@@ -206,18 +197,12 @@ func (c *Client) setPaused(ctx context.Context, queue string, paused bool) error
 	if err := c.register(ctx, q); err != nil {
 		return err
 	}
-	v, action := "0", "resume"
+	if err := q.store.SetPaused(ctx, paused); err != nil {
+		return err
+	}
+	action := "resume"
 	if paused {
-		v, action = "1", "pause"
-	}
-	cmds := rueidis.Commands{c.redis.B().Hset().Key(q.keys.Info()).FieldValue().FieldValue("paused", v).Build()}
-	if !paused {
-		cmds = append(cmds, c.redis.B().Xadd().Key(q.keys.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build())
-	}
-	for _, r := range c.redis.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil {
-			return err
-		}
+		action = "pause"
 	}
 	c.audit(ctx, action, queue, "", "")
 	return nil
@@ -232,7 +217,7 @@ type QueueStats struct {
 	Running   int64  `json:"running"`
 	Dead      int64  `json:"dead"` // in the dead-letter stream
 	// QueuedByPriority[p] counts queued tasks of priority p.
-	QueuedByPriority [keys.Bands]int64 `json:"queued_by_priority"`
+	QueuedByPriority [store.Bands]int64 `json:"queued_by_priority"`
 	// Totals since the queue was created.
 	Submitted int64 `json:"submitted_total"`
 	Succeeded int64 `json:"succeeded_total"`
@@ -255,7 +240,7 @@ func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
 
 // Queues returns the stats of every queue of the namespace, by name.
 func (c *Client) Queues(ctx context.Context) ([]*QueueStats, error) {
-	names, err := c.redis.Do(ctx, c.redis.B().Smembers().Key(keys.Queues(c.cfg.Namespace)).Build()).AsStrSlice()
+	names, err := c.store.QueueNames(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -264,30 +249,19 @@ func (c *Client) Queues(ctx context.Context) ([]*QueueStats, error) {
 }
 
 func (c *Client) statsMany(ctx context.Context, names []string) ([]*QueueStats, error) {
-	cmds := make(rueidis.Commands, 0, 3*len(names))
-	for _, n := range names {
-		k := keys.NewTasks(c.cfg.Namespace, n)
-		cmds = append(cmds, c.redis.B().Hgetall().Key(k.Info()).Build(),
-			c.redis.B().Zcard().Key(k.Schedule()).Build(),
-			c.redis.B().Xlen().Key(k.DLQ()).Build())
+	counts, err := c.store.Counts(ctx, names)
+	if err != nil {
+		return nil, err
 	}
-	res := c.redis.DoMulti(ctx, cmds...)
 	out := make([]*QueueStats, len(names))
 	for i, n := range names {
-		info, err := res[3*i].AsStrMap()
-		if err != nil {
-			return nil, err
+		ct := counts[i]
+		s := &QueueStats{Name: n, Paused: ct.Paused, Scheduled: ct.Scheduled, Running: ct.Running, Dead: ct.Dead,
+			QueuedByPriority: ct.QueuedByPriority, Submitted: ct.Submitted, Succeeded: ct.Succeeded,
+			Retried: ct.Retried, Failed: ct.Failed, Cancelled: ct.Cancelled}
+		for _, q := range ct.QueuedByPriority {
+			s.Queued += q
 		}
-		num := func(f string) int64 { v, _ := strconv.ParseInt(info[f], 10, 64); return v }
-		s := &QueueStats{Name: n, Paused: info["paused"] == "1", Running: num("running"),
-			Submitted: num("submitted"), Succeeded: num("succeeded"), Retried: num("retried"),
-			Failed: num("dead"), Cancelled: num("cancelled")}
-		for p := range keys.Bands {
-			s.QueuedByPriority[p] = max(0, num("q"+strconv.Itoa(p)))
-			s.Queued += s.QueuedByPriority[p]
-		}
-		s.Scheduled, _ = res[3*i+1].AsInt64()
-		s.Dead, _ = res[3*i+2].AsInt64()
 		out[i] = s
 	}
 	return out, nil
@@ -295,27 +269,14 @@ func (c *Client) statsMany(ctx context.Context, names []string) ([]*QueueStats, 
 
 // getMany fetches tasks by id in one round trip; missing ones are nil.
 func (c *Client) getMany(ctx context.Context, ids []string) ([]*Task, error) {
-	cmds := make(rueidis.Commands, len(ids))
-	queues := make([]string, len(ids))
-	for i, id := range ids {
-		q, ulid, err := taskid.Parse(id)
-		if err != nil {
-			q, ulid = "invalid", "invalid"
-		}
-		queues[i] = q
-		cmds[i] = c.redis.B().Hgetall().Key(keys.NewTasks(c.cfg.Namespace, q).Task(ulid)).Build()
+	rs, err := c.store.GetMany(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
-	if len(cmds) == 0 {
-		return nil, nil
-	}
-	out := make([]*Task, len(ids))
-	for i, r := range c.redis.DoMulti(ctx, cmds...) {
-		h, err := r.AsStrMap()
-		if err != nil {
-			return nil, err
-		}
-		if len(h) > 0 {
-			out[i] = taskFromHash(ids[i], queues[i], h)
+	out := make([]*Task, len(rs))
+	for i, r := range rs {
+		if r != nil {
+			out[i] = taskOf(r)
 		}
 	}
 	return out, nil
@@ -334,10 +295,8 @@ type AuditEntry struct {
 // audit records an admin action; failures are logged, not returned (the
 // action itself happened).
 func (c *Client) audit(ctx context.Context, action, queue, task, detail string) {
-	cmd := c.redis.B().Xadd().Key(keys.Audit(c.cfg.Namespace)).Maxlen().Almost().
-		Threshold(strconv.FormatInt(c.cfg.AuditMaxLen, 10)).Id("*").FieldValue().
-		FieldValue("action", action).FieldValue("queue", queue).FieldValue("task", task).FieldValue("detail", detail).Build()
-	if err := c.redis.Do(ctx, cmd).Error(); err != nil {
+	err := c.store.Audit(ctx, c.cfg.AuditMaxLen, store.AuditRecord{Action: action, Queue: queue, TaskID: task, Detail: detail})
+	if err != nil {
 		c.log.Warn("recording an audit entry failed", "action", action, logQueue, queue, logTaskID, task, "error", err)
 	}
 }
@@ -347,15 +306,13 @@ func (c *Client) Audit(ctx context.Context, limit int) ([]AuditEntry, error) {
 	if limit <= 0 || limit > 1000 {
 		return nil, invalid("limit", "must be 1-1000 (got %d)", limit)
 	}
-	entries, err := c.redis.Do(ctx, c.redis.B().Xrevrange().Key(keys.Audit(c.cfg.Namespace)).End("+").Start("-").Count(int64(limit)).Build()).AsXRange()
+	rs, err := c.store.ReadAudit(ctx, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]AuditEntry, len(entries))
-	for i, e := range entries {
-		ms, _ := strconv.ParseInt(e.ID[:indexByte(e.ID, '-')], 10, 64)
-		f := e.FieldValues
-		out[i] = AuditEntry{ID: e.ID, Time: time.UnixMilli(ms).UTC(), Action: f["action"], Queue: f["queue"], TaskID: f["task"], Detail: f["detail"]}
+	out := make([]AuditEntry, len(rs))
+	for i, a := range rs {
+		out[i] = AuditEntry{ID: a.EntryID, Time: time.UnixMilli(a.At).UTC(), Action: a.Action, Queue: a.Queue, TaskID: a.TaskID, Detail: a.Detail}
 	}
 	return out, nil
 }
@@ -374,31 +331,14 @@ type WorkerInfo struct {
 
 // Workers returns the workers whose heartbeat has not expired.
 func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	ns := c.cfg.Namespace
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	ids, err := c.redis.Do(ctx, c.redis.B().Zrangebyscore().Key(keys.Workers(ns)).Min(now).Max("+inf").Build()).AsStrSlice()
-	if err != nil || len(ids) == 0 {
+	rs, err := c.store.Workers(ctx)
+	if err != nil {
 		return nil, err
 	}
-	cmds := make(rueidis.Commands, len(ids))
-	for i, id := range ids {
-		cmds[i] = c.redis.B().Hgetall().Key(keys.Worker(ns, id)).Build()
-	}
 	var out []WorkerInfo
-	for _, r := range c.redis.DoMulti(ctx, cmds...) {
-		h, err := r.AsStrMap()
-		if err != nil {
-			return nil, err
-		}
-		if len(h) == 0 {
-			continue
-		}
-		atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-		out = append(out, WorkerInfo{
-			ID: h["id"], Host: h["host"], PID: atoi(h["pid"]), Queues: splitComma(h["queues"]),
-			Concurrency: atoi(h["concurrency"]), Busy: atoi(h["busy"]),
-			StartedAt: msTime(h["started"]), LastHeartbeat: msTime(h["heartbeat"]),
-		})
+	for _, w := range rs {
+		out = append(out, WorkerInfo{ID: w.ID, Host: w.Host, PID: w.PID, Queues: w.Queues, Concurrency: w.Concurrency,
+			Busy: w.Busy, StartedAt: msTime(w.Started), LastHeartbeat: msTime(w.Heartbeat)})
 	}
 	return out, nil
 }

@@ -12,8 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/taskid"
-	"github.com/dtq-dev/dtq/internal/taskscript"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // Defaults and limits of EnqueueOpts.
@@ -90,8 +89,15 @@ func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts
 	if err := c.register(ctx, q); err != nil {
 		return nil, err
 	}
-	res, err := q.enqueues.Do(ctx, item)
-	if err != nil {
+	var res store.EnqueueResult
+	if c.maxDepth(q.name) == 0 && item.IdemHash == "" && item.Delay == 0 && item.RunAt == 0 {
+		// One XADD: concurrent calls share round trips by pipelining.
+		rs, err := c.enqueueBatch(ctx, q, []store.EnqueueItem{item})
+		if err != nil {
+			return nil, err
+		}
+		res = rs[0]
+	} else if res, err = q.scripted.Do(ctx, item); err != nil {
 		return nil, err
 	}
 	return c.enqueueResult(ctx, q, item, res, opts)
@@ -119,7 +125,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 	out := make([]EnqueueManyResult, len(reqs))
 	type group struct {
 		q     *queueState
-		items []taskscript.EnqueueItem
+		items []store.EnqueueItem
 		index []int
 	}
 	groups := map[string]*group{}
@@ -147,14 +153,11 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 				errs[gi] = err
 				return
 			}
-			cfg := taskscript.EnqueueConfig{MaxDepth: c.maxDepth(g.q.name), IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}
-			res, err := enqueue(ctx, c.redis, g.q.keys, cfg, g.items)
+			res, err := c.enqueueBatch(ctx, g.q, g.items)
 			if err != nil {
-				c.redisError("enqueue", err)
 				errs[gi] = err
 				return
 			}
-			c.publishEnqueued(g.q, g.items, res)
 			for k, i := range g.index {
 				r, err := c.enqueueResult(ctx, g.q, g.items[k], res[k], reqs[i].Opts)
 				out[i] = EnqueueManyResult{EnqueueResult: r, Err: err}
@@ -169,12 +172,12 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 }
 
 // prepare validates one submission and builds its script item.
-func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queueState, taskscript.EnqueueItem, error) {
+func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queueState, store.EnqueueItem, error) {
 	var o EnqueueOpts
 	if opts != nil {
 		o = *opts
 	}
-	var item taskscript.EnqueueItem
+	var item store.EnqueueItem
 	if o.Queue == "" {
 		o.Queue = DefaultQueue
 	}
@@ -222,12 +225,9 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 		return nil, item, &TooLargeError{Size: len(data), Limit: c.cfg.MaxPayloadBytes}
 	}
 	q := c.queue(o.Queue)
-	now := time.Now()
-	id := taskid.New(o.Queue, now)
-	_, ulid, _ := taskid.Parse(id)
-	item = taskscript.EnqueueItem{
-		ID: id, ULID: ulid, Type: taskType, Payload: data, Priority: prio,
-		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay), Created: now.UnixMilli(),
+	item = store.EnqueueItem{
+		Type: taskType, Payload: data, Priority: prio,
+		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay),
 	}
 	if !o.RunAt.IsZero() {
 		item.RunAt = o.RunAt.UnixMilli()
@@ -252,43 +252,32 @@ func fingerprint(queue, taskType string, payload []byte, prio, maxAtt int, timeo
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-func (c *Client) enqueueResult(ctx context.Context, q *queueState, item taskscript.EnqueueItem, res taskscript.EnqueueResult, opts *EnqueueOpts) (*EnqueueResult, error) {
+func (c *Client) enqueueResult(ctx context.Context, q *queueState, item store.EnqueueItem, res store.EnqueueResult, opts *EnqueueOpts) (*EnqueueResult, error) {
 	key := ""
 	if opts != nil {
 		key = opts.IdempotencyKey
 	}
 	switch res.Code {
-	case taskscript.Created:
+	case store.Created:
 		if o := c.cfg.Observer; o != nil {
 			o.TaskSubmitted(q.name, item.Type)
 		}
-		t := &Task{
-			ID: item.ID, Queue: q.name, Type: item.Type, Payload: json.RawMessage(item.Payload),
-			Priority: item.Priority, Status: StatusQueued, MaxAttempts: item.MaxAttempts,
-			Timeout: item.Timeout, CreatedAt: time.UnixMilli(item.Created).UTC(), History: []Execution{},
-		}
-		due := item.RunAt
-		if item.Delay > 0 {
-			due = res.Now + item.Delay.Milliseconds()
-		}
-		if due > res.Now && res.Now > 0 {
-			t.Status = StatusScheduled
-			at := time.UnixMilli(due).UTC()
-			t.ScheduledAt = &at
-		}
-		return &EnqueueResult{Task: t}, nil
-	case taskscript.Replay:
+		return &EnqueueResult{Task: taskOf(&store.Record{
+			ID: res.ID, Queue: q.name, Type: item.Type, Payload: item.Payload, Priority: item.Priority,
+			Status: res.Status, MaxAttempts: item.MaxAttempts, Timeout: item.Timeout, Created: res.Created, Due: res.Due,
+		})}, nil
+	case store.Replay:
 		t, err := c.Get(ctx, res.ID)
 		if errors.Is(err, ErrNotFound) { // the original expired; its key is still remembered
-			return &EnqueueResult{Task: &Task{ID: res.ID, Queue: q.name, History: []Execution{}}, Duplicate: true}, nil
+			return &EnqueueResult{Task: taskOf(&store.Record{ID: res.ID, Queue: q.name}), Duplicate: true}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
 		return &EnqueueResult{Task: t, Duplicate: true}, nil
-	case taskscript.Conflict:
+	case store.Conflict:
 		return nil, &IdempotencyConflictError{Key: key, TaskID: res.ID}
-	case taskscript.Full:
+	case store.Full:
 		return nil, &QueueFullError{Queue: q.name, MaxDepth: c.maxDepth(q.name), RetryAfter: time.Second}
 	}
 	return nil, errors.New("dtq: unexpected enqueue result")
@@ -337,19 +326,15 @@ func roundUpMs(d time.Duration) time.Duration {
 }
 
 // publishEnqueued publishes the QUEUED or SCHEDULED events of the created
-// items of one batch, in one PUBLISH.
-func (c *Client) publishEnqueued(q *queueState, items []taskscript.EnqueueItem, res []taskscript.EnqueueResult) {
+// items of one batch.
+func (c *Client) publishEnqueued(q *queueState, items []store.EnqueueItem, res []store.EnqueueResult) {
 	var lines []string
 	for i, r := range res {
-		if r.Code != taskscript.Created {
+		if r.Code != store.Created {
 			continue
 		}
 		it := items[i]
-		status := StatusQueued
-		if it.RunAt > r.Now || it.Delay > 0 {
-			status = StatusScheduled
-		}
-		lines = append(lines, eventLine(&Task{ID: it.ID, Type: it.Type, Priority: it.Priority}, status, ""))
+		lines = append(lines, eventLine(&Task{ID: r.ID, Type: it.Type, Priority: it.Priority}, Status(r.Status), ""))
 	}
-	c.publish(q.keys.Events(), lines)
+	c.publish(q.store.Keys().Events(), lines)
 }

@@ -47,6 +47,10 @@ var (
 	// with the same idempotency key: it returns the task if it survived.
 	ErrNotReplicated = errors.New("dtq: written, but not acknowledged by enough replicas")
 
+	// ErrLayout: the namespace's data is of another key layout version
+	// (a *LayoutError says which).
+	ErrLayout = errors.New("dtq: unknown key layout")
+
 	// ErrStopped is the cause of a handler's context when the worker stops
 	// without waiting for it (StopAndCancel, or the grace period ran out).
 	ErrStopped = errors.New("dtq: worker stopped")
@@ -118,6 +122,24 @@ func (e *IdempotencyConflictError) Error() string {
 
 // Unwrap returns ErrIdempotencyConflict.
 func (e *IdempotencyConflictError) Unwrap() error { return ErrIdempotencyConflict }
+
+// LayoutError is returned by Client.CheckLayout (and Worker.Start, and a
+// Client's first submission) when the namespace's data in Redis was written
+// in a key layout this version of dtq does not read: processes of different
+// versions must not share a namespace.
+type LayoutError struct {
+	Namespace   string
+	Found, Want string // layout versions
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("dtq: namespace %q holds data of layout version %s; this dtq reads and writes version %s "+
+		"(run one version per namespace: drain and stop the old processes first, or use another namespace)",
+		e.Namespace, e.Found, e.Want)
+}
+
+// Unwrap returns ErrLayout.
+func (e *LayoutError) Unwrap() error { return ErrLayout }
 
 // Handler error classes.
 

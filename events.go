@@ -4,10 +4,10 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/redis/rueidis"
 )
 
 // Event is a task's transition to a status, published (fire-and-forget) by
@@ -32,34 +32,13 @@ func (c *Client) Events(ctx context.Context, queues []string, fn func(Event)) er
 			return invalid("queues", "%v", err)
 		}
 	}
-	handle := func(m rueidis.PubSubMessage) {
-		queue := queueOfChannel(m.Channel)
-		for _, line := range strings.Split(m.Message, "\n") {
+	return c.store.SubscribeEvents(ctx, queues, func(queue, message string) {
+		for _, line := range strings.Split(message, "\n") {
 			if e, ok := parseEvent(queue, line); ok {
 				fn(e)
 			}
 		}
-	}
-	return c.redis.Dedicated(func(dc rueidis.DedicatedClient) error {
-		if len(queues) == 0 {
-			pattern := keys.NewTasks(c.cfg.Namespace, "*").Events()
-			return dc.Receive(ctx, dc.B().Psubscribe().Pattern(pattern).Build(), handle)
-		}
-		chans := make([]string, len(queues))
-		for i, q := range queues {
-			chans[i] = keys.NewTasks(c.cfg.Namespace, q).Events()
-		}
-		return dc.Receive(ctx, dc.B().Subscribe().Channel(chans...).Build(), handle)
 	})
-}
-
-// queueOfChannel extracts the queue name from "<ns>:{<queue>}:events".
-func queueOfChannel(ch string) string {
-	i, j := strings.IndexByte(ch, '{'), strings.IndexByte(ch, '}')
-	if i < 0 || j < i {
-		return ""
-	}
-	return ch[i+1 : j]
 }
 
 // parseEvent parses "id \t status \t type \t attempt \t priority \t ms [\t error]".
@@ -105,19 +84,57 @@ func eventLine(t *Task, status Status, errText string) string {
 	return b.String()
 }
 
+// publisher coalesces event lines per channel: while one PUBLISH round is
+// out, lines published meanwhile wait and go out together in the next, so
+// a busy process sends one PUBLISH per channel per round trip, and an idle
+// one publishes each event at once.
+type publisher struct {
+	mu       sync.Mutex
+	pending  map[string][]string
+	flushing bool
+}
+
 // publish sends event lines on channel, fire-and-forget, without making the
 // caller wait for Redis.
 func (c *Client) publish(channel string, lines []string) {
 	if len(lines) == 0 {
 		return
 	}
-	msg := strings.Join(lines, "\n")
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := c.redis.Do(ctx, c.redis.B().Publish().Channel(channel).Message(msg).Build()).Error(); err != nil {
-			c.redisError("publish", err)
-			c.log.Debug("publishing events failed", "channel", channel, "error", err)
+	p := &c.pub
+	p.mu.Lock()
+	if p.pending == nil {
+		p.pending = map[string][]string{}
+	}
+	p.pending[channel] = append(p.pending[channel], lines...)
+	if p.flushing {
+		p.mu.Unlock()
+		return
+	}
+	p.flushing = true
+	p.mu.Unlock()
+	go c.flushEvents()
+}
+
+// flushEvents publishes pending lines until none are left.
+func (c *Client) flushEvents() {
+	p := &c.pub
+	for {
+		p.mu.Lock()
+		batch := p.pending
+		p.pending = nil
+		if len(batch) == 0 {
+			p.flushing = false
+			p.mu.Unlock()
+			return
 		}
-	}()
+		p.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		for channel, lines := range batch {
+			if err := c.store.Publish(ctx, channel, lines); err != nil {
+				c.redisError("publish", err)
+				c.log.Debug("publishing events failed", "channel", channel, "error", err)
+			}
+		}
+		cancel()
+	}
 }

@@ -7,9 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"time"
-
-	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/redis/rueidis"
 )
 
 // ErrOperationInProgress is returned (marked retryable) by
@@ -34,33 +31,26 @@ func IdempotentOperation(ctx context.Context, key string, fn func(context.Contex
 	}
 	c := tc.client
 	sum := sha256.Sum256([]byte(key))
-	k := keys.NewTasks(c.cfg.Namespace, tc.task.Queue).Once(hex.EncodeToString(sum[:]))
+	lock := c.store.Queue(tc.task.Queue).OnceLock(hex.EncodeToString(sum[:]))
 	token := "run:" + rand.Text()
 	hold := max(tc.task.Timeout, time.Second)
-	err := c.redis.Do(ctx, c.redis.B().Set().Key(k).Value(token).Nx().Px(hold).Build()).Error()
-	if rueidis.IsRedisNil(err) {
-		v, err := c.redis.Do(ctx, c.redis.B().Get().Key(k).Build()).ToString()
-		if err == nil && v == "done" {
-			return nil
-		}
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return err
-		}
-		return Retryable(ErrOperationInProgress)
-	}
+	got, err := lock.Acquire(ctx, token, hold)
 	if err != nil {
 		return err
 	}
+	if !got {
+		v, err := lock.Get(ctx)
+		if err != nil {
+			return err
+		}
+		if v == "done" {
+			return nil
+		}
+		return Retryable(ErrOperationInProgress)
+	}
 	if ferr := fn(ctx); ferr != nil {
-		releaseOnce.Exec(context.WithoutCancel(ctx), c.redis, []string{k}, []string{token})
+		lock.Release(context.WithoutCancel(ctx), token)
 		return ferr
 	}
-	return c.redis.Do(context.WithoutCancel(ctx), c.redis.B().Set().Key(k).Value("done").
-		Px(c.cfg.IdempotencyWindow).Build()).Error()
+	return lock.Mark(context.WithoutCancel(ctx), "done", c.cfg.IdempotencyWindow)
 }
-
-var releaseOnce = rueidis.NewLuaScript(`
--- KEYS[1] the operation's record; ARGV[1] this execution's token.
--- Deletes the record if this execution holds it.
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`)

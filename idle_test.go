@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // An idle worker waits in Redis instead of polling — also when one band's
@@ -25,7 +25,7 @@ func TestIdleWorkerDoesNotPoll(t *testing.T) {
 	})
 	first := e.enqueue("job", nil, nil) // the worker has read once and is now blocked
 	e.waitStatus(first.ID, dtq.StatusSucceeded, 10*time.Second)
-	band4 := keys.NewTasks("idle", dtq.DefaultQueue).Band(4)
+	band4 := store.NewKeys("idle", dtq.DefaultQueue).Band(4)
 	if err := e.Client.Do(t.Context(), e.Client.B().XgroupDestroy().Key(band4).Group("workers").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}

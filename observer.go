@@ -104,7 +104,8 @@ func pickup(entryID, started string) time.Duration {
 	if err != nil {
 		return 0
 	}
-	begin, err := strconv.ParseInt(entryID[:indexByte(entryID, '-')], 10, 64)
+	ms, _, _ := cutByte(entryID, '-')
+	begin, err := strconv.ParseInt(ms, 10, 64)
 	if err != nil || end < begin {
 		return 0
 	}

@@ -14,9 +14,8 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/redistest"
-	"github.com/dtq-dev/dtq/internal/taskscript"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // recorder is an Observer that records every call as a line
@@ -205,23 +204,22 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 // it over from a lost worker when reclaim is set.
 func ghostStart(t *testing.T, e *env, queue, ghost string, reclaim bool) {
 	t.Helper()
-	k := keys.NewTasks(e.Namespace, queue)
-	req := taskscript.ReadRequest{Group: "workers", Consumer: ghost, Credit: 1, EnsureGroups: true}
+	q := store.New(e.Client, e.Namespace).Queue(queue)
+	req := store.ReadRequest{Consumer: ghost, Credit: 1, EnsureGroups: true}
 	if reclaim {
 		req.ReclaimIdle = time.Millisecond
 	}
-	var entries []taskscript.Entry
+	var entries []store.Entry
 	eventually(t, 10*time.Second, ghost+" claims the task", func() bool {
-		res, err := taskscript.Read(t.Context(), e.Client, k, req)
+		res, err := q.Read(t.Context(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		entries = res.Entries
 		return len(entries) == 1 && entries[0].Reclaimed == reclaim
 	})
-	started, err := taskscript.Start(t.Context(), e.Client, k,
-		taskscript.StartConfig{Group: "workers", Worker: ghost, MaxCrashes: 10, DLQMaxLen: 100}, entries)
-	if err != nil || started[0].Code != taskscript.Began {
+	started, err := q.Start(t.Context(), store.StartConfig{Worker: ghost, MaxCrashes: 10, Retention: time.Hour}, entries)
+	if err != nil || started[0].Code != store.Began {
 		t.Fatalf("%s starting the task: %+v, %v", ghost, started, err)
 	}
 }

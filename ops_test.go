@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // Every transition publishes an event.
@@ -77,7 +77,7 @@ func TestRetentionReturnsToBaseline(t *testing.T) {
 			st, err := c.Stats(t.Context(), "default")
 			return err == nil && st.Succeeded == 200
 		})
-		k := keys.NewTasks(e.Namespace, "default")
+		k := store.NewKeys(e.Namespace, "default")
 		count := func(pattern string) int {
 			ks, _ := e.Client.Do(t.Context(), e.Client.B().Keys().Pattern(pattern).Build()).AsStrSlice()
 			return len(ks)
@@ -85,9 +85,9 @@ func TestRetentionReturnsToBaseline(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			tasks := count(e.Namespace + ":{default}:task:*")
-			index, _ := e.Client.Do(t.Context(), e.Client.B().Zcard().Key(k.Index()).Build()).AsInt64()
+			index, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Done()).Build()).AsInt64()
 			var streams int64
-			for p := range keys.Bands {
+			for p := range store.Bands {
 				n, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Band(p)).Build()).AsInt64()
 				streams += n
 			}
@@ -95,7 +95,7 @@ func TestRetentionReturnsToBaseline(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("left after expiry: %d task hashes, %d index entries, %d stream entries", tasks, index, streams)
+				t.Fatalf("left after expiry: %d task hashes, %d done-index entries, %d band entries", tasks, index, streams)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -131,40 +131,51 @@ func TestWorkerRegistry(t *testing.T) {
 	})
 }
 
-// List pages through a queue's tasks, newest first, by status.
+// List pages through a queue's tasks by status: queued ones in the order
+// they run (priority 9 first, oldest first within a priority), then
+// scheduled ones; without a status, every task once.
 func TestList(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		var ids []string
-		for range 25 {
-			ids = append(ids, e.enqueue("job", nil, nil).ID)
-			time.Sleep(time.Millisecond) // distinct creation times
+		var low, high []string
+		for i := range 25 {
+			if i%3 == 0 {
+				high = append(high, e.enqueue("job", nil, &dtq.EnqueueOpts{Priority: dtq.Ptr(9)}).ID)
+			} else {
+				low = append(low, e.enqueue("job", nil, nil).ID)
+			}
 		}
 		sched := e.enqueue("job", nil, &dtq.EnqueueOpts{Delay: time.Hour})
-		var listed []string
-		cursor := ""
-		for {
-			page, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: dtq.StatusQueued, Limit: 10, Cursor: cursor})
-			if err != nil {
-				t.Fatal(err)
+		list := func(status dtq.Status) []string {
+			var listed []string
+			cursor := ""
+			for {
+				page, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: status, Limit: 10, Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, task := range page.Tasks {
+					listed = append(listed, task.ID)
+				}
+				if page.Next == "" {
+					return listed
+				}
+				cursor = page.Next
 			}
-			for _, task := range page.Tasks {
-				listed = append(listed, task.ID)
-			}
-			if page.Next == "" {
-				break
-			}
-			cursor = page.Next
 		}
-		slices.Reverse(ids)
-		if !slices.Equal(listed, ids) {
-			t.Fatalf("listed %d tasks %v, want the 25 queued ones newest first", len(listed), listed)
+		if listed, want := list(dtq.StatusQueued), append(slices.Clone(high), low...); !slices.Equal(listed, want) {
+			t.Fatalf("listed %d tasks %v, want the 25 queued ones in run order %v", len(listed), listed, want)
 		}
-		page, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: dtq.StatusScheduled})
-		if err != nil || len(page.Tasks) != 1 || page.Tasks[0].ID != sched.ID {
-			t.Fatalf("scheduled: %+v (%v)", page, err)
+		if listed := list(dtq.StatusScheduled); !slices.Equal(listed, []string{sched.ID}) {
+			t.Fatalf("scheduled: %v", listed)
+		}
+		if listed, want := list(""), append(append(slices.Clone(high), low...), sched.ID); !slices.Equal(listed, want) {
+			t.Fatalf("all: %v, want %v", listed, want)
 		}
 		if _, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: "BOGUS"}); !errors.Is(err, dtq.ErrInvalid) {
 			t.Fatalf("bad status: %v", err)
+		}
+		if _, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Cursor: "b12:1-0"}); !errors.Is(err, dtq.ErrInvalid) {
+			t.Fatalf("bad cursor: %v", err)
 		}
 	})
 }

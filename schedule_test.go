@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // A priority 9 task overtakes a priority 0 backlog: it runs within what the
@@ -121,7 +121,7 @@ func TestSchedulerFailover(t *testing.T) {
 		h := map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil }}
 		w1 := e.worker(&dtq.WorkerConfig{ID: "w1"}, h)
 		w2 := e.worker(&dtq.WorkerConfig{ID: "w2"}, h)
-		lock := keys.NewTasks(e.Namespace, "default").SchedulerLock()
+		lock := store.NewKeys(e.Namespace, "default").SchedulerLock()
 		var leader string
 		deadline := time.Now().Add(10 * time.Second)
 		for leader == "" {

@@ -2,10 +2,9 @@ package dtq
 
 import (
 	"encoding/json"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // Status is where a task is in its life.
@@ -102,68 +101,52 @@ func (t *Task) MarshalJSON() ([]byte, error) {
 	}{(*plain)(t), t.Timeout.Seconds()})
 }
 
-func msTime(s string) time.Time {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n == 0 {
+func msTime(ms int64) time.Time {
+	if ms == 0 {
 		return time.Time{}
 	}
-	return time.UnixMilli(n).UTC()
+	return time.UnixMilli(ms).UTC()
 }
 
-func msTimePtr(s string) *time.Time {
-	t := msTime(s)
+func msTimePtr(ms int64) *time.Time {
+	t := msTime(ms)
 	if t.IsZero() {
 		return nil
 	}
 	return &t
 }
 
-// taskFromHash builds a Task from its Redis hash.
-func taskFromHash(id, queue string, h map[string]string) *Task {
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+// taskOf builds the public Task from the store's record: the one place a
+// Task is made from what Redis holds.
+func taskOf(r *store.Record) *Task {
 	t := &Task{
-		ID:              id,
-		Queue:           queue,
-		Type:            h["type"],
-		Payload:         json.RawMessage(h["payload"]),
-		Priority:        atoi(h["prio"]),
-		Status:          Status(h["status"]),
-		Attempt:         atoi(h["attempt"]),
-		MaxAttempts:     atoi(h["max_att"]),
-		Crashes:         atoi(h["crashes"]),
-		Timeout:         time.Duration(atoi(h["timeout"])) * time.Millisecond,
-		CreatedAt:       msTime(h["created"]),
-		StartedAt:       msTimePtr(h["started"]),
-		FinishedAt:      msTimePtr(h["finished"]),
-		LastError:       h["error"],
-		Worker:          h["worker"],
-		CancelRequested: h["cancel"] == "1" && h["status"] == string(StatusRunning),
-		run:             atoi(h["run"]),
-		idem:            h["idem"],
+		ID:              r.ID,
+		Queue:           r.Queue,
+		Type:            r.Type,
+		Payload:         json.RawMessage(r.Payload),
+		Priority:        r.Priority,
+		Status:          Status(r.Status),
+		Attempt:         r.Attempt,
+		MaxAttempts:     r.MaxAttempts,
+		Crashes:         r.Crashes,
+		Timeout:         r.Timeout,
+		CreatedAt:       msTime(r.Created),
+		ScheduledAt:     msTimePtr(r.Due),
+		StartedAt:       msTimePtr(r.Started),
+		FinishedAt:      msTimePtr(r.Finished),
+		LastError:       r.Error,
+		Worker:          r.Worker,
+		CancelRequested: r.Cancel,
+		History:         make([]Execution, len(r.History)),
+		run:             r.Run,
+		idem:            r.Idem,
 	}
-	if t.Status == StatusScheduled {
-		t.ScheduledAt = msTimePtr(h["due"])
+	if r.Result != nil {
+		t.Result = json.RawMessage(r.Result)
 	}
-	if r, ok := h["result"]; ok {
-		t.Result = json.RawMessage(r)
-	}
-	for k, v := range h {
-		if len(k) < 2 || k[0] != 'h' || k[1] < '0' || k[1] > '9' {
-			continue
-		}
-		parts := strings.SplitN(v, "|", 5)
-		if len(parts) < 4 {
-			continue
-		}
-		e := Execution{Run: atoi(k[1:]), StartedAt: msTime(parts[0]), FinishedAt: msTime(parts[1]), Worker: parts[2], Outcome: parts[3]}
-		if len(parts) == 5 {
-			e.Error = parts[4]
-		}
-		t.History = append(t.History, e)
-	}
-	sort.Slice(t.History, func(i, j int) bool { return t.History[i].Run < t.History[j].Run })
-	if t.History == nil {
-		t.History = []Execution{}
+	for i, x := range r.History {
+		t.History[i] = Execution{Run: x.Run, StartedAt: msTime(x.Started), FinishedAt: msTime(x.Finished),
+			Worker: x.Worker, Outcome: x.Outcome, Error: x.Error}
 	}
 	// A finished task's finish time is its latest execution's end (tasks
 	// cancelled before running record it apart).

@@ -5,18 +5,9 @@ import (
 	"strings"
 )
 
-func indexByte(s string, c byte) int {
-	if i := strings.IndexByte(s, c); i >= 0 {
-		return i
-	}
-	return len(s)
-}
-
-func splitComma(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
+// cutByte is strings.Cut for one byte.
+func cutByte(s string, c byte) (before, after string, found bool) {
+	return strings.Cut(s, string(c))
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

@@ -123,10 +123,9 @@ func (c *WorkerConfig) withDefaults() (WorkerConfig, error) {
 // Worker runs registered handlers on tasks of its queues. Register handlers
 // with Handle, then Start it; stop it with Stop or StopAndCancel.
 type Worker struct {
-	c     *Client
-	cfg   WorkerConfig
-	log   *slog.Logger
-	group string
+	c   *Client
+	cfg WorkerConfig
+	log *slog.Logger
 
 	mu        sync.Mutex
 	handlers  map[string]HandlerFunc
@@ -171,7 +170,6 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 		c:        c,
 		cfg:      wc,
 		log:      c.log.With("worker", wc.ID),
-		group:    "workers",
 		handlers: map[string]HandlerFunc{},
 		running:  map[string]*execution{},
 		stopping: make(chan struct{}),
@@ -208,10 +206,15 @@ func (w *Worker) Handle(taskType string, fn HandlerFunc) {
 }
 
 // Start starts the worker: one reader and one scheduler per queue, a
-// renewer, a cancellation listener and a heartbeat. It returns at once.
+// renewer, a cancellation listener and a heartbeat. It checks the
+// namespace's key layout first (a *LayoutError when this version cannot
+// read it), then returns at once.
 // ctx carries values to handlers; ending it does not stop the worker (use
 // Stop).
 func (w *Worker) Start(ctx context.Context) error {
+	if err := w.c.CheckLayout(ctx); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.state != 0 {

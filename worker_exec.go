@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
-	"github.com/dtq-dev/dtq/internal/taskid"
-	"github.com/dtq-dev/dtq/internal/taskscript"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // maxErrorText bounds the error text stored with a task.
@@ -103,17 +102,16 @@ func (w *Worker) logFailure(t *Task, status, errText string) {
 
 // execute runs the handler and returns the outcome to record (false: none,
 // the task was taken over elsewhere).
-func (w *Worker) execute(ctx context.Context, ex *execution) (taskscript.FinishItem, bool) {
+func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, bool) {
 	t := ex.task
 	w.mu.Lock()
 	h := w.handlers[t.Type]
 	w.mu.Unlock()
-	item := taskscript.FinishItem{
+	item := store.FinishItem{
 		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Started: t.started,
 	}
-	_, item.ULID, _ = taskid.Parse(t.ID)
 	if h == nil {
-		item.Outcome, item.Text = taskscript.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)
+		item.Outcome, item.Text = store.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)
 		return item, true
 	}
 	hctx, stop := context.WithTimeoutCause(ctx, t.Timeout, context.DeadlineExceeded)
@@ -129,14 +127,14 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (taskscript.FinishI
 		// cancelled task CANCELLED, keeping the result as its result.
 		data, merr := json.Marshal(result)
 		if merr != nil {
-			item.Outcome, item.Text = taskscript.OutcomeDead, "result cannot be encoded as JSON: "+merr.Error()
+			item.Outcome, item.Text = store.OutcomeDead, "result cannot be encoded as JSON: "+merr.Error()
 		} else {
-			item.Outcome, item.Text = taskscript.OutcomeOK, string(data)
+			item.Outcome, item.Text = store.OutcomeOK, string(data)
 		}
 	case errors.Is(context.Cause(ctx), ErrCancelled):
-		item.Outcome, item.Text = taskscript.OutcomeCancel, "cancelled"
+		item.Outcome, item.Text = store.OutcomeCancel, "cancelled"
 	case errors.Is(context.Cause(ctx), ErrStopped):
-		item.Outcome, item.Text, item.RetryDelay = taskscript.OutcomeRetry, "worker stopped: "+err.Error(), 0
+		item.Outcome, item.Text, item.RetryDelay = store.OutcomeRetry, "worker stopped: "+err.Error(), 0
 	default:
 		if errors.Is(cause, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("timed out after %v: %w", t.Timeout, err)
@@ -146,15 +144,15 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (taskscript.FinishI
 		item.Text = truncate(err.Error(), maxErrorText)
 		switch {
 		case permanent:
-			item.Outcome = taskscript.OutcomeDead
+			item.Outcome = store.OutcomeDead
 		case after > 0:
-			item.Outcome, item.RetryDelay = taskscript.OutcomeRetry, after
+			item.Outcome, item.RetryDelay = store.OutcomeRetry, after
 		default:
-			item.Outcome, item.RetryDelay = taskscript.OutcomeRetry, w.retryDelay(t.Attempt)
+			item.Outcome, item.RetryDelay = store.OutcomeRetry, w.retryDelay(t.Attempt)
 		}
 	}
-	if item.Outcome == taskscript.OutcomeRetry && t.Attempt >= t.MaxAttempts {
-		item.Outcome = taskscript.OutcomeDead // no attempts left
+	if item.Outcome == store.OutcomeRetry && t.Attempt >= t.MaxAttempts {
+		item.Outcome = store.OutcomeDead // no attempts left
 	}
 	return item, true
 }
@@ -174,7 +172,7 @@ func callHandler(ctx context.Context, h HandlerFunc, t *Task) (result any, err e
 // second after a stop's grace period. If that fails, the task is reclaimed
 // after the visibility timeout and runs again. It returns the status
 // recorded, "" for none.
-func (w *Worker) finish(ex *execution, item taskscript.FinishItem) string {
+func (w *Worker) finish(ex *execution, item store.FinishItem) string {
 	// Retried until it is recorded or refused as stale: a late attempt is
 	// harmless (the fence refuses it once the task was reclaimed), while
 	// giving up early runs the task again. Renewal keeps the task this

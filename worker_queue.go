@@ -3,14 +3,13 @@ package dtq
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/batch"
-	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/scheduler"
-	"github.com/dtq-dev/dtq/internal/taskscript"
-	"github.com/redis/rueidis"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // maxFetch bounds the tasks claimed by one read; a busy reader waits up to
@@ -23,7 +22,7 @@ const (
 // finishReq is one outcome queued for recording.
 type finishReq struct {
 	task *Task
-	item taskscript.FinishItem
+	item store.FinishItem
 }
 
 // workerQueue is a worker's state for one of its queues.
@@ -33,7 +32,7 @@ type workerQueue struct {
 	finishes *batch.Batcher[finishReq, string]
 
 	// reader state (used by the reader goroutine only)
-	cursors      [keys.Bands]string
+	cursors      [store.Bands]string
 	lastReclaim  time.Time
 	reclaimEvery time.Duration
 	busy         bool // the last read claimed something: read again without blocking
@@ -49,17 +48,14 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		busy:         true, // the first read runs the script, which creates the groups
 		hot:          -1,
 	}
-	cfg := taskscript.FinishConfig{
-		Group: w.group, Retention: w.c.cfg.Retention, IdemWindow: w.c.cfg.IdempotencyWindow,
-		DLQMaxLen: w.c.cfg.DeadLetterMaxLen, Durability: w.c.durability(),
-	}
+	cfg := store.FinishConfig{Retention: w.c.cfg.Retention, IdemWindow: w.c.cfg.IdempotencyWindow, Durability: w.c.durability()}
 	wq.finishes = batch.New(func(ctx context.Context, items []finishReq) ([]string, error) {
-		scriptItems := make([]taskscript.FinishItem, len(items))
+		scriptItems := make([]store.FinishItem, len(items))
 		for i, r := range items {
 			scriptItems[i] = r.item
 		}
-		res, err := taskscript.Finish(ctx, w.c.redis, q.keys, cfg, w.cfg.ID, scriptItems)
-		var nre *taskscript.NotReplicatedError
+		res, err := q.store.Finish(ctx, cfg, w.cfg.ID, scriptItems)
+		var nre *store.NotReplicatedError
 		if errors.As(err, &nre) {
 			// Recorded on the master, not (yet) on enough replicas: an
 			// error, so that each outcome is recorded again (a no-op on
@@ -79,12 +75,12 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 				continue
 			}
 			errText := ""
-			if r.item.Outcome != taskscript.OutcomeOK {
+			if r.item.Outcome != store.OutcomeOK {
 				errText = r.item.Text
 			}
 			events = append(events, eventLine(r.task, Status(res[i]), errText))
 		}
-		w.c.publish(q.keys.Events(), events)
+		w.c.publish(q.store.Keys().Events(), events)
 		return res, nil
 	}, 256, 1, 10*time.Second)
 	return wq
@@ -143,8 +139,8 @@ func (wq *workerQueue) read(ctx context.Context) {
 // fetch claims up to n entries: exactly, in priority order, with read.lua
 // when the queue is busy or a reclaim pass is due; otherwise with one
 // blocking XREADGROUP over the bands, which wakes as soon as a task arrives.
-func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, error) {
-	w, c, k := wq.w, wq.w.c.redis, wq.q.keys
+func (wq *workerQueue) fetch(ctx context.Context, n int) ([]store.Entry, error) {
+	w, sq := wq.w, wq.q.store
 	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
 	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 {
 		// Still busy from one band: read the bands from 9 down to it in one
@@ -157,7 +153,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 		return entries, err
 	}
 	if wq.busy && !reclaimDue && wq.planned {
-		paused, entries, err := taskscript.ReadPlanned(ctx, c, k, w.group, w.cfg.ID, n)
+		paused, entries, err := sq.ReadPlanned(ctx, w.cfg.ID, n)
 		if err != nil {
 			wq.planned = false // the script path recreates a missing group
 			return entries, err
@@ -173,11 +169,11 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 		return entries, nil
 	}
 	if wq.busy || reclaimDue {
-		req := taskscript.ReadRequest{Group: w.group, Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors, EnsureGroups: !wq.planned}
+		req := store.ReadRequest{Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors, EnsureGroups: !wq.planned}
 		if reclaimDue {
 			req.ReclaimIdle = w.cfg.VisibilityTimeout
 		}
-		res, err := taskscript.Read(ctx, c, k, req)
+		res, err := sq.Read(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -208,58 +204,27 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]taskscript.Entry, er
 // readBands claims up to n new entries (per band) with one plain
 // XREADGROUP over bands 9 down to low; with block > 0 it waits up to that
 // long for the first. A missing group makes the next read use the script.
-func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration, low int) ([]taskscript.Entry, error) {
-	w, c, k := wq.w, wq.w.c.redis, wq.q.keys
-	bandKeys := taskscript.BandKeys(k)[:keys.Bands-low]
-	ids := make([]string, len(bandKeys))
-	for i := range ids {
-		ids[i] = ">"
-	}
-	b := c.B().Xreadgroup().Group(w.group, w.cfg.ID).Count(int64(n))
-	var cmd rueidis.Completed
-	if block > 0 {
-		cmd = b.Block(block.Milliseconds()).Streams().Key(bandKeys...).Id(ids...).Build()
-	} else {
-		cmd = b.Streams().Key(bandKeys...).Id(ids...).Build()
-	}
-	streams, err := c.Do(ctx, cmd).AsXRead()
-	if rueidis.IsRedisNil(err) {
-		return nil, nil
-	}
-	if err != nil {
+func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration, low int) ([]store.Entry, error) {
+	entries, missing, err := wq.q.store.ReadBands(ctx, wq.w.cfg.ID, n, block, low)
+	if err != nil || missing {
 		wq.busy, wq.planned = true, false // the script recreates a missing group
-		if isNoGroup(err) {
-			return nil, nil
-		}
-		return nil, err
 	}
-	entries, bad := taskscript.ParseBlockingRead(k, streams)
-	for _, b := range bad { // not task entries: drop them
-		c.Do(ctx, c.B().Xack().Key(k.Band(b.Band)).Group(w.group).Id(b.EntryID).Build())
-		c.Do(ctx, c.B().Xdel().Key(k.Band(b.Band)).Id(b.EntryID).Build())
-	}
-	return entries, nil
+	return entries, err
 }
 
 // waitResume blocks until the queue may have been resumed (or a second).
 func (wq *workerQueue) waitResume(ctx context.Context) error {
-	c := wq.w.c.redis
-	cmd := c.B().Xread().Count(1).Block(1000).Streams().Key(wq.q.keys.Wakeup()).Id("$").Build()
-	err := c.Do(ctx, cmd).Error()
-	if rueidis.IsRedisNil(err) {
-		return nil
-	}
-	return err
+	return wq.q.store.WaitWakeup(ctx, "$", time.Second)
 }
 
 // start runs start.lua for claimed entries and launches the started tasks;
 // slots is how many slots the caller holds for them.
-func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, slots int) {
+func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots int) {
 	w := wq.w
-	cfg := taskscript.StartConfig{Group: w.group, Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, DLQMaxLen: w.c.cfg.DeadLetterMaxLen,
-		Retention: w.c.cfg.Retention, Durability: w.c.durability()}
-	started, err := taskscript.Start(ctx, w.c.redis, wq.q.keys, cfg, entries)
-	var nre *taskscript.NotReplicatedError
+	cfg := store.StartConfig{Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, Retention: w.c.cfg.Retention,
+		Durability: w.c.durability()}
+	started, err := wq.q.store.Start(ctx, cfg, entries)
+	var nre *store.NotReplicatedError
 	if errors.As(err, &nre) {
 		// Started on the master, not (yet) on enough replicas: run them;
 		// a failover before replication would run these tasks again.
@@ -281,29 +246,39 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 	obs := w.c.cfg.Observer
 	for i, s := range started {
 		e := entries[i]
+		typ := ""
+		if e.Spec != nil {
+			typ = e.Spec.Type
+		}
 		switch s.Code {
-		case taskscript.Died:
-			w.log.Warn("task dead: its workers were lost more than MaxCrashes times",
-				logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, s.Type)
-			if obs != nil {
-				obs.TaskEnded(wq.q.name, s.Type, OutcomeDead)
+		case store.Died:
+			if e.Malformed {
+				w.log.Warn("malformed band entry dead-lettered", logTaskID, e.TaskID, logQueue, wq.q.name, "entry", e.EntryID)
+			} else {
+				w.log.Warn("task dead: its workers were lost more than MaxCrashes times",
+					logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, typ)
 			}
-		case taskscript.Withdrawn:
-			w.log.Info("task cancelled while its worker was lost; it is not started again",
-				logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, s.Type)
 			if obs != nil {
-				obs.TaskEnded(wq.q.name, s.Type, OutcomeCancelled)
+				obs.TaskEnded(wq.q.name, typ, OutcomeDead)
+			}
+		case store.Withdrawn:
+			w.log.Info("task cancelled while its worker was lost; it is not started again",
+				logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, typ)
+			if obs != nil {
+				obs.TaskEnded(wq.q.name, typ, OutcomeCancelled)
 			}
 		}
-		if s.Code != taskscript.Began || e.GiveBack {
+		if s.Code != store.Began || e.GiveBack || e.Spec == nil {
 			continue
 		}
-		t := &Task{
-			ID: e.TaskID, Queue: wq.q.name, Type: s.Type, Payload: s.Payload, Priority: s.Priority,
-			Status: StatusRunning, Attempt: s.Attempt, MaxAttempts: s.MaxAttempts, Crashes: s.Crashes,
-			Timeout: s.Timeout, CreatedAt: time.UnixMilli(s.Created).UTC(), Worker: w.cfg.ID,
-			run: s.Run, band: e.Band, entry: e.EntryID, idem: s.IdemHash, started: s.Started,
-		}
+		sp := e.Spec
+		startedMs, _ := strconv.ParseInt(s.Started, 10, 64)
+		t := taskOf(&store.Record{
+			ID: e.TaskID, Queue: wq.q.name, Type: sp.Type, Payload: sp.Payload, Priority: e.Band,
+			Status: store.StatusRunning, Attempt: s.Attempt, MaxAttempts: sp.MaxAttempts, Crashes: s.Crashes,
+			Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: w.cfg.ID, Run: s.Run, Idem: sp.IdemHash,
+		})
+		t.band, t.entry, t.started = e.Band, e.EntryID, s.Started
 		events = append(events, eventLine(t, StatusRunning, ""))
 		if obs != nil {
 			obs.TaskStarted(wq.q.name, t.Type, pickup(e.EntryID, s.Started))
@@ -311,13 +286,13 @@ func (wq *workerQueue) start(ctx context.Context, entries []taskscript.Entry, sl
 		w.launch(wq, t)
 		launched++
 	}
-	w.c.publish(wq.q.keys.Events(), events)
+	w.c.publish(wq.q.store.Keys().Events(), events)
 	w.slots.release(min(slots, len(entries)) - launched)
 }
 
 // reportReclaims reports the entries of a read that were taken over from
 // lost workers.
-func (wq *workerQueue) reportReclaims(o Observer, entries []taskscript.Entry) {
+func (wq *workerQueue) reportReclaims(o Observer, entries []store.Entry) {
 	n := 0
 	for _, e := range entries {
 		if e.Reclaimed {
@@ -329,15 +304,11 @@ func (wq *workerQueue) reportReclaims(o Observer, entries []taskscript.Entry) {
 	}
 }
 
-func isNoGroup(err error) bool {
-	rerr, ok := rueidis.IsRedisErr(err)
-	return ok && len(rerr.Error()) >= 7 && rerr.Error()[:7] == "NOGROUP"
-}
-
 // schedule runs the queue's scheduler until ctx ends.
 func (wq *workerQueue) schedule(ctx context.Context) {
+	c := wq.w.c.cfg
 	s := &scheduler.Scheduler{
-		Redis: wq.w.c.redis, Keys: wq.q.keys, Owner: wq.w.cfg.ID, Retention: wq.w.c.cfg.Retention,
+		Queue: wq.q.store, Owner: wq.w.cfg.ID, Retention: c.Retention, MaxFinished: c.MaxFinished, MaxDead: c.DeadLetterMaxLen,
 		Log: wq.w.log.With("component", "scheduler", "queue", wq.q.name),
 	}
 	s.Run(ctx)

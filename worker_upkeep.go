@@ -4,15 +4,10 @@ import (
 	"context"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
-	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/taskid"
-	"github.com/dtq-dev/dtq/internal/taskscript"
-	"github.com/redis/rueidis"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // heartbeatEvery is how often a worker refreshes its registry entry, which
@@ -43,13 +38,12 @@ func (w *Worker) renewOnce(ctx context.Context) {
 	w.mu.Unlock()
 	for wq, exs := range byQueue {
 		for chunk := range slices.Chunk(exs, 256) {
-			items := make([]taskscript.RenewItem, len(chunk))
+			items := make([]store.RenewItem, len(chunk))
 			for i, ex := range chunk {
-				_, ulid, _ := taskid.Parse(ex.task.ID)
-				items[i] = taskscript.RenewItem{ULID: ulid, Band: ex.task.band, EntryID: ex.task.entry, Run: ex.task.run}
+				items[i] = store.RenewItem{TaskID: ex.task.ID, Band: ex.task.band, EntryID: ex.task.entry, Run: ex.task.run}
 			}
 			cctx, cancel := context.WithTimeout(ctx, w.cfg.VisibilityTimeout/2)
-			res, err := taskscript.Renew(cctx, w.c.redis, wq.q.keys, w.group, w.cfg.ID, items)
+			res, err := wq.q.store.Renew(cctx, w.cfg.ID, items)
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
@@ -60,9 +54,9 @@ func (w *Worker) renewOnce(ctx context.Context) {
 			}
 			for i, ex := range chunk {
 				switch res[i] {
-				case taskscript.Lost:
+				case store.Lost:
 					ex.cancel(ErrLost)
-				case taskscript.Cancelled:
+				case store.Cancelled:
 					ex.cancel(ErrCancelled)
 				}
 			}
@@ -75,22 +69,19 @@ func (w *Worker) renewOnce(ctx context.Context) {
 func (w *Worker) listenCancels(ctx context.Context) {
 	chans := make([]string, len(w.queues))
 	for i, q := range w.queues {
-		chans[i] = q.q.keys.Cancels()
+		chans[i] = q.q.store.Keys().Cancels()
 	}
-	c := w.c.redis
 	var retry backoff.Backoff
 	for ctx.Err() == nil {
 		// A dedicated connection: the subscription never shares a
 		// connection with commands.
-		err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
-			return dc.Receive(ctx, dc.B().Subscribe().Channel(chans...).Build(), func(m rueidis.PubSubMessage) {
-				w.mu.Lock()
-				ex := w.running[m.Message]
-				w.mu.Unlock()
-				if ex != nil {
-					ex.cancel(ErrCancelled)
-				}
-			})
+		err := w.c.store.Subscribe(ctx, chans, func(_, taskID string) {
+			w.mu.Lock()
+			ex := w.running[taskID]
+			w.mu.Unlock()
+			if ex != nil {
+				ex.cancel(ErrCancelled)
+			}
 		})
 		if ctx.Err() != nil {
 			return
@@ -118,41 +109,22 @@ func (w *Worker) heartbeat(ctx context.Context) {
 }
 
 func (w *Worker) beat(ctx context.Context) {
-	c, ns := w.c.redis, w.c.cfg.Namespace
 	host, _ := os.Hostname()
 	names := make([]string, len(w.queues))
 	for i, q := range w.queues {
 		names[i] = q.q.name
 	}
-	ttl := 3 * heartbeatEvery
-	expiry := time.Now().Add(ttl).UnixMilli()
-	key := keys.Worker(ns, w.cfg.ID)
-	cmds := rueidis.Commands{
-		c.B().Hset().Key(key).FieldValue().
-			FieldValue("id", w.cfg.ID).FieldValue("host", host).FieldValue("pid", strconv.Itoa(os.Getpid())).
-			FieldValue("queues", strings.Join(names, ",")).FieldValue("concurrency", strconv.Itoa(w.cfg.Concurrency)).
-			FieldValue("busy", strconv.Itoa(w.runningCount())).
-			FieldValue("started", strconv.FormatInt(w.started.UnixMilli(), 10)).
-			FieldValue("heartbeat", strconv.FormatInt(time.Now().UnixMilli(), 10)).Build(),
-		c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build(),
-		c.B().Zadd().Key(keys.Workers(ns)).ScoreMember().ScoreMember(float64(expiry), w.cfg.ID).Build(),
-		c.B().Zremrangebyscore().Key(keys.Workers(ns)).Min("-inf").Max(strconv.FormatInt(time.Now().UnixMilli(), 10)).Build(),
-	}
-	for _, r := range c.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil && ctx.Err() == nil {
-			w.c.redisError("heartbeat", err)
-			w.log.Warn("worker heartbeat failed", "error", err)
-			return
-		}
+	rec := store.WorkerRecord{ID: w.cfg.ID, Host: host, PID: os.Getpid(), Queues: names, Concurrency: w.cfg.Concurrency,
+		Busy: w.runningCount(), Started: w.started.UnixMilli()}
+	if err := w.c.store.Heartbeat(ctx, rec, 3*heartbeatEvery); err != nil && ctx.Err() == nil {
+		w.c.redisError("heartbeat", err)
+		w.log.Warn("worker heartbeat failed", "error", err)
 	}
 }
 
 // deregister removes the worker from the registry.
 func (w *Worker) deregister(ctx context.Context) {
-	c, ns := w.c.redis, w.c.cfg.Namespace
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c.DoMulti(ctx,
-		c.B().Del().Key(keys.Worker(ns, w.cfg.ID)).Build(),
-		c.B().Zrem().Key(keys.Workers(ns)).Member(w.cfg.ID).Build())
+	w.c.store.Deregister(ctx, w.cfg.ID)
 }

@@ -22,13 +22,13 @@ func TestList(t *testing.T) {
 		if h := strings.Fields(ls[0]); !slices.Equal(h, []string{"ID", "TYPE", "STATUS", "PRIO", "ATTEMPT", "CREATED"}) {
 			t.Fatalf("dtq list header %q:\n%s", ls[0], out)
 		}
-		// Newest first: the last two submitted, then the cursor.
-		for _, id := range ids[1:] {
+		// In run order: the first two submitted, then the cursor.
+		for _, id := range ids[:2] {
 			if row := rowOf(t, out, id); row[1] != "echo" || row[2] != "QUEUED" || row[3] != "3" || row[4] != "0/3" {
 				t.Errorf("dtq list row of %s: %q", id, row)
 			}
 		}
-		if strings.Contains(out, ids[0]) || strings.Contains(out, other) {
+		if strings.Contains(out, ids[2]) || strings.Contains(out, other) {
 			t.Errorf("dtq list --type echo --limit 2 shows too much:\n%s", out)
 		}
 		last := ls[len(ls)-1]
@@ -37,7 +37,7 @@ func TestList(t *testing.T) {
 			t.Fatalf("dtq list --limit 2: want a header, 2 rows and a cursor line:\n%s", out)
 		}
 		out = e.ok("list", "--queue", "parked", "--type", "echo", "--limit", "2", "--cursor", cursor)
-		rowOf(t, out, ids[0])
+		rowOf(t, out, ids[2])
 		if strings.Contains(out, "next page") || len(lines(out)) != 2 {
 			t.Errorf("dtq list second page:\n%s", out)
 		}

@@ -99,38 +99,6 @@ func TestCheckNamespace(t *testing.T) {
 }
 
 // hashTag returns what Redis Cluster hashes for key: the part between the
-// first '{' and the next '}' if that part is not empty, else the whole key.
-func hashTag(key string) string {
-	open := strings.IndexByte(key, '{')
-	if open < 0 {
-		return key
-	}
-	end := strings.IndexByte(key[open+1:], '}')
-	if end <= 0 {
-		return key
-	}
-	return key[open+1 : open+1+end]
-}
-
-// crc16 is the CRC16-CCITT (XMODEM) checksum Redis Cluster uses for slots.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := range len(s) {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
-
-// slot is the Redis Cluster slot of key.
-func slot(key string) int { return int(crc16(hashTag(key)) % 16384) }
-
 func TestSlotMatchesRedis(t *testing.T) {
 	t.Parallel()
 	// Values from CLUSTER KEYSLOT on Redis 7.0.
@@ -145,8 +113,8 @@ func TestSlotMatchesRedis(t *testing.T) {
 		"a{}{b}":           15033, // an empty first tag means the whole key
 		"{a":               10276,
 	} {
-		if got := slot(key); got != want {
-			t.Errorf("slot(%q) = %d, want %d", key, got, want)
+		if got := Slot(key); got != want {
+			t.Errorf("Slot(%q) = %d, want %d", key, got, want)
 		}
 	}
 }
@@ -212,10 +180,10 @@ func TestEveryKeyOfAQueueSharesItsHashTag(t *testing.T) {
 		}
 		for name, b := range builders(t, q, tc.topic) {
 			key := b.key
-			if tag := hashTag(key); tag != tc.queue {
+			if tag := HashTag(key); tag != tc.queue {
 				t.Errorf("%s = %q: hash tag %q, want %q", name, key, tag, tc.queue)
 			}
-			if got, want := slot(key), slot("{"+tc.queue+"}"); got != want {
+			if got, want := Slot(key), Slot("{"+tc.queue+"}"); got != want {
 				t.Errorf("%s = %q: slot %d, want the queue's slot %d", name, key, got, want)
 			}
 			if !strings.HasPrefix(key, q.Prefix()) || len(key) == len(q.Prefix()) {
@@ -244,40 +212,6 @@ func TestKeysDoNotCollide(t *testing.T) {
 				}
 				owner[b.key] = who
 			}
-		}
-	}
-}
-
-// Every key (and channel) of a task queue shares the queue's hash tag;
-// builders are found by reflection, so a new one is covered too.
-func TestEveryKeyOfATaskQueueSharesItsHashTag(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ ns, queue string }{{"dtq", "emails"}, {"x", "-"}, {strings.Repeat("n", 32), strings.Repeat("q", 64)}} {
-		tk := NewTasks(tc.ns, tc.queue)
-		v := reflect.ValueOf(tk)
-		str, integer := reflect.TypeFor[string](), reflect.TypeFor[int]()
-		n := 0
-		for i := range v.NumMethod() {
-			m := v.Type().Method(i)
-			ft := m.Type
-			var args []reflect.Value
-			switch {
-			case ft.NumIn() == 1:
-			case ft.NumIn() == 2 && ft.In(1) == str:
-				args = []reflect.Value{reflect.ValueOf("01ARZ3NDEKTSV4RRFFQ69G5FAV")}
-			case ft.NumIn() == 2 && ft.In(1) == integer:
-				args = []reflect.Value{reflect.ValueOf(Bands - 1)}
-			default:
-				t.Fatalf("Tasks.%s has a signature this test does not know", m.Name)
-			}
-			key := v.Method(i).Call(args)[0].String()
-			n++
-			if hashTag(key) != tc.queue || slot(key) != slot("{"+tc.queue+"}") {
-				t.Errorf("Tasks.%s = %q: hash tag %q, want %q", m.Name, key, hashTag(key), tc.queue)
-			}
-		}
-		if n < 12 {
-			t.Fatalf("found %d builders on Tasks", n)
 		}
 	}
 }

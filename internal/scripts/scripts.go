@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/rueidis"
+	"github.com/dtq-dev/dtq/internal/script"
 )
 
 var (
@@ -26,10 +26,10 @@ var (
 	//go:embed ack.lua
 	ackSource string
 
-	putScript    = rueidis.NewLuaScript(putSource)
-	fetchScript  = rueidis.NewLuaScript(fetchSource)
-	settleScript = rueidis.NewLuaScript(settleSource)
-	ackScript    = rueidis.NewLuaScript(ackSource)
+	putScript    = script.New("put", putSource)
+	fetchScript  = script.New("fetch", fetchSource)
+	settleScript = script.New("settle", settleSource)
+	ackScript    = script.New("ack", ackSource)
 )
 
 // topicIndex assigns 1-based script indexes to topics in order of first use.

@@ -5,16 +5,16 @@
 -- KEYS[2]        schedule zset
 -- KEYS[3]        dead-letter stream
 -- KEYS[4]        wakeup stream
--- KEYS[5..14]    band streams of priority 0..9
--- KEYS[14+i]     the task hash of item i (1..N), in order
--- KEYS[14+N+j]   idempotency records, referenced by index below
+-- KEYS[5]        done stream
+-- KEYS[6..15]    band streams of priority 0..9
+-- KEYS[15+i]     the task hash of item i (1..N), in order
+-- KEYS[15+N+j]   idempotency records, referenced by index below
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        retention of finished tasks, ms
 -- ARGV[3]        idempotency window, ms
--- ARGV[4]        dead-letter stream max length (approximate)
--- ARGV[5]        worker id
--- ARGV[6]        N; then 8 values per item:
+-- ARGV[4]        worker id
+-- ARGV[5]        N; then 8 values per item:
 --                task id, idempotency key index (0 = none), band, entry id,
 --                run (the fence), outcome, text (result or error), history
 --                prefix "<start ms>|" (the run's start as start.lua recorded it),
@@ -34,15 +34,13 @@
 -- worker (its task reclaimed and restarted elsewhere, or cancelled) changes
 -- nothing. An acting item records the execution in history field h<run>
 -- ("start|end|worker|outcome|error": the end of the latest execution is the
--- task's finish time), acknowledges its band entry, sets the
--- finished task to expire after the retention (DEAD tasks do not expire),
--- and extends the idempotency record to the window.
---
--- Acknowledged entries leave their band by trimming: every entry older than
--- the band's oldest pending one has been acknowledged (it was delivered,
--- and is no longer pending), so XTRIM MINID removes them in one sweep. If a
--- long-running task holds the trim back and over 2048 acknowledged entries
--- pile up behind it, this batch's entries are deleted one by one instead.
+-- task's finish time); copies the task's fields from its band entry into
+-- its hash if it was born as that entry (the entry goes now); acknowledges
+-- and deletes the entry; sets a SUCCEEDED or CANCELLED task to expire after
+-- the retention and lists it in the done stream (trimmed here to the
+-- retention); dead-letters a DEAD one (which does not expire; the stream is
+-- capped by the scheduler, records with it); and extends the idempotency
+-- record to the window.
 --
 -- An item whose execution's outcome is recorded already (the task is no
 -- longer RUNNING, but its run is still this one and its history has the
@@ -53,24 +51,23 @@
 -- Returns one value per item: the new status (or the recorded one), or ""
 -- when stale. (The caller publishes the lifecycle events.)
 
-local info, schedule, dlq, wakeup = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local info, schedule, dlq, wakeup, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local group = ARGV[1]
-local retention, window, dlqMax, worker = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local n = tonumber(ARGV[6])
+local retention, window, worker = ARGV[2], ARGV[3], ARGV[4]
+local n = tonumber(ARGV[5])
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nowS = string.format('%d', now)
+local now, nowS = now_ms()
 
 local out = {}
-local retried, succeeded, deadN, cancelled = 0, 0, 0, 0
+local retried, succeeded, deadN, cancelled, listed = 0, 0, 0, 0, 0
 local acks = {}
 for i = 0, n - 1 do
-  local a = 7 + i * 8
-  local id, tk, ik = ARGV[a], KEYS[15 + i], tonumber(ARGV[a + 1])
+  local a = 6 + i * 8
+  local id, tk, ik = ARGV[a], KEYS[16 + i], tonumber(ARGV[a + 1])
   local p, eid, run = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local outcome, text, prefix = ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
-  local f = redis.call('HMGET', tk, 'status', 'run', 'cancel')
+  local band = KEYS[6 + tonumber(p)]
+  local f = redis.call('HMGET', tk, 'status', 'run', 'cancel', 'type')
   local res = ''
   if f[1] == 'RUNNING' and f[2] == run then
     local delay
@@ -84,6 +81,7 @@ for i = 0, n - 1 do
       delay = string.sub(outcome, 7) -- (two statements: the embedded
       outcome = 'retry'              -- backend's Lua assigns in order)
     end
+    if not f[4] then copy_spec(tk, band, eid, p) end
     local errText = ''
     if outcome ~= 'ok' then errText = text end
     local hist = prefix .. nowS .. '|' .. worker .. '|' .. outcome .. '|' .. errText
@@ -91,7 +89,8 @@ for i = 0, n - 1 do
       res = 'SUCCEEDED'
       redis.call('HSET', tk, 'status', res, 'result', text, 'h' .. run, hist)
       redis.call('PEXPIRE', tk, retention)
-      succeeded = succeeded + 1
+      redis.call('XADD', done, '*', 'i', id)
+      succeeded, listed = succeeded + 1, listed + 1
     elseif outcome == 'retry' then
       res = 'SCHEDULED'
       local due = string.format('%d', now + tonumber(delay))
@@ -100,14 +99,15 @@ for i = 0, n - 1 do
       retried = retried + 1
     elseif outcome == 'dead' then
       res = 'DEAD'
-      local did = redis.call('XADD', dlq, 'MAXLEN', '~', dlqMax, '*', 'i', id, 'r', text)
+      local did = redis.call('XADD', dlq, '*', 'i', id, 'r', text)
       redis.call('HSET', tk, 'status', res, 'error', text, 'dead_id', did, 'h' .. run, hist)
       deadN = deadN + 1
     else
       res = 'CANCELLED'
       redis.call('HSET', tk, 'status', res, 'error', text, 'h' .. run, hist)
       redis.call('PEXPIRE', tk, retention)
-      cancelled = cancelled + 1
+      redis.call('XADD', done, '*', 'i', id)
+      cancelled, listed = cancelled + 1, listed + 1
     end
     if ik > 0 and res ~= 'SCHEDULED' then redis.call('PEXPIRE', KEYS[ik], window) end
     local ids = acks[p]
@@ -122,39 +122,18 @@ for i = 0, n - 1 do
 end
 
 for p, ids in pairs(acks) do
-  local band = KEYS[5 + tonumber(p)]
+  local band = KEYS[6 + tonumber(p)]
   redis.call('XACK', band, group, unpack(ids))
-  local pend = redis.call('XPENDING', band, group)
-  if pend[1] > 0 then
-    local behind = redis.call('XLEN', band) - pend[1] - tonumber(redis.call('HGET', info, 'q' .. p) or '0')
-    if behind > 2048 then
-      redis.call('XDEL', band, unpack(ids))
-    end
-    redis.call('XTRIM', band, 'MINID', pend[2])
-  else
-    -- nothing pending: every delivered entry is acknowledged
-    for _, g in ipairs(redis.call('XINFO', 'GROUPS', band)) do
-      local name, last
-      for j = 1, #g, 2 do
-        if g[j] == 'name' then name = g[j + 1] elseif g[j] == 'last-delivered-id' then last = g[j + 1] end
-      end
-      if name == group and last then
-        local ms, seq = string.match(last, '^(%d+)-(%d+)$')
-        redis.call('XTRIM', band, 'MINID', ms .. '-' .. string.format('%d', tonumber(seq) + 1))
-      end
-    end
-  end
+  redis.call('XDEL', band, unpack(ids))
 end
-local done = succeeded + deadN + cancelled
-if done + retried > 0 then
-  redis.call('HINCRBY', info, 'running', -(done + retried))
-  if done > 0 then redis.call('HINCRBY', info, 'depth', -done) end
-  if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
-  if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end
-  if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
-  if retried > 0 then
-    redis.call('HINCRBY', info, 'retried', retried)
-    redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
-  end
+if listed > 0 then
+  redis.call('XTRIM', done, 'MINID', string.format('%d', now - tonumber(retention)))
+end
+if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
+if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end
+if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
+if retried > 0 then
+  redis.call('HINCRBY', info, 'retried', retried)
+  redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
 end
 return out

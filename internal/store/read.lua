@@ -1,6 +1,7 @@
 -- read.lua: claim up to `credit` task entries for one worker, highest
--- priority band first. It touches only the queue's streams and info hash;
--- the claimed tasks are started by start.lua, whose KEYS name them.
+-- priority band first, with their fields. It touches only the queue's
+-- streams and info hash; the claimed tasks are started by start.lua, whose
+-- KEYS name them.
 --
 -- KEYS[1]        info hash (field "paused")
 -- KEYS[2..11]    band streams of priority 0..9
@@ -15,12 +16,17 @@
 --
 -- While credit remains: first a reclaim pass over band 9 down to 0
 -- (XAUTOCLAIM from each band's cursor: entries of crashed workers), then new
--- entries (XREADGROUP >) of band 9 down to 0. A missing group or stream is recreated at id 0: entries of
--- finished tasks delivered again are skipped by start.lua.
+-- entries (XREADGROUP >) of band 9 down to 0. The reclaim pass looks at
+-- every band before new entries take the credit: a reclaimed task was
+-- started once already, and a backlog of new higher-priority entries must
+-- not keep it from being taken over. A missing group or stream is recreated
+-- at id 0: entries of running or finished tasks delivered again are skipped
+-- by start.lua.
 --
 -- Returns { paused, entries, cursors }:
 --   paused   1 when the queue is paused (nothing claimed), else 0
---   entries  flat, 4 values per entry: band, entry id, task id, reclaimed (0/1)
+--   entries  4 values per entry: band, entry id, reclaimed (0/1), its
+--            fields (flat)
 --   cursors  the 10 reclaim cursors, band 0..9
 
 local info = KEYS[1]
@@ -44,21 +50,11 @@ end
 
 local entries = {}
 local function take(p, e, reclaimed)
-  local f = e[2]
-  if f and f[1] == 'i' then
-    local n = #entries
-    entries[n + 1], entries[n + 2], entries[n + 3], entries[n + 4] = p, e[1], f[2], reclaimed
-    credit = credit - 1
-  else
-    -- not a task entry (written by something else): drop it
-    redis.call('XACK', KEYS[2 + p], group, e[1])
-    redis.call('XDEL', KEYS[2 + p], e[1])
-  end
+  local n = #entries
+  entries[n + 1], entries[n + 2], entries[n + 3], entries[n + 4] = p, e[1], reclaimed, e[2]
+  credit = credit - 1
 end
 
--- The reclaim pass looks at every band before new entries take the
--- credit: a reclaimed task was started once already, and a backlog of new
--- higher-priority entries must not keep it from being taken over.
 if minIdle > 0 then
   for p = 9, 0, -1 do
     if credit <= 0 then break end
@@ -81,17 +77,15 @@ end
 for p = 9, 0, -1 do
   if credit <= 0 then break end
   local band = KEYS[2 + p]
-  do
-    local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
-    if nogroup(r) then
-      redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
-      r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
-    elseif type(r) == 'table' and r.err then
-      return redis.error_reply(r.err)
-    end
-    if r then
-      for _, e in ipairs(r[1][2]) do take(p, e, 0) end
-    end
+  local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
+  if nogroup(r) then
+    redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
+    r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
+  elseif type(r) == 'table' and r.err then
+    return redis.error_reply(r.err)
+  end
+  if r then
+    for _, e in ipairs(r[1][2]) do take(p, e, 0) end
   end
 end
 return { 0, entries, cursors }

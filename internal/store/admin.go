@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/taskid"
+	"github.com/redis/rueidis"
+)
+
+// Cancel runs cancel.lua for task id of this queue. It returns the task's
+// status after the call ("" when there is no such task) and, when this call
+// cancelled a QUEUED or SCHEDULED task, its type (else "").
+func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) (status, cancelledType string, err error) {
+	_, ulid, perr := taskid.Parse(id)
+	if perr != nil {
+		return "", "", nil
+	}
+	band, eid, born := taskid.Entry(ulid)
+	if !born {
+		band, eid = 0, ""
+	}
+	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Task(ulid), q.k.Band(band)}
+	args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band)}
+	v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
+	if err != nil {
+		return "", "", err
+	}
+	switch len(v) {
+	case 1:
+		return v[0], "", nil
+	case 2:
+		return v[0], v[1], nil
+	}
+	return "", "", unexpected("cancel", v)
+}
+
+// DLQAction is what DLQ does to dead tasks.
+type DLQAction string
+
+// Actions of DLQ.
+const (
+	Requeue DLQAction = "requeue"
+	Discard DLQAction = "discard"
+)
+
+// DLQ runs dlq.lua for task ids of this queue; it reports, per id, whether
+// the task was DEAD and acted on.
+func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retention time.Duration) ([]bool, error) {
+	ks := make([]string, 0, 13+len(ids))
+	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done())
+	ks = q.k.bands(ks)
+	args := append(make([]string, 0, 4+len(ids)), string(action), q.k.Events(), ms(retention), itoa(len(ids)))
+	for _, id := range ids {
+		_, ulid, err := taskid.Parse(id)
+		if err != nil {
+			ulid = "invalid"
+		}
+		ks = append(ks, q.k.Task(ulid))
+		args = append(args, id)
+	}
+	v, err := dlqScript.Exec(ctx, q.s.r, ks, args).AsIntSlice()
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != len(ids) {
+		return nil, unexpected("dlq", v)
+	}
+	out := make([]bool, len(v))
+	for i, n := range v {
+		out[i] = n == 1
+	}
+	return out, nil
+}
+
+// DeadEntry is one entry of a dead-letter stream.
+type DeadEntry struct {
+	EntryID string
+	TaskID  string
+	Reason  string
+	At      int64 // Unix ms
+}
+
+// DeadLetters returns up to limit dead-letter entries, newest first,
+// before entry before ("" for the newest).
+func (q *Queue) DeadLetters(ctx context.Context, limit int, before string) ([]DeadEntry, error) {
+	end := "+"
+	if before != "" {
+		end = "(" + before
+	}
+	c := q.s.r
+	es, err := c.Do(ctx, c.B().Xrevrange().Key(q.k.DLQ()).End(end).Start("-").Count(int64(limit)).Build()).AsXRange()
+	return deadEntries(es), err
+}
+
+// DeadLettersUpTo returns up to limit dead-letter entries, oldest first,
+// up to entry last (inclusive).
+func (q *Queue) DeadLettersUpTo(ctx context.Context, last string, limit int) ([]DeadEntry, error) {
+	c := q.s.r
+	es, err := c.Do(ctx, c.B().Xrange().Key(q.k.DLQ()).Start("-").End(last).Count(int64(limit)).Build()).AsXRange()
+	return deadEntries(es), err
+}
+
+// DropDeadLetters deletes dead-letter entries by entry id.
+func (q *Queue) DropDeadLetters(ctx context.Context, entryIDs []string) error {
+	c := q.s.r
+	return c.Do(ctx, c.B().Xdel().Key(q.k.DLQ()).Id(entryIDs...).Build()).Error()
+}
+
+func deadEntries(es []rueidis.XRangeEntry) []DeadEntry {
+	out := make([]DeadEntry, len(es))
+	for i, e := range es {
+		out[i] = DeadEntry{EntryID: e.ID, TaskID: e.FieldValues[DeadID], Reason: e.FieldValues[DeadReason], At: entryMs(e.ID)}
+	}
+	return out
+}
+
+// SetPaused pauses or resumes the queue; a resume wakes paused workers.
+func (q *Queue) SetPaused(ctx context.Context, paused bool) error {
+	c := q.s.r
+	v := "0"
+	if paused {
+		v = "1"
+	}
+	cmds := rueidis.Commands{c.B().Hset().Key(q.k.Info()).FieldValue().FieldValue(InfoPaused, v).Build()}
+	if !paused {
+		cmds = append(cmds, c.B().Xadd().Key(q.k.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build())
+	}
+	for _, r := range c.DoMulti(ctx, cmds...) {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+-- cancel.lua: cancel one task.
+--
+-- KEYS[1]        info hash
+-- KEYS[2]        schedule zset
+-- KEYS[3]        done stream
+-- KEYS[4]        the task hash
+-- KEYS[5]        the band stream of its birth entry (any band when the id
+--                names no entry)
+--
+-- ARGV[1]        task id
+-- ARGV[2]        events channel
+-- ARGV[3]        cancels channel (workers listen)
+-- ARGV[4]        retention of finished tasks, ms
+-- ARGV[5]        consumer group
+-- ARGV[6]        its birth entry's id ("" when the id names no entry)
+-- ARGV[7]        its birth entry's band
+--
+-- A task born as an entry and still only that (QUEUED, no hash) -> a
+-- CANCELLED hash made from the entry; the entry is deleted unless a worker
+-- has just claimed it (its start then skips it). A QUEUED (with a hash) or
+-- SCHEDULED task -> CANCELLED at once (a QUEUED task's entry is skipped when
+-- a worker reads it). RUNNING -> the cancellation is recorded ("cancel" =
+-- 1) and published on the cancels channel; the worker running it cancels
+-- its handler, and the task ends CANCELLED. Anything else is left as it is.
+-- A cancelled task expires after the retention and is listed in the done
+-- stream.
+--
+-- Returns { the task's status after the call ("" when there is no such
+-- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
+-- { 'CANCELLED', its type }.
+
+local info, schedule, done, tk, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local group, eid, prio = ARGV[5], ARGV[6], ARGV[7]
+local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio')
+f[3] = f[3] or '0'
+local status = f[1]
+if not status then
+  if eid == '' then return {''} end
+  f[2] = copy_spec(tk, band, eid, prio)
+  if not f[2] then return {''} end
+  f[4] = prio
+  local pend = redis.pcall('XPENDING', band, group, eid, eid, 1)
+  if type(pend) ~= 'table' or pend.err or #pend == 0 then
+    redis.call('XDEL', band, eid)
+  end
+  status = 'QUEUED'
+end
+
+local now, nowS = now_ms()
+
+if status == 'QUEUED' or status == 'SCHEDULED' then
+  if status == 'SCHEDULED' then
+    redis.call('ZREM', schedule, id)
+  end
+  redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
+  redis.call('PEXPIRE', tk, retention)
+  redis.call('XADD', done, '*', 'i', id)
+  redis.call('HINCRBY', info, 'cancelled', 1)
+  redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
+  return {'CANCELLED', f[2]}
+end
+if status == 'RUNNING' then
+  redis.call('HSET', tk, 'cancel', 1)
+  redis.call('PUBLISH', cancels, id)
+end
+return {status}

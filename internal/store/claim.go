@@ -1,0 +1,369 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/taskid"
+	"github.com/redis/rueidis"
+)
+
+// Entry is one claimed band entry.
+type Entry struct {
+	Band    int
+	EntryID string
+	TaskID  string
+	// Born: the task was born as this entry (it carries no EntryID).
+	Born bool
+	// Malformed: neither a task's birth entry nor an entry written again
+	// (written by something else): Start dead-letters it.
+	Malformed bool
+	Reclaimed bool  // taken over from a worker that stopped renewing it
+	GiveBack  bool  // for Start: put the entry back unstarted
+	Spec      *Spec // the task's fields carried by the entry; nil when malformed
+}
+
+// Spec is what a band entry carries of its task besides the id: its
+// immutable fields, so that a worker needs no second read to start it.
+type Spec struct {
+	Type        string
+	Payload     []byte
+	MaxAttempts int
+	Timeout     time.Duration
+	Created     int64  // Unix ms
+	IdemHash    string // "" for none
+}
+
+// entryOf reads band entry eid with fields f of queue.
+func entryOf(queue string, band int, eid string, f map[string]string) Entry {
+	e := Entry{Band: band, EntryID: eid}
+	typ, hasType := f[EntryType]
+	id, hasID := f[EntryID]
+	switch {
+	case hasID && hasType:
+		e.TaskID = id
+	case hasType:
+		e.Born = true
+		e.TaskID, _ = taskid.FromEntry(queue, band, eid)
+	default:
+		e.Malformed = true
+		e.TaskID, _ = taskid.FromEntry(queue, band, eid)
+		return e
+	}
+	created := atoi64(f[EntryCreated])
+	if e.Born {
+		created = entryMs(eid)
+	}
+	e.Spec = &Spec{Type: typ, Payload: []byte(f[EntryPayload]), MaxAttempts: atoi(f[EntryMaxAttempts]),
+		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem]}
+	return e
+}
+
+// ReadRequest is the input of Read.
+type ReadRequest struct {
+	Consumer     string
+	Credit       int
+	ReclaimIdle  time.Duration // > 0 runs a reclaim pass
+	Cursors      [Bands]string
+	EnsureGroups bool // create every band's stream and group first
+}
+
+// ReadResult is the output of Read.
+type ReadResult struct {
+	Paused  bool
+	Entries []Entry
+	Cursors [Bands]string
+}
+
+// Read runs read.lua: claim up to Credit entries, band 9 first, after a
+// reclaim pass when ReclaimIdle > 0.
+func (q *Queue) Read(ctx context.Context, req ReadRequest) (ReadResult, error) {
+	ks := q.k.bands([]string{q.k.Info()})
+	args := make([]string, 0, 5+Bands)
+	args = append(args, Group, req.Consumer, itoa(req.Credit), ms(req.ReclaimIdle))
+	for _, cur := range req.Cursors {
+		if cur == "" {
+			cur = "0-0"
+		}
+		args = append(args, cur)
+	}
+	if req.EnsureGroups {
+		args = append(args, "1")
+	} else {
+		args = append(args, "0")
+	}
+	top, err := readScript.Exec(ctx, q.s.r, ks, args).ToArray()
+	if err != nil {
+		return ReadResult{}, err
+	}
+	if len(top) != 3 {
+		return ReadResult{}, unexpected("read", top)
+	}
+	var res ReadResult
+	paused, _ := top[0].AsInt64()
+	res.Paused = paused == 1
+	flat, err := top[1].ToArray()
+	if err != nil || len(flat)%4 != 0 {
+		return ReadResult{}, unexpected("read", top[1])
+	}
+	for i := 0; i < len(flat); i += 4 {
+		band, e1 := flat[i].AsInt64()
+		eid, e2 := flat[i+1].ToString()
+		rec, e3 := flat[i+2].AsInt64()
+		fields, e4 := flat[i+3].AsStrSlice()
+		if e1 != nil || e2 != nil || e3 != nil || e4 != nil || band < 0 || band >= Bands || len(fields)%2 != 0 {
+			return ReadResult{}, unexpected("read", flat[i:i+4])
+		}
+		f := make(map[string]string, len(fields)/2)
+		for j := 0; j < len(fields); j += 2 {
+			f[fields[j]] = fields[j+1]
+		}
+		e := entryOf(q.name, int(band), eid, f)
+		e.Reclaimed = rec == 1
+		res.Entries = append(res.Entries, e)
+	}
+	cursors, err := top[2].AsStrSlice()
+	if err != nil || len(cursors) != Bands {
+		return ReadResult{}, unexpected("read", top[2])
+	}
+	copy(res.Cursors[:], cursors)
+	return res, nil
+}
+
+// ReadPlanned claims up to credit entries for consumer with plain commands,
+// highest priority first: it reads the queue's paused flag and what each
+// band holds (XLEN) and has delivered (XPENDING), then runs one XREADGROUP
+// per band that holds waiting tasks, asking each for what it holds, until
+// the credit is used — two round trips. It returns no entries when nothing
+// waits. (A band whose group is missing counts as empty: the script path
+// recreates it.)
+func (q *Queue) ReadPlanned(ctx context.Context, consumer string, credit int) (paused bool, entries []Entry, err error) {
+	c := q.s.r
+	cmds := make(rueidis.Commands, 0, 1+2*Bands)
+	cmds = append(cmds, c.B().Hget().Key(q.k.Info()).Field(InfoPaused).Build())
+	for p := Bands - 1; p >= 0; p-- {
+		cmds = append(cmds, c.B().Xlen().Key(q.k.Band(p)).Build(), c.B().Xpending().Key(q.k.Band(p)).Group(Group).Build())
+	}
+	res := c.DoMulti(ctx, cmds...)
+	if s, err := res[0].ToString(); err == nil && s == "1" {
+		return true, nil, nil
+	} else if err != nil && !rueidis.IsRedisNil(err) {
+		return false, nil, err
+	}
+	var reads rueidis.Commands
+	var bandOf []int
+	left := credit
+	for i, p := 1, Bands-1; p >= 0 && left > 0; i, p = i+2, p-1 {
+		n, err := res[i].AsInt64()
+		if err != nil {
+			return false, nil, err
+		}
+		pend, err := pendingCount(res[i+1])
+		if err != nil {
+			return false, nil, err
+		}
+		waiting := int(n - pend)
+		if waiting <= 0 {
+			continue
+		}
+		take := min(left, waiting)
+		left -= take
+		reads = append(reads, c.B().Xreadgroup().Group(Group, consumer).Count(int64(take)).Streams().Key(q.k.Band(p)).Id(">").Build())
+		bandOf = append(bandOf, p)
+	}
+	if len(reads) == 0 {
+		return false, nil, nil
+	}
+	for i, r := range c.DoMulti(ctx, reads...) {
+		streams, err := r.AsXRead()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			if isNoGroup(err) {
+				continue
+			}
+			return false, entries, err
+		}
+		for _, e := range streams[q.k.Band(bandOf[i])] {
+			entries = append(entries, entryOf(q.name, bandOf[i], e.ID, e.FieldValues))
+		}
+	}
+	return false, entries, nil
+}
+
+// pendingCount reads the count of an XPENDING summary; a missing group
+// counts 0.
+func pendingCount(r rueidis.RedisResult) (int64, error) {
+	v, err := r.ToArray()
+	if err != nil {
+		if isNoGroup(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	if len(v) == 0 {
+		return 0, nil
+	}
+	return v[0].AsInt64()
+}
+
+// ReadBands claims up to n new entries (per band) with one plain
+// XREADGROUP over bands 9 down to low; with block > 0 it waits up to that
+// long for the first. missingGroup reports a band without its consumer
+// group (Read recreates it).
+func (q *Queue) ReadBands(ctx context.Context, consumer string, n int, block time.Duration, low int) (entries []Entry, missingGroup bool, err error) {
+	c := q.s.r
+	bandKeys := make([]string, 0, Bands)
+	ids := make([]string, 0, Bands)
+	for p := Bands - 1; p >= low; p-- {
+		bandKeys = append(bandKeys, q.k.Band(p))
+		ids = append(ids, ">")
+	}
+	b := c.B().Xreadgroup().Group(Group, consumer).Count(int64(n))
+	var cmd rueidis.Completed
+	if block > 0 {
+		cmd = b.Block(block.Milliseconds()).Streams().Key(bandKeys...).Id(ids...).Build()
+	} else {
+		cmd = b.Streams().Key(bandKeys...).Id(ids...).Build()
+	}
+	streams, err := c.Do(ctx, cmd).AsXRead()
+	if rueidis.IsRedisNil(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		if isNoGroup(err) {
+			return nil, true, nil
+		}
+		return nil, false, err
+	}
+	for p := Bands - 1; p >= low; p-- {
+		for _, e := range streams[q.k.Band(p)] {
+			entries = append(entries, entryOf(q.name, p, e.ID, e.FieldValues))
+		}
+	}
+	return entries, false, nil
+}
+
+func isNoGroup(err error) bool {
+	rerr, ok := rueidis.IsRedisErr(err)
+	return ok && strings.HasPrefix(rerr.Error(), "NOGROUP")
+}
+
+// WaitWakeup blocks until the queue's wakeup stream moves (a resume, a new
+// earlier due time) or for up to block.
+func (q *Queue) WaitWakeup(ctx context.Context, after string, block time.Duration) error {
+	c := q.s.r
+	err := c.Do(ctx, c.B().Xread().Count(1).Block(block.Milliseconds()).Streams().Key(q.k.Wakeup()).Id(after).Build()).Error()
+	if rueidis.IsRedisNil(err) {
+		return nil
+	}
+	return err
+}
+
+// StartConfig is the per-worker input of Start.
+type StartConfig struct {
+	Worker     string
+	MaxCrashes int
+	Retention  time.Duration // of a task that ends here
+	Durability Durability
+}
+
+// StartCode is the outcome of starting one entry.
+type StartCode int
+
+// Outcomes of Start.
+const (
+	Skipped StartCode = 0
+	Began   StartCode = 1  // RUNNING under Run
+	Died    StartCode = -1 // past MaxCrashes, or malformed: DEAD (its event was published)
+	// Withdrawn: taken over from a lost worker after its cancellation was
+	// requested: CANCELLED, not started (its event was published).
+	Withdrawn StartCode = -2
+)
+
+// Started is the outcome of starting one entry. When Began, Run, Attempt,
+// Crashes and Started describe the run.
+type Started struct {
+	Code    StartCode
+	Run     int
+	Attempt int
+	Crashes int
+	Started string // Unix ms, as Redis recorded it
+}
+
+// Start runs start.lua for entries of this queue. With cfg.Durability it
+// then waits for the replicas on the same connection: an unanswered WAIT
+// is an error (run nothing); too few replicas in time returns the results
+// together with a *NotReplicatedError (the starts stand).
+func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]Started, error) {
+	ks := make([]string, 0, 13+len(entries))
+	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done())
+	ks = q.k.bands(ks)
+	args := make([]string, 0, 6+5*len(entries))
+	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), itoa(len(entries)))
+	for _, e := range entries {
+		_, ulid, err := taskid.Parse(e.TaskID)
+		if err != nil {
+			ulid = "invalid" // no such task hash: the entry is acknowledged and skipped
+		}
+		ks = append(ks, q.k.Task(ulid))
+		mode := "0"
+		switch {
+		case e.Malformed:
+			mode = "3"
+		case e.GiveBack:
+			mode = "2"
+		case e.Reclaimed:
+			mode = "1"
+		}
+		born := "0"
+		if e.Born {
+			born = "1"
+		}
+		args = append(args, itoa(e.Band), e.EntryID, e.TaskID, born, mode)
+	}
+	res, err := startScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
+	var nre *NotReplicatedError
+	if err != nil && !errors.As(err, &nre) {
+		return nil, err
+	}
+	// A start the replicas may lack must not run: a failover to one of them
+	// would deliver the task again under the same run number. Unknown (the
+	// connection failed): the starts stay claimed and are reclaimed after
+	// the visibility timeout. Too few replicas in time (the master is
+	// alive): the starts stand, reported with the results.
+	replErr := err
+	flat, err := res.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(flat) != 4*len(entries)+1 {
+		return nil, unexpected("start", flat)
+	}
+	started, _ := flat[len(flat)-1].ToString()
+	out := make([]Started, len(entries))
+	for i := range entries {
+		code, err := flat[4*i].AsInt64()
+		if err != nil {
+			return nil, unexpected("start", flat[4*i])
+		}
+		s := &out[i]
+		s.Code = StartCode(code)
+		if s.Code != Began {
+			continue
+		}
+		s.Run, s.Attempt, s.Crashes = msgInt(flat[4*i+1]), msgInt(flat[4*i+2]), msgInt(flat[4*i+3])
+		s.Started = started
+	}
+	return out, replErr
+}
+
+func msgInt(m rueidis.RedisMessage) int {
+	if n, err := m.AsInt64(); err == nil {
+		return int(n)
+	}
+	s, _ := m.ToString()
+	n, _ := strconv.Atoi(s)
+	return n
+}

@@ -1,0 +1,56 @@
+-- dlq.lua: requeue or discard DEAD tasks, in one batch.
+--
+-- KEYS[1]        info hash
+-- KEYS[2]        dead-letter stream
+-- KEYS[3]        done stream
+-- KEYS[4..13]    band streams of priority 0..9
+-- KEYS[14..]     the task hash of each item, in order
+--
+-- ARGV[1]        "requeue" or "discard"
+-- ARGV[2]        events channel
+-- ARGV[3]        retention of finished tasks, ms
+-- ARGV[4]        N; then the N task ids
+--
+-- requeue: DEAD -> QUEUED with attempt and crash counts reset and its history
+--          kept; its dead-letter entry is removed.
+-- discard: its dead-letter entry is removed; the task stays DEAD, is listed
+--          in the done stream and expires after the retention.
+-- Items that are not DEAD are left alone.
+--
+-- Returns one code per item: 1 done, 0 not DEAD (or gone).
+
+local info, dlq, done = KEYS[1], KEYS[2], KEYS[3]
+local action, channel, retention = ARGV[1], ARGV[2], ARGV[3]
+local n = tonumber(ARGV[4])
+
+local now, nowS = now_ms()
+
+local out, events, moved = {}, {}, 0
+for i = 0, n - 1 do
+  local id, tk = ARGV[5 + i], KEYS[14 + i]
+  local f = redis.call('HMGET', tk, 'status', 'dead_id', 'prio', 'type')
+  local res = 0
+  if f[1] == 'DEAD' then
+    if f[2] then redis.call('XDEL', dlq, f[2]) end
+    if action == 'requeue' then
+      redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', '0', 'crashes', '0', 'cancel', '0', 'requeued', nowS)
+      redis.call('HDEL', tk, 'dead_id', 'finished')
+      redis.call('PERSIST', tk)
+      readd(KEYS[4 + tonumber(f[3])], tk, id)
+      events[#events + 1] = id .. '\tQUEUED\t' .. f[4] .. '\t0\t' .. f[3] .. '\t' .. nowS
+      moved = moved + 1
+    else
+      redis.call('HSET', tk, 'discarded', nowS)
+      redis.call('HDEL', tk, 'dead_id')
+      redis.call('PEXPIRE', tk, retention)
+      redis.call('XADD', done, '*', 'i', id)
+    end
+    res = 1
+  end
+  out[#out + 1] = res
+end
+if moved > 0 then
+  redis.call('HINCRBY', info, 'requeued', moved)
+  redis.call('PUBLISH', channel, table.concat(events, '\n'))
+end
+return out

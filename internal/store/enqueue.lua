@@ -1,0 +1,105 @@
+-- enqueue.lua: create a batch of tasks in one queue that need a check
+-- inside Redis: an idempotency key, a delay or run-at, or a depth bound.
+-- (A task without any of them is one plain XADD, see enqueue.go.)
+--
+-- KEYS[1]        schedule zset (task id -> due ms)
+-- KEYS[2]        wakeup stream (the scheduler re-reads the earliest due time)
+-- KEYS[3..12]    band streams of priority 0..9
+-- KEYS[13..]     task hashes and idempotency records, referenced by index below
+--
+-- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
+-- ARGV[2]        idempotency window, ms (a record lives this long after creation,
+--                and is extended to this long after the task finishes)
+-- ARGV[3]        N; then 11 values per task:
+--                random task id (used if it is scheduled), task key index,
+--                idempotency key index (0 = none), request fingerprint, type,
+--                payload, priority (0-9), max attempts, timeout ms, run at
+--                (Unix ms, 0 = none), delay ms (0 = none)
+--
+-- A task due now is born as an entry of its band ("t" type, "p" payload,
+-- "m" max attempts, "o" timeout ms, "k" idempotency record hash): its id is
+-- derived from the entry's (the caller derives it). A task due later — run
+-- at, or now + delay, on the Redis clock — is SCHEDULED: a hash under the
+-- random id, in the schedule zset. Depth is what the bands hold (queued and
+-- running entries) plus the schedule. An idempotency record holds
+-- "<ref> <fingerprint>", ref being "=<band>:<entry id>" or the random id.
+--
+-- Returns 2 values per task — code, ref — then the Redis time (Unix ms).
+-- Codes:
+--    1  created as an entry: ref is "<band>:<entry id>"
+--    3  created SCHEDULED: ref is the random id
+--    2  idempotent replay: the key's record has the same fingerprint; ref
+--       is the record's
+--   -1  conflict: the key's record has another fingerprint; ref is the
+--       record's
+--   -2  queue full: depth would exceed max depth; nothing written
+
+local schedule, wakeup = KEYS[1], KEYS[2]
+local maxDepth = tonumber(ARGV[1])
+local window = ARGV[2]
+local n = tonumber(ARGV[3])
+
+local now, nowS = now_ms()
+
+local depth = 0
+if maxDepth > 0 then
+  depth = redis.call('ZCARD', schedule)
+  for p = 0, 9 do depth = depth + redis.call('XLEN', KEYS[3 + p]) end
+end
+local added, scheduled = 0, 0
+local out = {}
+for i = 0, n - 1 do
+  local a = 4 + i * 11
+  local id, tk, ik, fp = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2]), ARGV[a + 3]
+  local prio, runAt, delay = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10]
+  local code, ret = nil, ''
+  if ik > 0 then
+    local v = redis.call('GET', KEYS[ik])
+    if v then
+      local oref, ofp = string.match(v, '^(%S+) (%S+)$')
+      ret = oref
+      if ofp == fp then code = 2 else code = -1 end
+    end
+  end
+  if not code and maxDepth > 0 and depth + added >= maxDepth then
+    code = -2
+  end
+  if not code then
+    local due = 0
+    if runAt ~= '0' then due = tonumber(runAt) end
+    if delay ~= '0' then due = now + tonumber(delay) end
+    local ref
+    if due > now then
+      local dueS = string.format('%d', due)
+      redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'SCHEDULED',
+        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS, 'due', dueS)
+      if ik > 0 then redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64)) end
+      redis.call('ZADD', schedule, dueS, id)
+      scheduled = scheduled + 1
+      code, ret, ref = 3, id, id
+    else
+      local eid
+      if ik > 0 then
+        eid = redis.call('XADD', KEYS[3 + tonumber(prio)], '*', 't', ARGV[a + 4], 'p', ARGV[a + 5],
+          'm', ARGV[a + 7], 'o', ARGV[a + 8], 'k', string.sub(KEYS[ik], -64))
+      else
+        eid = redis.call('XADD', KEYS[3 + tonumber(prio)], '*', 't', ARGV[a + 4], 'p', ARGV[a + 5],
+          'm', ARGV[a + 7], 'o', ARGV[a + 8])
+      end
+      code, ret = 1, prio .. ':' .. eid
+      ref = '=' .. ret
+    end
+    if ik > 0 then
+      redis.call('SET', KEYS[ik], ref .. ' ' .. fp, 'PX', window)
+    end
+    added = added + 1
+  end
+  out[#out + 1] = code
+  out[#out + 1] = ret
+end
+
+if scheduled > 0 then
+  redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
+end
+out[#out + 1] = now
+return out

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/taskid"
+)
+
+// Outcome is how an execution ended, as finish.lua reads it.
+type Outcome string
+
+// Outcomes of an execution.
+const (
+	OutcomeOK     Outcome = "ok"
+	OutcomeRetry  Outcome = "retry"
+	OutcomeDead   Outcome = "dead"
+	OutcomeCancel Outcome = "cancel"
+)
+
+// FinishItem is the outcome of one execution.
+type FinishItem struct {
+	TaskID   string
+	IdemHash string // "" for none
+	Band     int
+	EntryID  string
+	Run      int
+	// Outcome is final except that a cancellation requested meanwhile
+	// turns it into OutcomeCancel: the caller turns a retry with no
+	// attempts left into OutcomeDead.
+	Outcome    Outcome
+	Text       string // result (OutcomeOK) or error
+	RetryDelay time.Duration
+	Started    string // Unix ms of the run's start, as Start returned it
+}
+
+// FinishConfig is the per-queue input of Finish.
+type FinishConfig struct {
+	Retention  time.Duration
+	IdemWindow time.Duration
+	Durability Durability
+}
+
+// Finish runs finish.lua for items of this queue, run by worker, in one
+// round trip. It returns each task's new status, or "" when the execution
+// was stale — together with a *NotReplicatedError when durability asked for
+// replicas that did not acknowledge in time.
+func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, items []FinishItem) ([]string, error) {
+	ks := make([]string, 0, 15+2*len(items))
+	ks = append(ks, q.k.Info(), q.k.Schedule(), q.k.DLQ(), q.k.Wakeup(), q.k.Done())
+	ks = q.k.bands(ks)
+	for _, it := range items {
+		_, ulid, err := taskid.Parse(it.TaskID)
+		if err != nil {
+			ulid = "invalid"
+		}
+		ks = append(ks, q.k.Task(ulid))
+	}
+	args := make([]string, 0, 5+8*len(items))
+	args = append(args, Group, ms(cfg.Retention), ms(cfg.IdemWindow), worker, itoa(len(items)))
+	for _, it := range items {
+		idemIdx := 0
+		if it.IdemHash != "" {
+			ks = append(ks, q.k.Idempotency(it.IdemHash))
+			idemIdx = len(ks)
+		}
+		outcome := string(it.Outcome)
+		if it.Outcome == OutcomeRetry {
+			outcome += "/" + ms(it.RetryDelay)
+		}
+		args = append(args, it.TaskID, itoa(idemIdx), itoa(it.Band), it.EntryID, itoa(it.Run), outcome, it.Text, it.Started+"|")
+	}
+	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
+	out, err := res.AsStrSlice()
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(items) {
+		return nil, unexpected("finish", out)
+	}
+	return out, replErr
+}
+
+// RenewItem is one running execution to renew.
+type RenewItem struct {
+	TaskID  string
+	Band    int
+	EntryID string
+	Run     int
+}
+
+// RenewStatus is the outcome of renewing one execution.
+type RenewStatus int
+
+// Outcomes of Renew.
+const (
+	Lost      RenewStatus = 0 // not RUNNING under this run any more
+	Renewed   RenewStatus = 1
+	Cancelled RenewStatus = 2 // renewed, and its cancellation was requested
+)
+
+// Renew runs renew.lua for items of this queue in one round trip.
+func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) ([]RenewStatus, error) {
+	ks := q.k.bands(make([]string, 0, 10+len(items)))
+	args := make([]string, 0, 3+3*len(items))
+	args = append(args, Group, consumer, itoa(len(items)))
+	for _, it := range items {
+		_, ulid, err := taskid.Parse(it.TaskID)
+		if err != nil {
+			ulid = "invalid"
+		}
+		ks = append(ks, q.k.Task(ulid))
+		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run))
+	}
+	replies, err := renewScript.Exec(ctx, q.s.r, ks, args).ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(replies) != len(items) {
+		return nil, unexpected("renew", replies)
+	}
+	out := make([]RenewStatus, len(items))
+	for i, r := range replies {
+		n, err := r.AsInt64()
+		if err != nil {
+			return nil, unexpected("renew", r)
+		}
+		out[i] = RenewStatus(n)
+	}
+	return out, nil
+}

@@ -1,0 +1,42 @@
+-- promote.lua: move due SCHEDULED tasks to their band streams.
+--
+-- KEYS[1]        schedule zset
+-- KEYS[2..11]    band streams of priority 0..9
+-- KEYS[12..]     the task hash of each candidate, in order
+--
+-- ARGV[1]        events channel
+-- ARGV[2]        N; then the N candidate task ids (the earliest of the schedule)
+--
+-- A candidate is promoted if its due time (its score) has passed on the
+-- Redis clock and it is still SCHEDULED: an entry in its band, status QUEUED.
+-- A candidate no longer SCHEDULED (cancelled meanwhile) leaves the schedule.
+--
+-- Returns { promoted, ms until the earliest remaining due time (-1 = none) }.
+
+local schedule = KEYS[1]
+local channel = ARGV[1]
+local n = tonumber(ARGV[2])
+
+local now, nowS = now_ms()
+
+local promoted, events = 0, {}
+for i = 0, n - 1 do
+  local id, tk = ARGV[3 + i], KEYS[12 + i]
+  local due = redis.call('ZSCORE', schedule, id)
+  if due and tonumber(due) <= now then
+    local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt')
+    if f[1] == 'SCHEDULED' then
+      readd(KEYS[2 + tonumber(f[2])], tk, id)
+      redis.call('HSET', tk, 'status', 'QUEUED')
+      promoted = promoted + 1
+      events[#events + 1] = id .. '\tQUEUED\t' .. f[3] .. '\t' .. (f[4] or '0') .. '\t' .. f[2] .. '\t' .. nowS
+    end
+    redis.call('ZREM', schedule, id)
+  end
+end
+if promoted > 0 then
+  redis.call('PUBLISH', channel, table.concat(events, '\n'))
+end
+local next = redis.call('ZRANGE', schedule, 0, 0, 'WITHSCORES')
+if #next == 0 then return { promoted, -1 } end
+return { promoted, math.max(0, tonumber(next[2]) - now) }

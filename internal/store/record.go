@@ -1,0 +1,101 @@
+package store
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Record is what the store holds of one task, from its hash and, for a
+// task born as a band entry, that entry.
+type Record struct {
+	ID, Queue   string
+	Type        string
+	Payload     []byte
+	Priority    int
+	Status      string
+	Attempt     int
+	MaxAttempts int
+	Crashes     int
+	Run         int
+	Timeout     time.Duration
+	// Times in Unix ms; 0 when unset.
+	Created, Due, Started, Finished int64
+	Result                          []byte // nil: none
+	Error                           string
+	Worker                          string
+	Cancel                          bool // cancellation requested while RUNNING
+	Idem                            string
+	History                         []Execution // oldest first
+}
+
+// Execution is one run of a task in its history.
+type Execution struct {
+	Run               int
+	Started, Finished int64 // Unix ms
+	Worker            string
+	Outcome           string
+	Error             string
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func atoi64(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+
+// recordOf builds the record of task id of queue from its hash h (empty
+// when it has none) and, for a task born as an entry, that entry's fields
+// e (nil when gone) at band with entry id eid. It returns nil when neither
+// holds the task.
+func recordOf(id, queue string, h map[string]string, e map[string]string, band int, eid string) *Record {
+	if len(h) == 0 && e == nil {
+		return nil
+	}
+	r := &Record{ID: id, Queue: queue, Status: StatusQueued}
+	if _, ok := h[FieldType]; !ok && e != nil {
+		// Born as the entry, which still holds its fields.
+		r.Type, r.Payload = e[EntryType], []byte(e[EntryPayload])
+		r.Priority, r.MaxAttempts = band, atoi(e[EntryMaxAttempts])
+		r.Timeout = time.Duration(atoi64(e[EntryTimeout])) * time.Millisecond
+		r.Created = atoi64(eid[:strings.IndexByte(eid, '-')])
+		r.Idem = e[EntryIdem]
+	} else {
+		r.Type, r.Payload = h[FieldType], []byte(h[FieldPayload])
+		r.Priority, r.MaxAttempts = atoi(h[FieldPrio]), atoi(h[FieldMaxAtt])
+		r.Timeout = time.Duration(atoi64(h[FieldTimeout])) * time.Millisecond
+		r.Created = atoi64(h[FieldCreated])
+		r.Idem = h[FieldIdem]
+	}
+	if len(h) == 0 {
+		return r
+	}
+	if s := h[FieldStatus]; s != "" {
+		r.Status = s
+	}
+	r.Attempt, r.Crashes, r.Run = atoi(h[FieldAttempt]), atoi(h[FieldCrashes]), atoi(h[FieldRun])
+	r.Started, r.Finished = atoi64(h[FieldStarted]), atoi64(h[FieldFinished])
+	if r.Status == StatusScheduled {
+		r.Due = atoi64(h[FieldDue])
+	}
+	if v, ok := h[FieldResult]; ok {
+		r.Result = []byte(v)
+	}
+	r.Error, r.Worker = h[FieldError], h[FieldWorker]
+	r.Cancel = h[FieldCancel] == "1" && r.Status == StatusRunning
+	for k, v := range h {
+		if len(k) < 2 || k[0] != FieldHistory[0] || k[1] < '0' || k[1] > '9' {
+			continue
+		}
+		parts := strings.SplitN(v, "|", 5)
+		if len(parts) < 4 {
+			continue
+		}
+		x := Execution{Run: atoi(k[1:]), Started: atoi64(parts[0]), Finished: atoi64(parts[1]), Worker: parts[2], Outcome: parts[3]}
+		if len(parts) == 5 {
+			x.Error = parts[4]
+		}
+		r.History = append(r.History, x)
+	}
+	sort.Slice(r.History, func(i, j int) bool { return r.History[i].Run < r.History[j].Run })
+	return r
+}

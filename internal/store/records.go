@@ -1,0 +1,359 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/dtq-dev/dtq/internal/taskid"
+	"github.com/redis/rueidis"
+)
+
+// Get returns the record of task id, nil when there is none (unknown,
+// expired, or not a task id).
+func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
+	rs, err := s.GetMany(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// GetMany returns the records of ids in one round trip; missing ones are
+// nil.
+func (s *Store) GetMany(ctx context.Context, ids []string) ([]*Record, error) {
+	return s.getMany(ctx, ids, nil)
+}
+
+// located is a task id read with its record.
+type located struct {
+	id, queue, ulid string
+	band            int
+	eid             string // its birth entry, "" for a random id
+}
+
+// getMany reads the records of ids; entries, when given, holds the fields
+// of birth entries already read (by entry id), which are not read again.
+func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]map[string]string) ([]*Record, error) {
+	c := s.r
+	locs := make([]located, len(ids))
+	cmds := make(rueidis.Commands, 0, 2*len(ids))
+	for i, id := range ids {
+		l := located{id: id}
+		q, ulid, err := taskid.Parse(id)
+		if err != nil {
+			l.queue, l.ulid = "invalid", "invalid"
+		} else {
+			l.queue, l.ulid = q, ulid
+			if band, eid, ok := taskid.Entry(ulid); ok {
+				l.band, l.eid = band, eid
+			}
+		}
+		locs[i] = l
+		k := NewKeys(s.ns, l.queue)
+		cmds = append(cmds, c.B().Hgetall().Key(k.Task(l.ulid)).Build())
+		if l.eid != "" && entries[l.eid] == nil {
+			cmds = append(cmds, c.B().Xrange().Key(k.Band(l.band)).Start(l.eid).End(l.eid).Build())
+		}
+	}
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	res := c.DoMulti(ctx, cmds...)
+	out := make([]*Record, len(ids))
+	j := 0
+	for i, l := range locs {
+		h, err := res[j].AsStrMap()
+		j++
+		if err != nil {
+			return nil, err
+		}
+		var e map[string]string
+		if l.eid != "" {
+			if e = entries[l.eid]; e == nil {
+				xs, err := res[j].AsXRange()
+				j++
+				if err != nil {
+					return nil, err
+				}
+				if len(xs) == 1 {
+					e = xs[0].FieldValues
+				}
+			}
+		}
+		out[i] = recordOf(l.id, l.queue, h, e, l.band, l.eid)
+	}
+	return out, nil
+}
+
+// Counts is what a queue holds now, and its totals.
+type Counts struct {
+	Paused           bool
+	QueuedByPriority [Bands]int64
+	Scheduled        int64
+	Running          int64
+	Dead             int64 // in the dead-letter stream
+	// Totals since the queue was created. Submitted is derived: every task
+	// submitted is unfinished or was counted when it finished (less those
+	// requeued from the dead letters, counted twice).
+	Submitted, Succeeded, Retried, Failed, Cancelled int64
+}
+
+// Counts reads what each queue of names holds, in one round trip.
+func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
+	c := s.r
+	const per = 3 + 2*Bands
+	cmds := make(rueidis.Commands, 0, per*len(names))
+	for _, n := range names {
+		k := NewKeys(s.ns, n)
+		cmds = append(cmds, c.B().Hgetall().Key(k.Info()).Build(), c.B().Zcard().Key(k.Schedule()).Build(),
+			c.B().Xlen().Key(k.DLQ()).Build())
+		for p := range Bands {
+			cmds = append(cmds, c.B().Xlen().Key(k.Band(p)).Build(), c.B().Xpending().Key(k.Band(p)).Group(Group).Build())
+		}
+	}
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	res := c.DoMulti(ctx, cmds...)
+	out := make([]Counts, len(names))
+	for i := range names {
+		r := res[i*per : (i+1)*per]
+		info, err := r[0].AsStrMap()
+		if err != nil {
+			return nil, err
+		}
+		num := func(f string) int64 { return atoi64(info[f]) }
+		ct := &out[i]
+		ct.Paused = info[InfoPaused] == "1"
+		ct.Succeeded, ct.Retried, ct.Failed, ct.Cancelled = num(InfoSucceeded), num(InfoRetried), num(InfoDead), num(InfoCancelled)
+		ct.Scheduled, _ = r[1].AsInt64()
+		ct.Dead, _ = r[2].AsInt64()
+		var queued int64
+		for p := range Bands {
+			n, err := r[3+2*p].AsInt64()
+			if err != nil {
+				return nil, err
+			}
+			pend, err := pendingCount(r[4+2*p])
+			if err != nil {
+				return nil, err
+			}
+			ct.QueuedByPriority[p] = max(0, n-pend)
+			queued += ct.QueuedByPriority[p]
+			ct.Running += pend
+		}
+		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.Scheduled+ct.Running-num(InfoRequeued))
+	}
+	return out, nil
+}
+
+// ListQuery selects records for List.
+type ListQuery struct {
+	Status string // "" for any
+	Type   string // "" for any
+	Limit  int
+	Cursor string // "" for the first page
+}
+
+// ErrBadCursor is returned by List for a cursor no page produced.
+var ErrBadCursor = errorString("store: not a cursor from a previous page")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// listScanBudget bounds how many tasks one List call examines when a status
+// or type filter skips most of them; the page may then be short, with a
+// cursor to continue.
+const listScanBudget = 5000
+
+// List returns a page of the queue's records and the cursor of the next
+// ("" at the end). Records come section by section: tasks in the bands
+// (running and queued: priority 9 first, oldest first within a band — the
+// order they run in), SCHEDULED ones (earliest due first), DEAD ones in the
+// dead-letter stream (newest first), then finished ones (most recently
+// finished first). A status visits only its sections.
+func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, error) {
+	sections := "bsxd"
+	switch lq.Status {
+	case StatusQueued, StatusRunning:
+		sections = "b"
+	case StatusScheduled:
+		sections = "s"
+	case StatusDead:
+		sections = "xd"
+	case StatusSucceeded, StatusCancelled:
+		sections = "d"
+	}
+	cur, err := parseCursor(lq.Cursor, sections)
+	if err != nil {
+		return nil, "", err
+	}
+	keep := func(r *Record, section byte) bool {
+		if r == nil || (lq.Type != "" && r.Type != lq.Type) || (lq.Status != "" && r.Status != lq.Status) {
+			return false
+		}
+		switch section {
+		case 'b': // a leftover entry of a task now elsewhere is skipped
+			return r.Status == StatusQueued || r.Status == StatusRunning
+		case 's':
+			return r.Status == StatusScheduled
+		case 'x':
+			return r.Status == StatusDead
+		}
+		return r.Status == StatusSucceeded || r.Status == StatusCancelled || r.Status == StatusDead
+	}
+	var page []*Record
+	examined := 0
+	batch := max(lq.Limit, 100)
+	for examined < listScanBudget {
+		ids, entries, next, err := q.listBatch(ctx, cur, batch)
+		if err != nil {
+			return nil, "", err
+		}
+		recs, err := q.s.getMany(ctx, ids, entries)
+		if err != nil {
+			return nil, "", err
+		}
+		for i, r := range recs {
+			examined++
+			cur.pos = next[i]
+			if keep(r, cur.section) {
+				page = append(page, r)
+				if len(page) == lq.Limit {
+					return page, cur.String(), nil
+				}
+			}
+		}
+		if len(ids) < batch && !cur.advance(sections) {
+			return page, "", nil
+		}
+	}
+	return page, cur.String(), nil
+}
+
+// cursor is a position in List's sections: section b (pos "<band>:<entry
+// id>", after that entry), s (pos: offset in the schedule), x and d (pos:
+// before that entry id, newest first).
+type cursor struct {
+	section byte
+	pos     string
+}
+
+func (c cursor) String() string { return string(c.section) + c.pos }
+
+func startOf(section byte) string {
+	switch section {
+	case 'b':
+		return "9:-"
+	case 's':
+		return "0"
+	}
+	return "+"
+}
+
+func parseCursor(s, sections string) (cursor, error) {
+	if s == "" {
+		return cursor{section: sections[0], pos: startOf(sections[0])}, nil
+	}
+	c := cursor{section: s[0], pos: s[1:]}
+	if strings.IndexByte(sections, c.section) < 0 {
+		return c, ErrBadCursor
+	}
+	switch c.section {
+	case 'b':
+		b, eid, ok := strings.Cut(c.pos, ":")
+		band, err := strconv.Atoi(b)
+		if !ok || err != nil || band < 0 || band >= Bands || (eid != "-" && !streamID(eid)) {
+			return c, ErrBadCursor
+		}
+	case 's':
+		if n, err := strconv.ParseInt(c.pos, 10, 64); err != nil || n < 0 {
+			return c, ErrBadCursor
+		}
+	default:
+		if c.pos != "+" && !streamID(c.pos) {
+			return c, ErrBadCursor
+		}
+	}
+	return c, nil
+}
+
+// advance moves c to the start of the next section (or, within the bands,
+// the next band); false at the end of the last.
+func (c *cursor) advance(sections string) bool {
+	if c.section == 'b' {
+		b, _, _ := strings.Cut(c.pos, ":")
+		if band, _ := strconv.Atoi(b); band > 0 {
+			c.pos = strconv.Itoa(band-1) + ":-"
+			return true
+		}
+	}
+	i := strings.IndexByte(sections, c.section)
+	if i+1 >= len(sections) {
+		return false
+	}
+	c.section = sections[i+1]
+	c.pos = startOf(c.section)
+	return true
+}
+
+// listBatch reads up to n task ids at c, with the cursor position after
+// each, and the fields of the birth entries it read.
+func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, entries map[string]map[string]string, next []string, err error) {
+	r := q.s.r
+	switch c.section {
+	case 'b':
+		b, after, _ := strings.Cut(c.pos, ":")
+		band, _ := strconv.Atoi(b)
+		start := after
+		if after != "-" {
+			start = "(" + after
+		}
+		xs, err := r.Do(ctx, r.B().Xrange().Key(q.k.Band(band)).Start(start).End("+").Count(int64(n)).Build()).AsXRange()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		entries = map[string]map[string]string{}
+		for _, x := range xs {
+			e := entryOf(q.name, band, x.ID, x.FieldValues)
+			if e.Born || e.Malformed {
+				entries[x.ID] = x.FieldValues
+			}
+			ids = append(ids, e.TaskID)
+			next = append(next, b+":"+x.ID)
+		}
+		return ids, entries, next, nil
+	case 's':
+		off, _ := strconv.ParseInt(c.pos, 10, 64)
+		ids, err = r.Do(ctx, r.B().Zrange().Key(q.k.Schedule()).Min(strconv.FormatInt(off, 10)).
+			Max(strconv.FormatInt(off+int64(n)-1, 10)).Build()).AsStrSlice()
+		for i := range ids {
+			next = append(next, strconv.FormatInt(off+int64(i)+1, 10))
+		}
+		return ids, nil, next, err
+	}
+	key := q.k.DLQ()
+	if c.section == 'd' {
+		key = q.k.Done()
+	}
+	end := c.pos
+	if end != "+" {
+		end = "(" + end
+	}
+	xs, err := r.Do(ctx, r.B().Xrevrange().Key(key).End(end).Start("-").Count(int64(n)).Build()).AsXRange()
+	for _, x := range xs {
+		ids = append(ids, x.FieldValues[DoneID])
+		next = append(next, x.ID)
+	}
+	return ids, nil, next, err
+}
+
+// streamID reports whether s is a stream entry id, "<ms>-<seq>".
+func streamID(s string) bool {
+	a, b, ok := strings.Cut(s, "-")
+	_, err1 := strconv.ParseUint(a, 10, 64)
+	_, err2 := strconv.ParseUint(b, 10, 64)
+	return ok && err1 == nil && err2 == nil
+}

@@ -1,0 +1,186 @@
+package store
+
+import "strconv"
+
+// Layout is the version of the key layout and record format this package
+// reads and writes, stored at LayoutKey. A process that finds another
+// version refuses to start (see Store.CheckLayout).
+//
+// Version 1 (before this package): a hash per task from its submission, a
+// sorted-set index of every task, counters kept per band. Version 2: a
+// waiting task is its band entry alone, and its id names that entry.
+const Layout = "2"
+
+// Bands is the number of priority bands of a queue: priorities 0-9, 9
+// first.
+const Bands = 10
+
+// Group is the consumer group of the workers on every band.
+const Group = "workers"
+
+// Keys builds the keys of one queue. All share the queue's hash tag
+// "{<queue>}", so every script of a queue runs in one Redis Cluster slot.
+// The zero value is not usable; build one with NewKeys.
+type Keys struct {
+	prefix string // "<ns>:{<queue>}:"
+}
+
+// NewKeys returns the keys of queue name in namespace ns; both must be
+// valid names (internal/keys).
+func NewKeys(ns, name string) Keys { return Keys{prefix: ns + ":{" + name + "}:"} }
+
+// Band is the stream of ready and running tasks of priority p (0-9), group
+// Group. A task submitted due now is born as an entry with the fields
+// EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout (and
+// EntryIdem): nothing else of it exists while it waits, and its id names
+// the entry (internal/taskid). An entry written again for a task that has a
+// record (a retry, a requeue, a promoted delayed task) carries EntryID and
+// EntryCreated too.
+func (k Keys) Band(p int) string { return k.prefix + "band:" + strconv.Itoa(p) }
+
+// Task is the hash of one task (fields Field*), by the ULID part of its id.
+// It exists once the task has started, been scheduled, cancelled or
+// re-entered a band; a finished task's expires after the retention.
+func (k Keys) Task(ulid string) string { return k.prefix + "task:" + ulid }
+
+// Schedule is the sorted set of SCHEDULED task ids by due time (Unix ms,
+// Redis clock).
+func (k Keys) Schedule() string { return k.prefix + "schedule" }
+
+// DLQ is the dead-letter stream: entries DeadID (task id) and DeadReason.
+func (k Keys) DLQ() string { return k.prefix + "dlq" }
+
+// Done is the stream of finished tasks (SUCCEEDED, CANCELLED, discarded
+// DEAD) in the order they finished, entries DoneID: the index List pages
+// them by, trimmed by age (the retention) and by count (the cap, taking the
+// records with it).
+func (k Keys) Done() string { return k.prefix + "done" }
+
+// Idempotency is the record of one idempotency key, by its SHA-256 (hex).
+func (k Keys) Idempotency(sha256hex string) string { return k.prefix + "idem:" + sha256hex }
+
+// Once is the record of one IdempotentOperation key, by its SHA-256 (hex).
+func (k Keys) Once(sha256hex string) string { return k.prefix + "once:" + sha256hex }
+
+// Info is the hash of the queue's flag and totals (Info*).
+func (k Keys) Info() string { return k.prefix + "info" }
+
+// Wakeup is a one-entry stream appended to when the scheduler or paused
+// workers should look again (a new earlier due time, a resume).
+func (k Keys) Wakeup() string { return k.prefix + "wakeup" }
+
+// SchedulerLock is the leader lock of the queue's scheduler.
+func (k Keys) SchedulerLock() string { return k.prefix + "scheduler" }
+
+// Events is the pub/sub channel of the queue's lifecycle events.
+func (k Keys) Events() string { return k.prefix + "events" }
+
+// Cancels is the pub/sub channel telling workers to cancel a running task.
+func (k Keys) Cancels() string { return k.prefix + "cancels" }
+
+// Namespace-wide keys, outside every queue's slot (no script touches them
+// together with a queue's keys).
+
+// LayoutKey holds the namespace's Layout.
+func LayoutKey(ns string) string { return ns + ":layout" }
+
+// QueuesKey is the set of the namespace's queue names.
+func QueuesKey(ns string) string { return ns + ":queues" }
+
+// WorkersKey is the sorted set of live worker ids by heartbeat expiry.
+func WorkersKey(ns string) string { return ns + ":workers" }
+
+// WorkerKey is the heartbeat hash of one worker (Worker* fields).
+func WorkerKey(ns, id string) string { return ns + ":worker:" + id }
+
+// AuditKey is the capped stream of admin actions (Audit* fields).
+func AuditKey(ns string) string { return ns + ":audit" }
+
+// Fields of a task hash. Lua scripts spell the same names; TestLuaFields
+// holds them to this list.
+const (
+	FieldType      = "type"
+	FieldPayload   = "payload"
+	FieldPrio      = "prio"
+	FieldStatus    = "status"
+	FieldAttempt   = "attempt"
+	FieldMaxAtt    = "max_att"
+	FieldTimeout   = "timeout" // ms
+	FieldCreated   = "created" // Unix ms
+	FieldRun       = "run"     // execution number: the fence
+	FieldCrashes   = "crashes"
+	FieldStarted   = "started" // Unix ms, of the latest execution
+	FieldWorker    = "worker"  // of the latest execution
+	FieldDue       = "due"     // Unix ms, while SCHEDULED
+	FieldResult    = "result"
+	FieldError     = "error"
+	FieldCancel    = "cancel"   // "1": cancellation requested while RUNNING
+	FieldIdem      = "idem"     // SHA-256 of the idempotency key
+	FieldDeadID    = "dead_id"  // the dead-letter entry while in the DLQ
+	FieldFinished  = "finished" // Unix ms, for tasks finished without an execution
+	FieldRequeued  = "requeued" // Unix ms of the last requeue
+	FieldDiscarded = "discarded"
+	// FieldHistory prefixes one field per execution, h<run> =
+	// "start|end|worker|outcome|error".
+	FieldHistory = "h"
+)
+
+// Fields of a band entry.
+const (
+	EntryID          = "i" // the task id (an entry written again for a task with a record)
+	EntryType        = "t"
+	EntryPayload     = "p"
+	EntryMaxAttempts = "m"
+	EntryTimeout     = "o" // ms
+	EntryCreated     = "c" // Unix ms (an entry written again)
+	EntryIdem        = "k"
+)
+
+// Fields of a dead-letter and of a done entry.
+const (
+	DeadID     = "i"
+	DeadReason = "r"
+	DoneID     = "i"
+)
+
+// Fields of the info hash: the paused flag and totals since the queue was
+// created. Counts of what a queue holds now are read from the streams and
+// the schedule, not kept.
+const (
+	InfoPaused    = "paused"
+	InfoSucceeded = "succeeded"
+	InfoRetried   = "retried"
+	InfoDead      = "dead"
+	InfoCancelled = "cancelled"
+	InfoRequeued  = "requeued" // DEAD tasks made QUEUED again
+)
+
+// Fields of a worker's heartbeat hash.
+const (
+	WorkerID          = "id"
+	WorkerHost        = "host"
+	WorkerPID         = "pid"
+	WorkerQueues      = "queues"
+	WorkerConcurrency = "concurrency"
+	WorkerBusy        = "busy"
+	WorkerStarted     = "started"
+	WorkerHeartbeat   = "heartbeat"
+)
+
+// Fields of an audit entry.
+const (
+	AuditAction = "action"
+	AuditQueue  = "queue"
+	AuditTask   = "task"
+	AuditDetail = "detail"
+)
+
+// Statuses, as stored in FieldStatus.
+const (
+	StatusQueued    = "QUEUED"
+	StatusScheduled = "SCHEDULED"
+	StatusRunning   = "RUNNING"
+	StatusSucceeded = "SUCCEEDED"
+	StatusDead      = "DEAD"
+	StatusCancelled = "CANCELLED"
+)

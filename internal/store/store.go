@@ -1,0 +1,118 @@
+// Package store is the task engine's storage: the one package that knows
+// its Redis keys, record fields, commands and scripts (schema.go lists
+// every key and field). The engine (the module root) calls its typed
+// methods and builds no Redis command itself.
+//
+// A task submitted due now is one entry of its priority band's stream and
+// nothing else until a worker starts it; its id names that entry. Starting
+// it makes its hash (the run's state, the fence of its execution);
+// finishing it moves the entry's fields into the hash, deletes the entry and
+// lists the task in the done stream, trimmed by age and by count. Counts of
+// what a queue holds are read from the streams, not kept.
+//
+// Every key a script touches is passed in KEYS, all under one queue's hash
+// tag: a script never derives a key from data it reads, so claiming is two
+// calls — read.lua (streams only) returns entries, and start.lua receives
+// their task hashes in KEYS.
+package store
+
+import (
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/script"
+	"github.com/redis/rueidis"
+)
+
+// Store is the engine's storage in one namespace. It is safe for concurrent
+// use and does no I/O of its own.
+type Store struct {
+	r  rueidis.Client
+	ns string
+}
+
+// New returns the store of namespace ns (a valid namespace) on r.
+func New(r rueidis.Client, ns string) *Store { return &Store{r: r, ns: ns} }
+
+// Queue is one queue of a Store.
+type Queue struct {
+	s    *Store
+	name string
+	k    Keys
+}
+
+// Queue returns queue name (a valid queue name) of s. It does no I/O.
+func (s *Store) Queue(name string) *Queue {
+	return &Queue{s: s, name: name, k: NewKeys(s.ns, name)}
+}
+
+// Name returns the queue's name.
+func (q *Queue) Name() string { return q.name }
+
+// Keys returns the queue's keys (for tests and tools that look inside).
+func (q *Queue) Keys() Keys { return q.k }
+
+var (
+	//go:embed lib.lua
+	libSource string
+	//go:embed enqueue.lua
+	enqueueSource string
+	//go:embed read.lua
+	readSource string
+	//go:embed start.lua
+	startSource string
+	//go:embed finish.lua
+	finishSource string
+	//go:embed renew.lua
+	renewSource string
+	//go:embed promote.lua
+	promoteSource string
+	//go:embed cancel.lua
+	cancelSource string
+	//go:embed dlq.lua
+	dlqSource string
+	//go:embed trim.lua
+	trimSource string
+	//go:embed lock.lua
+	lockSource string
+
+	enqueueScript = script.New("enqueue", libSource, enqueueSource)
+	readScript    = script.New("read", readSource)
+	startScript   = script.New("start", libSource, startSource)
+	finishScript  = script.New("finish", libSource, finishSource)
+	renewScript   = script.New("renew", renewSource)
+	promoteScript = script.New("promote", libSource, promoteSource)
+	cancelScript  = script.New("cancel", libSource, cancelSource)
+	dlqScript     = script.New("dlq", libSource, dlqSource)
+	trimScript    = script.New("trim", trimSource)
+	lockScript    = script.New("lock", lockSource)
+)
+
+// scripts lists every script, for the tests that hold them to the schema.
+var scripts = []*script.Script{enqueueScript, readScript, startScript, finishScript, renewScript,
+	promoteScript, cancelScript, dlqScript, trimScript, lockScript}
+
+// bands appends the queue's ten band streams, priority 0 to 9.
+func (k Keys) bands(ks []string) []string {
+	for p := range Bands {
+		ks = append(ks, k.Band(p))
+	}
+	return ks
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func unexpected(what string, v any) error {
+	return fmt.Errorf("store: %s: unexpected reply %v", what, v)
+}
+
+// Durability makes a write wait for replicas (see package script).
+type Durability = script.Durability
+
+// NotReplicatedError reports a write fewer replicas acknowledged than
+// wanted (see package script).
+type NotReplicatedError = script.NotReplicatedError
