@@ -78,6 +78,9 @@ type Task struct {
 	entry   string // stream entry id being run
 	idem    string // idempotency record hash, if any
 	started string // Unix ms of this run's start, as Redis recorded it
+	// born: the fields of the band entry the task was born as, when it
+	// runs from that entry (its record gets them when it finishes)
+	born *store.Spec
 }
 
 // Execution is one run of a task in its history.

@@ -11,6 +11,7 @@ import (
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // topologyEnv connects an engine client to url with a fresh namespace.
@@ -224,7 +225,7 @@ func TestDurableReplicas(t *testing.T) {
 	e.waitStatus(plain.ID, dtq.StatusSucceeded, 10*time.Second)
 	e.waitStatus(keyed.ID, dtq.StatusSucceeded, 10*time.Second)
 	// The task is on the replica already: acknowledged means replicated.
-	if n, err := redistest.Command(s.Replicas[0].Addr, "EXISTS", e.Namespace+":{default}:task:"+plain.ID[len("default-"):]); err != nil || n != "1" {
+	if n, err := redistest.Command(s.Replicas[0].Addr, "EXISTS", store.NewKeys(e.Namespace, "default").Record(plain.ID[len("default-"):])); err != nil || n != "1" {
 		t.Fatalf("the replica lacks an acknowledged task: %q %v", n, err)
 	}
 

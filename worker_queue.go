@@ -279,6 +279,9 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots i
 			Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: w.cfg.ID, Run: s.Run, Idem: sp.IdemHash,
 		})
 		t.band, t.entry, t.started = e.Band, e.EntryID, s.Started
+		if e.Born {
+			t.born = sp
+		}
 		events = append(events, eventLine(t, StatusRunning, ""))
 		if obs != nil {
 			obs.TaskStarted(wq.q.name, t.Type, pickup(e.EntryID, s.Started))

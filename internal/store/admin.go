@@ -20,8 +20,8 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	if !born {
 		band, eid = 0, ""
 	}
-	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Task(ulid), q.k.Band(band)}
-	args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band)}
+	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Record(ulid), q.k.Band(band)}
+	args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid}
 	v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
 	if err != nil {
 		return "", "", err
@@ -52,11 +52,7 @@ func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retenti
 	ks = q.k.bands(ks)
 	args := append(make([]string, 0, 4+len(ids)), string(action), q.k.Events(), ms(retention), itoa(len(ids)))
 	for _, id := range ids {
-		_, ulid, err := taskid.Parse(id)
-		if err != nil {
-			ulid = "invalid"
-		}
-		ks = append(ks, q.k.Task(ulid))
+		ks = append(ks, q.k.Task(ulidOf(id)))
 		args = append(args, id)
 	}
 	v, err := dlqScript.Exec(ctx, q.s.r, ks, args).AsIntSlice()

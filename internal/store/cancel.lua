@@ -3,8 +3,10 @@
 -- KEYS[1]        info hash
 -- KEYS[2]        schedule zset
 -- KEYS[3]        done stream
--- KEYS[4]        the task hash
--- KEYS[5]        the band stream of its birth entry (any band when the id
+-- KEYS[4]        run hash (running tasks' state, by ULID)
+-- KEYS[5]        the task hash
+-- KEYS[6]        its packed record key
+-- KEYS[7]        the band stream of its birth entry (any band when the id
 --                names no entry)
 --
 -- ARGV[1]        task id
@@ -14,24 +16,38 @@
 -- ARGV[5]        consumer group
 -- ARGV[6]        its birth entry's id ("" when the id names no entry)
 -- ARGV[7]        its birth entry's band
+-- ARGV[8]        its ULID
 --
--- A task born as an entry and still only that (QUEUED, no hash) -> a
--- CANCELLED hash made from the entry; the entry is deleted unless a worker
--- has just claimed it (its start then skips it). A QUEUED (with a hash) or
--- SCHEDULED task -> CANCELLED at once (a QUEUED task's entry is skipped when
--- a worker reads it). RUNNING -> the cancellation is recorded ("cancel" =
--- 1) and published on the cancels channel; the worker running it cancels
--- its handler, and the task ends CANCELLED. Anything else is left as it is.
--- A cancelled task expires after the retention and is listed in the done
--- stream.
+-- RUNNING (a Run field) -> the cancellation is recorded in the Run field and
+-- published on the cancels channel; the worker running it cancels its
+-- handler, and the task ends CANCELLED. A task born as an entry and still
+-- only that (QUEUED) -> a CANCELLED hash made from the entry; the entry is
+-- deleted, or, when a worker has just claimed it, its Run field says
+-- withdrawn (its start then skips it). A QUEUED (with a hash) or SCHEDULED
+-- task -> CANCELLED at once (a QUEUED task's entry is skipped when a worker
+-- reads it). Anything else is left as it is. A cancelled task expires after
+-- the retention and is listed in the done stream.
 --
 -- Returns { the task's status after the call ("" when there is no such
 -- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
 -- { 'CANCELLED', its type }.
 
-local info, schedule, done, tk, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local info, schedule, done, runs, tk, rk, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local group, eid, prio = ARGV[5], ARGV[6], ARGV[7]
+local group, eid, prio, ulid = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+
+local rs = run_state(redis.call('HGET', runs, ulid))
+if rs then
+  if rs.cancel ~= '1' then
+    rs.cancel = '1'
+    redis.call('HSET', runs, ulid, run_value(rs))
+    redis.call('PUBLISH', cancels, id)
+  end
+  return {'RUNNING'}
+end
+local recorded = record_status(redis.call('GET', rk))
+if recorded then return {recorded} end
+
 local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio')
 f[3] = f[3] or '0'
 local status = f[1]
@@ -43,6 +59,8 @@ if not status then
   local pend = redis.pcall('XPENDING', band, group, eid, eid, 1)
   if type(pend) ~= 'table' or pend.err or #pend == 0 then
     redis.call('XDEL', band, eid)
+  else
+    redis.call('HSET', runs, ulid, 'C') -- claimed, not started: withdrawn
   end
   status = 'QUEUED'
 end
@@ -59,9 +77,5 @@ if status == 'QUEUED' or status == 'SCHEDULED' then
   redis.call('HINCRBY', info, 'cancelled', 1)
   redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
   return {'CANCELLED', f[2]}
-end
-if status == 'RUNNING' then
-  redis.call('HSET', tk, 'cancel', 1)
-  redis.call('PUBLISH', cancels, id)
 end
 return {status}

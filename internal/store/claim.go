@@ -297,31 +297,30 @@ type Started struct {
 // is an error (run nothing); too few replicas in time returns the results
 // together with a *NotReplicatedError (the starts stand).
 func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]Started, error) {
-	ks := make([]string, 0, 13+len(entries))
-	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done())
+	ks := make([]string, 0, 14+len(entries))
+	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done(), q.k.Run())
 	ks = q.k.bands(ks)
-	args := make([]string, 0, 6+5*len(entries))
-	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), itoa(len(entries)))
+	args := make([]string, 0, 7+3*len(entries))
+	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), q.name, itoa(len(entries)))
 	for _, e := range entries {
 		_, ulid, err := taskid.Parse(e.TaskID)
 		if err != nil {
-			ulid = "invalid" // no such task hash: the entry is acknowledged and skipped
+			ulid = invalidULID // no such task: the entry is acknowledged and skipped
 		}
 		ks = append(ks, q.k.Task(ulid))
-		mode := "0"
+		how := "h0"
+		if e.Born {
+			how = "b0"
+		}
 		switch {
 		case e.Malformed:
-			mode = "3"
+			how = how[:1] + "3"
 		case e.GiveBack:
-			mode = "2"
+			how = how[:1] + "2"
 		case e.Reclaimed:
-			mode = "1"
+			how = how[:1] + "1"
 		}
-		born := "0"
-		if e.Born {
-			born = "1"
-		}
-		args = append(args, itoa(e.Band), e.EntryID, e.TaskID, born, mode)
+		args = append(args, itoa(e.Band), e.EntryID, how)
 	}
 	res, err := startScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	var nre *NotReplicatedError

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/dtq-dev/dtq/internal/taskid"
+	"github.com/redis/rueidis"
 )
 
 // Outcome is how an execution ended, as finish.lua reads it.
@@ -31,7 +31,10 @@ type FinishItem struct {
 	Outcome    Outcome
 	Text       string // result (OutcomeOK) or error
 	RetryDelay time.Duration
-	Started    string // Unix ms of the run's start, as Start returned it
+	Crashes    int // the task's crash count at this run's start
+	// Born holds the fields of the task's birth entry when it was born as
+	// the entry it ran from (its hash lacks them); nil otherwise.
+	Born *Spec
 }
 
 // FinishConfig is the per-queue input of Finish.
@@ -46,19 +49,27 @@ type FinishConfig struct {
 // was stale — together with a *NotReplicatedError when durability asked for
 // replicas that did not acknowledge in time.
 func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, items []FinishItem) ([]string, error) {
-	ks := make([]string, 0, 15+2*len(items))
-	ks = append(ks, q.k.Info(), q.k.Schedule(), q.k.DLQ(), q.k.Wakeup(), q.k.Done())
+	ks := make([]string, 0, 16+2*len(items))
+	ks = append(ks, q.k.Info(), q.k.Schedule(), q.k.DLQ(), q.k.Wakeup(), q.k.Done(), q.k.Run())
 	ks = q.k.bands(ks)
-	for _, it := range items {
-		_, ulid, err := taskid.Parse(it.TaskID)
-		if err != nil {
-			ulid = "invalid"
+	kinds := make([]string, len(items))
+	for i, it := range items {
+		ulid := ulidOf(it.TaskID)
+		switch {
+		case it.Born != nil && it.Crashes == 0 && (it.Outcome == OutcomeOK || it.Outcome == OutcomeCancel):
+			kinds[i] = "P"
+			ks = append(ks, q.k.Record(ulid))
+		case it.Born != nil:
+			kinds[i] = "H"
+			ks = append(ks, q.k.Task(ulid))
+		default:
+			kinds[i] = "h"
+			ks = append(ks, q.k.Task(ulid))
 		}
-		ks = append(ks, q.k.Task(ulid))
 	}
-	args := make([]string, 0, 5+8*len(items))
-	args = append(args, Group, ms(cfg.Retention), ms(cfg.IdemWindow), worker, itoa(len(items)))
-	for _, it := range items {
+	args := make([]string, 0, 6+12*len(items))
+	args = append(args, Group, ms(cfg.Retention), ms(cfg.IdemWindow), worker, q.name, itoa(len(items)))
+	for i, it := range items {
 		idemIdx := 0
 		if it.IdemHash != "" {
 			ks = append(ks, q.k.Idempotency(it.IdemHash))
@@ -68,7 +79,10 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		if it.Outcome == OutcomeRetry {
 			outcome += "/" + ms(it.RetryDelay)
 		}
-		args = append(args, it.TaskID, itoa(idemIdx), itoa(it.Band), it.EntryID, itoa(it.Run), outcome, it.Text, it.Started+"|")
+		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, it.Text, itoa(idemIdx), kinds[i])
+		if sp := it.Born; sp != nil {
+			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash)
+		}
 	}
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	out, err := res.AsStrSlice()
@@ -101,16 +115,11 @@ const (
 
 // Renew runs renew.lua for items of this queue in one round trip.
 func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) ([]RenewStatus, error) {
-	ks := q.k.bands(make([]string, 0, 10+len(items)))
-	args := make([]string, 0, 3+3*len(items))
+	ks := q.k.bands([]string{q.k.Run()})
+	args := make([]string, 0, 3+4*len(items))
 	args = append(args, Group, consumer, itoa(len(items)))
 	for _, it := range items {
-		_, ulid, err := taskid.Parse(it.TaskID)
-		if err != nil {
-			ulid = "invalid"
-		}
-		ks = append(ks, q.k.Task(ulid))
-		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run))
+		args = append(args, ulidOf(it.TaskID), itoa(it.Band), it.EntryID, itoa(it.Run))
 	}
 	replies, err := renewScript.Exec(ctx, q.s.r, ks, args).ToArray()
 	if err != nil {

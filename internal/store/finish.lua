@@ -6,20 +6,28 @@
 -- KEYS[3]        dead-letter stream
 -- KEYS[4]        wakeup stream
 -- KEYS[5]        done stream
--- KEYS[6..15]    band streams of priority 0..9
--- KEYS[15+i]     the task hash of item i (1..N), in order
--- KEYS[15+N+j]   idempotency records, referenced by index below
+-- KEYS[6]        run hash (running tasks' state, by ULID)
+-- KEYS[7..16]    band streams of priority 0..9
+-- KEYS[16+i]     item i's record (1..N): its packed record key or its task
+--                hash, as its kind says (both end with the task's ULID)
+-- KEYS[16+N+j]   idempotency records, referenced by index below
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        retention of finished tasks, ms
 -- ARGV[3]        idempotency window, ms
 -- ARGV[4]        worker id
--- ARGV[5]        N; then 8 values per item:
---                task id, idempotency key index (0 = none), band, entry id,
---                run (the fence), outcome, text (result or error), history
---                prefix "<start ms>|" (the run's start as start.lua recorded it),
---                and for a retry the delay ms after a "/" in the outcome
---                ("retry/1500")
+-- ARGV[5]        the queue's name (a task's id is "<queue>-<ULID>")
+-- ARGV[6]        N; then per item 7 values — band, entry id, run (the
+--                fence), outcome, text (result or error), idempotency key
+--                index (0 = none), kind — and 5 more for kinds P and H:
+--                the fields of the task's birth entry (type, payload, max
+--                attempts, timeout ms, idempotency hash or ""). The kind
+--                says where the outcome goes: "P" a packed record (a task
+--                born as its entry finishing SUCCEEDED or CANCELLED in its
+--                first execution), "H" its hash (a task born as its entry,
+--                whose fields go into the hash), "h" its hash (which holds
+--                them). A retry has its delay ms after a "/" in the outcome
+--                ("retry/1500"). (Values are few: every argument costs.)
 --
 -- Outcomes (the caller has decided retry versus dead from the attempts):
 --   ok      SUCCEEDED with result text
@@ -30,101 +38,120 @@
 -- whatever the outcome, with error "cancelled" (a handler's result is kept
 -- as its result).
 --
--- An item acts only if the task is RUNNING with exactly that run: a stale
--- worker (its task reclaimed and restarted elsewhere, or cancelled) changes
--- nothing. An acting item records the execution in history field h<run>
--- ("start|end|worker|outcome|error": the end of the latest execution is the
--- task's finish time); copies the task's fields from its band entry into
--- its hash if it was born as that entry (the entry goes now); acknowledges
--- and deletes the entry; sets a SUCCEEDED or CANCELLED task to expire after
--- the retention and lists it in the done stream (trimmed here to the
--- retention); dead-letters a DEAD one (which does not expire; the stream is
--- capped by the scheduler, records with it); and extends the idempotency
--- record to the window.
+-- An item acts only if the task's Run field is exactly that run: a stale
+-- worker (its task reclaimed and restarted elsewhere, or finished) changes
+-- nothing. An acting item removes the Run field and records the outcome:
+-- a task born as its entry that SUCCEEDED or was CANCELLED in its first
+-- execution gets a packed record (one string, expiring after the
+-- retention); any other gets its hash (with the entry's fields when born),
+-- the execution in history field h<run> ("start|end|worker|outcome|error").
+-- A SUCCEEDED or CANCELLED task expires after the retention and is listed
+-- in the done stream (trimmed here to the retention); a DEAD one is
+-- dead-lettered and does not expire (the stream is capped by the
+-- scheduler, records with it); the idempotency record is extended to the
+-- window. The entries are acknowledged and the bands trimmed.
 --
--- An item whose execution's outcome is recorded already (the task is no
--- longer RUNNING, but its run is still this one and its history has the
--- run) changes nothing and answers the task's status: recording an outcome
--- again is harmless. (A reclaim moves the run on, so a stale execution
--- never matches.)
+-- An item whose execution's outcome is recorded already (its record says
+-- that run) changes nothing and answers the task's status: recording an
+-- outcome again is harmless. (A reclaim moves the run on, so a stale
+-- execution never matches.)
 --
 -- Returns one value per item: the new status (or the recorded one), or ""
 -- when stale. (The caller publishes the lifecycle events.)
 
-local info, schedule, dlq, wakeup, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local info, schedule, dlq, wakeup, done, runs = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group = ARGV[1]
-local retention, window, worker = ARGV[2], ARGV[3], ARGV[4]
-local n = tonumber(ARGV[5])
+local retention, window, worker, queue = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local n = tonumber(ARGV[6])
 
 local now, nowS = now_ms()
 
 local out = {}
 local retried, succeeded, deadN, cancelled, listed = 0, 0, 0, 0, 0
 local acks = {}
-for i = 0, n - 1 do
-  local a = 6 + i * 8
-  local id, tk, ik = ARGV[a], KEYS[16 + i], tonumber(ARGV[a + 1])
-  local p, eid, run = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-  local outcome, text, prefix = ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
-  local band = KEYS[6 + tonumber(p)]
-  local f = redis.call('HMGET', tk, 'status', 'run', 'cancel', 'type')
+local a = 7
+for i = 1, n do
+  local p, eid, run, outcome, text = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  local ik, kind = tonumber(ARGV[a + 5]), ARGV[a + 6]
+  local s = a + 7 -- the birth entry's fields, for kinds P and H
+  if kind == 'h' then a = a + 7 else a = a + 12 end
+  local key = KEYS[16 + i]
+  local ulid = string.sub(key, -26)
+  local id = queue .. '-' .. ulid
+  local rs = run_state(redis.call('HGET', runs, ulid))
   local res = ''
-  if f[1] == 'RUNNING' and f[2] == run then
+  if rs and rs.run == run then
     local delay
-    if f[3] == '1' then
+    if rs.cancel == '1' then
       -- cancelled while it ran: CANCELLED whatever the handler returned; a
       -- result is kept as the result, never as the error
-      if outcome == 'ok' then redis.call('HSET', tk, 'result', text) end
-      if outcome ~= 'cancel' then text = 'cancelled' end
+      if outcome ~= 'ok' then text = '' end
       outcome = 'cancel'
     elseif string.byte(outcome, 1) == 114 then -- 'r': "retry/<delay>"
       delay = string.sub(outcome, 7) -- (two statements: the embedded
       outcome = 'retry'              -- backend's Lua assigns in order)
     end
-    if not f[4] then copy_spec(tk, band, eid, p) end
-    local errText = ''
-    if outcome ~= 'ok' then errText = text end
-    local hist = prefix .. nowS .. '|' .. worker .. '|' .. outcome .. '|' .. errText
-    if outcome == 'ok' then
-      res = 'SUCCEEDED'
-      redis.call('HSET', tk, 'status', res, 'result', text, 'h' .. run, hist)
-      redis.call('PEXPIRE', tk, retention)
-      redis.call('XADD', done, '*', 'i', id)
-      succeeded, listed = succeeded + 1, listed + 1
-    elseif outcome == 'retry' then
-      res = 'SCHEDULED'
-      local due = string.format('%d', now + tonumber(delay))
-      redis.call('HSET', tk, 'status', res, 'error', text, 'due', due, 'h' .. run, hist)
-      redis.call('ZADD', schedule, due, id)
-      retried = retried + 1
-    elseif outcome == 'dead' then
-      res = 'DEAD'
-      local did = redis.call('XADD', dlq, '*', 'i', id, 'r', text)
-      redis.call('HSET', tk, 'status', res, 'error', text, 'dead_id', did, 'h' .. run, hist)
-      deadN = deadN + 1
+    redis.call('HDEL', runs, ulid)
+    local result, errText = '', ''
+    if outcome == 'ok' then result = text elseif outcome == 'cancel' then result, errText = text, 'cancelled' else errText = text end
+    if outcome == 'ok' then res = 'SUCCEEDED' elseif outcome == 'cancel' then res = 'CANCELLED' elseif outcome == 'retry' then res = 'SCHEDULED' else res = 'DEAD' end
+    if kind == 'P' then
+      redis.call('SET', key, pack_record(res, p, ARGV[s + 2], ARGV[s + 3], string.match(eid, '^(%d+)-'), rs.started, nowS,
+        run, rs.attempt, '0', worker, ARGV[s], result, errText, ARGV[s + 4], ARGV[s + 1]), 'PX', retention)
     else
-      res = 'CANCELLED'
-      redis.call('HSET', tk, 'status', res, 'error', text, 'h' .. run, hist)
-      redis.call('PEXPIRE', tk, retention)
-      redis.call('XADD', done, '*', 'i', id)
-      cancelled, listed = cancelled + 1, listed + 1
+      local hist = rs.started .. '|' .. nowS .. '|' .. worker .. '|' .. outcome .. '|' .. errText
+      local fields = {'status', res, 'run', run, 'attempt', rs.attempt, 'crashes', rs.crashes, 'started', rs.started,
+        'worker', worker, 'h' .. run, hist}
+      if errText ~= '' then fields[#fields + 1], fields[#fields + 2] = 'error', errText end
+      if result ~= '' then fields[#fields + 1], fields[#fields + 2] = 'result', result end
+      if res == 'SCHEDULED' then
+        local due = string.format('%d', now + tonumber(delay))
+        fields[#fields + 1], fields[#fields + 2] = 'due', due
+        redis.call('ZADD', schedule, due, id)
+      elseif res == 'DEAD' then
+        fields[#fields + 1], fields[#fields + 2] = 'dead_id', redis.call('XADD', dlq, '*', 'i', id, 'r', text)
+      end
+      if kind == 'H' then
+        local m = #fields
+        fields[m + 1], fields[m + 2] = 'type', ARGV[s]
+        fields[m + 3], fields[m + 4] = 'payload', ARGV[s + 1]
+        fields[m + 5], fields[m + 6] = 'prio', p
+        fields[m + 7], fields[m + 8] = 'max_att', ARGV[s + 2]
+        fields[m + 9], fields[m + 10] = 'timeout', ARGV[s + 3]
+        fields[m + 11], fields[m + 12] = 'created', string.match(eid, '^(%d+)-')
+        if ARGV[s + 4] ~= '' then fields[m + 13], fields[m + 14] = 'idem', ARGV[s + 4] end
+      end
+      redis.call('HSET', key, unpack(fields))
+      if res == 'SUCCEEDED' or res == 'CANCELLED' then redis.call('PEXPIRE', key, retention) end
     end
+    if res == 'SUCCEEDED' or res == 'CANCELLED' then
+      redis.call('XADD', done, '*', 'i', id)
+      listed = listed + 1
+    end
+    if res == 'SUCCEEDED' then succeeded = succeeded + 1
+    elseif res == 'CANCELLED' then cancelled = cancelled + 1
+    elseif res == 'SCHEDULED' then retried = retried + 1
+    else deadN = deadN + 1 end
     if ik > 0 and res ~= 'SCHEDULED' then redis.call('PEXPIRE', KEYS[ik], window) end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid
-  elseif f[2] == run and f[1] ~= 'RUNNING' and redis.call('HEXISTS', tk, 'h' .. run) == 1 then
+  elseif not rs then
     -- this execution's outcome, recorded already (a durable worker records
     -- it again until the replicas have it): the status, nothing changed
-    res = f[1]
+    if kind == 'P' then
+      local st, rrun = record_status(redis.call('GET', key))
+      if st and rrun == run then res = st end
+    else
+      local f = redis.call('HMGET', key, 'status', 'run')
+      if f[2] == run and f[1] ~= 'RUNNING' and redis.call('HEXISTS', key, 'h' .. run) == 1 then res = f[1] end
+    end
   end
   out[#out + 1] = res
 end
 
 for p, ids in pairs(acks) do
-  local band = KEYS[6 + tonumber(p)]
-  redis.call('XACK', band, group, unpack(ids))
-  redis.call('XDEL', band, unpack(ids))
+  ack_trim(info, KEYS[7 + tonumber(p)], group, p, ids)
 end
 if listed > 0 then
   redis.call('XTRIM', done, 'MINID', string.format('%d', now - tonumber(retention)))

@@ -48,3 +48,62 @@ local function ack_del(band, group, eid)
   redis.call('XACK', band, group, eid)
   redis.call('XDEL', band, eid)
 end
+
+-- run_state parses a Run value: run, attempt, crashes, started ms, cancel
+-- ("0"/"1") and worker; nil for none or RunWithdrawn.
+local function run_state(v)
+  if not v then return nil end
+  local run, att, cr, st, cx, w = string.match(v, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d)|(.*)$')
+  if not run then return nil end
+  return { run = run, attempt = att, crashes = cr, started = st, cancel = cx, worker = w }
+end
+
+-- run_value formats a Run value.
+local function run_value(s)
+  return s.run .. '|' .. s.attempt .. '|' .. s.crashes .. '|' .. s.started .. '|' .. s.cancel .. '|' .. s.worker
+end
+
+-- pack_record formats a packed record (store.packRecord spells the same):
+-- a header of numbers and lengths, then the strings.
+local function pack_record(status, prio, maxatt, timeout, created, started, finished, run, attempt, crashes,
+                           worker, typ, result, err, idem, payload)
+  return 'R2|' .. status .. '|' .. prio .. '|' .. maxatt .. '|' .. timeout .. '|' .. created .. '|' .. started ..
+    '|' .. finished .. '|' .. run .. '|' .. attempt .. '|' .. crashes .. '|' .. #worker .. '|' .. #typ .. '|' ..
+    #result .. '|' .. #err .. '|' .. #idem .. '|' .. worker .. typ .. result .. err .. idem .. payload
+end
+
+-- record_status returns the status and run of a packed record, or nil.
+local function record_status(v)
+  if not v then return nil end
+  return string.match(v, '^R2|(%u+)|%d+|%d+|%d+|%d+|%d+|%d+|(%d+)|')
+end
+
+-- ack_trim acknowledges entries ids of band p and trims the band: every
+-- entry older than its oldest pending one has been acknowledged, so XTRIM
+-- MINID removes them in one sweep (up to the last delivered one when none
+-- is pending). Entries a long-running task holds back are counted in info
+-- field b<p>; past 2048 of them this batch's are deleted one by one.
+local function ack_trim(info, band, group, p, ids)
+  redis.call('XACK', band, group, unpack(ids))
+  local pend = redis.call('XPENDING', band, group)
+  local trimmed = 0
+  if pend[1] > 0 then
+    trimmed = redis.call('XTRIM', band, 'MINID', pend[2])
+  else
+    for _, g in ipairs(redis.call('XINFO', 'GROUPS', band)) do
+      local name, last
+      for j = 1, #g, 2 do
+        if g[j] == 'name' then name = g[j + 1] elseif g[j] == 'last-delivered-id' then last = g[j + 1] end
+      end
+      if name == group and last then
+        local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+        trimmed = redis.call('XTRIM', band, 'MINID', ms .. '-' .. string.format('%d', tonumber(seq) + 1))
+      end
+    end
+  end
+  local behind = redis.call('HINCRBY', info, 'b' .. p, #ids - trimmed)
+  if behind > 2048 then
+    local d = redis.call('XDEL', band, unpack(ids))
+    redis.call('HINCRBY', info, 'b' .. p, -d)
+  end
+end

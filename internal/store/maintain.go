@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dtq-dev/dtq/internal/taskid"
 	"github.com/redis/rueidis"
 )
 
@@ -27,11 +26,7 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	ks = q.k.bands(ks)
 	args := append(make([]string, 0, 2+len(ids)), q.k.Events(), itoa(len(ids)))
 	for _, id := range ids {
-		_, ulid, err := taskid.Parse(id)
-		if err != nil {
-			ulid = "invalid"
-		}
-		ks = append(ks, q.k.Task(ulid))
+		ks = append(ks, q.k.Task(ulidOf(id)))
 		args = append(args, id)
 	}
 	v, err := promoteScript.Exec(ctx, c, ks, args).AsIntSlice()
@@ -149,18 +144,14 @@ func (q *Queue) Trim(ctx context.Context, retention time.Duration, maxFinished, 
 			if err != nil || len(es) == 0 {
 				return deleted, err
 			}
-			ks := make([]string, 0, 2+len(es))
+			ks := make([]string, 0, 2+2*len(es))
 			ks = append(ks, q.k.Done(), q.k.DLQ())
-			args := make([]string, 0, 1+3*len(es))
+			args := make([]string, 0, 1+2*len(es))
 			args = append(args, itoa(len(es)))
 			for _, e := range es {
-				id := e.FieldValues[DoneID]
-				_, ulid, err := taskid.Parse(id)
-				if err != nil {
-					ulid = "invalid"
-				}
-				ks = append(ks, q.k.Task(ulid))
-				args = append(args, s.kind, e.ID, id)
+				ulid := ulidOf(e.FieldValues[DoneID])
+				ks = append(ks, q.k.Task(ulid), q.k.Record(ulid))
+				args = append(args, s.kind, e.ID)
 			}
 			if err := trimScript.Exec(ctx, c, ks, args).Error(); err != nil {
 				return deleted, err

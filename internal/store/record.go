@@ -99,3 +99,63 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	sort.Slice(r.History, func(i, j int) bool { return r.History[i].Run < r.History[j].Run })
 	return r
 }
+
+// runState is a Run value: a running task's execution.
+type runState struct {
+	run, attempt, crashes int
+	started               int64
+	cancel                bool
+	worker                string
+}
+
+// parseRun parses a Run value; false for none or RunWithdrawn.
+func parseRun(v string) (runState, bool) {
+	p := strings.SplitN(v, "|", 6)
+	if len(p) != 6 {
+		return runState{}, false
+	}
+	return runState{run: atoi(p[0]), attempt: atoi(p[1]), crashes: atoi(p[2]), started: atoi64(p[3]),
+		cancel: p[4] == "1", worker: p[5]}, true
+}
+
+// withRun marks r RUNNING under its run's state.
+func (r *Record) withRun(rs runState) {
+	r.Status, r.Run, r.Attempt, r.Crashes = StatusRunning, rs.run, rs.attempt, rs.crashes
+	r.Started, r.Worker, r.Cancel = rs.started, rs.worker, rs.cancel
+	r.Finished, r.Due = 0, 0
+}
+
+// parseRecord reads a packed record (lib.lua's pack_record writes it):
+//
+//	R2|status|prio|max_att|timeout|created|started|finished|run|attempt|crashes|
+//	  len(worker)|len(type)|len(result)|len(error)|len(idem)|worker type result error idem payload
+//
+// It returns nil for a value it cannot read.
+func parseRecord(id, queue, v string) *Record {
+	p := strings.SplitN(v, "|", 17)
+	if len(p) != 17 || p[0] != "R2" {
+		return nil
+	}
+	rest := p[16]
+	var blobs [5]string
+	for i := range blobs {
+		n := atoi(p[11+i])
+		if n < 0 || n > len(rest) {
+			return nil
+		}
+		blobs[i], rest = rest[:n], rest[n:]
+	}
+	r := &Record{ID: id, Queue: queue, Status: p[1], Priority: atoi(p[2]), MaxAttempts: atoi(p[3]),
+		Timeout: time.Duration(atoi64(p[4])) * time.Millisecond, Created: atoi64(p[5]), Started: atoi64(p[6]),
+		Run: atoi(p[8]), Attempt: atoi(p[9]), Crashes: atoi(p[10]), Worker: blobs[0], Type: blobs[1],
+		Error: blobs[3], Idem: blobs[4], Payload: []byte(rest)}
+	if blobs[2] != "" {
+		r.Result = []byte(blobs[2])
+	}
+	outcome := "ok"
+	if r.Status == StatusCancelled {
+		outcome = "cancel"
+	}
+	r.History = []Execution{{Run: r.Run, Started: r.Started, Finished: atoi64(p[7]), Worker: r.Worker, Outcome: outcome, Error: r.Error}}
+	return r
+}

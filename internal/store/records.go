@@ -34,15 +34,19 @@ type located struct {
 
 // getMany reads the records of ids; entries, when given, holds the fields
 // of birth entries already read (by entry id), which are not read again.
+// Per task it reads its birth entry when the id names one, its Run field,
+// its hash and its packed record — in that order, the order a task moves
+// through them, so that a task moving on between two reads is seen in its
+// later place: in one round trip for all.
 func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]map[string]string) ([]*Record, error) {
 	c := s.r
 	locs := make([]located, len(ids))
-	cmds := make(rueidis.Commands, 0, 2*len(ids))
+	cmds := make(rueidis.Commands, 0, 4*len(ids))
 	for i, id := range ids {
 		l := located{id: id}
 		q, ulid, err := taskid.Parse(id)
 		if err != nil {
-			l.queue, l.ulid = "invalid", "invalid"
+			l.queue, l.ulid = "invalid", invalidULID
 		} else {
 			l.queue, l.ulid = q, ulid
 			if band, eid, ok := taskid.Entry(ulid); ok {
@@ -51,10 +55,11 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 		}
 		locs[i] = l
 		k := NewKeys(s.ns, l.queue)
-		cmds = append(cmds, c.B().Hgetall().Key(k.Task(l.ulid)).Build())
 		if l.eid != "" && entries[l.eid] == nil {
 			cmds = append(cmds, c.B().Xrange().Key(k.Band(l.band)).Start(l.eid).End(l.eid).Build())
 		}
+		cmds = append(cmds, c.B().Hget().Key(k.Run()).Field(l.ulid).Build(), c.B().Hgetall().Key(k.Task(l.ulid)).Build(),
+			c.B().Get().Key(k.Record(l.ulid)).Build())
 	}
 	if len(cmds) == 0 {
 		return nil, nil
@@ -62,12 +67,14 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 	res := c.DoMulti(ctx, cmds...)
 	out := make([]*Record, len(ids))
 	j := 0
-	for i, l := range locs {
-		h, err := res[j].AsStrMap()
-		j++
-		if err != nil {
-			return nil, err
+	str := func(r rueidis.RedisResult) (string, error) {
+		v, err := r.ToString()
+		if rueidis.IsRedisNil(err) {
+			return "", nil
 		}
+		return v, err
+	}
+	for i, l := range locs {
 		var e map[string]string
 		if l.eid != "" {
 			if e = entries[l.eid]; e == nil {
@@ -81,7 +88,34 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 				}
 			}
 		}
-		out[i] = recordOf(l.id, l.queue, h, e, l.band, l.eid)
+		run, err := str(res[j])
+		if err != nil {
+			return nil, err
+		}
+		h, err := res[j+1].AsStrMap()
+		if err != nil {
+			return nil, err
+		}
+		packed, err := str(res[j+2])
+		if err != nil {
+			return nil, err
+		}
+		j += 3
+		if packed != "" {
+			out[i] = parseRecord(l.id, l.queue, packed)
+			continue
+		}
+		r := recordOf(l.id, l.queue, h, e, l.band, l.eid)
+		rs, running := parseRun(run)
+		if st := h[FieldStatus]; running && (st == "" || st == StatusRunning) {
+			// Running: the Run field has the run's state (a status the
+			// hash holds besides was written after it was read).
+			if r == nil {
+				r = &Record{ID: l.id, Queue: l.queue}
+			}
+			r.withRun(rs)
+		}
+		out[i] = r
 	}
 	return out, nil
 }
@@ -128,6 +162,7 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		ct.Paused = info[InfoPaused] == "1"
 		ct.Succeeded, ct.Retried, ct.Failed, ct.Cancelled = num(InfoSucceeded), num(InfoRetried), num(InfoDead), num(InfoCancelled)
 		ct.Scheduled, _ = r[1].AsInt64()
+		behind := func(p int) int64 { return max(0, num(InfoBehind+strconv.Itoa(p))) }
 		ct.Dead, _ = r[2].AsInt64()
 		var queued int64
 		for p := range Bands {
@@ -139,7 +174,7 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 			if err != nil {
 				return nil, err
 			}
-			ct.QueuedByPriority[p] = max(0, n-pend)
+			ct.QueuedByPriority[p] = max(0, n-pend-behind(p))
 			queued += ct.QueuedByPriority[p]
 			ct.Running += pend
 		}

@@ -39,9 +39,21 @@ func NewKeys(ns, name string) Keys { return Keys{prefix: ns + ":{" + name + "}:"
 func (k Keys) Band(p int) string { return k.prefix + "band:" + strconv.Itoa(p) }
 
 // Task is the hash of one task (fields Field*), by the ULID part of its id.
-// It exists once the task has started, been scheduled, cancelled or
-// re-entered a band; a finished task's expires after the retention.
+// It exists once the task was scheduled, retried, cancelled, dead-lettered,
+// taken over from a lost worker or re-entered a band; a finished task's
+// expires after the retention.
 func (k Keys) Task(ulid string) string { return k.prefix + "task:" + ulid }
+
+// Record is the packed record (see packRecord) of a task born as a band
+// entry that finished, SUCCEEDED or CANCELLED, in its first execution: one
+// string, written once, that expires after the retention.
+func (k Keys) Record(ulid string) string { return k.prefix + "rec:" + ulid }
+
+// Run is the hash of the queue's running tasks: field ULID, value the run's
+// state "<run>|<attempt>|<crashes>|<started ms>|<cancel 0/1>|<worker>" (the
+// fence of its execution), or RunWithdrawn for a task cancelled after a
+// worker claimed its entry and before it started it.
+func (k Keys) Run() string { return k.prefix + "run" }
 
 // Schedule is the sorted set of SCHEDULED task ids by due time (Unix ms,
 // Redis clock).
@@ -153,7 +165,14 @@ const (
 	InfoDead      = "dead"
 	InfoCancelled = "cancelled"
 	InfoRequeued  = "requeued" // DEAD tasks made QUEUED again
+	// InfoBehind prefixes, per band (b0..b9), the acknowledged entries not
+	// yet trimmed: they wait behind an older running one.
+	InfoBehind = "b"
 )
+
+// RunWithdrawn is the Run value of a task cancelled between its claim and
+// its start: the start skips it.
+const RunWithdrawn = "C"
 
 // Fields of a worker's heartbeat hash.
 const (

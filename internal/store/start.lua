@@ -4,8 +4,10 @@
 -- KEYS[1]        info hash
 -- KEYS[2]        dead-letter stream
 -- KEYS[3]        done stream
--- KEYS[4..13]    band streams of priority 0..9
--- KEYS[14..]     the task hash of each entry, in order
+-- KEYS[4]        run hash (running tasks' state, by ULID)
+-- KEYS[5..14]    band streams of priority 0..9
+-- KEYS[15..]     the task hash of each entry, in order (its last 26
+--                characters are the task's ULID)
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        worker id
@@ -13,21 +15,26 @@
 --                tolerated before it goes DEAD
 -- ARGV[4]        events channel (for tasks that end here)
 -- ARGV[5]        retention of finished tasks, ms
--- ARGV[6]        N; then 5 values per entry: band, entry id, task id, born
---                (1: the task was born as this entry, which carries no "i";
---                0: an entry written again for a task with a hash), mode:
---                0 new delivery, 1 reclaimed from a lost worker, 2 give back
---                (claimed beyond the worker's free slots: a QUEUED task's
---                entry goes back to the tail of its band, unstarted),
---                3 malformed (neither a task's birth entry nor an entry
---                written again: dead-lettered)
+-- ARGV[6]        the queue's name (a task's id is "<queue>-<ULID>")
+-- ARGV[7]        N; then 3 values per entry: band, entry id, and how it
+--                came: a letter for its kind — "b" the task was born as this
+--                entry (which carries no "i"), "h" an entry written again for
+--                a task with a hash — then its mode: 0 new delivery,
+--                1 reclaimed from a lost worker, 2 give back (claimed beyond
+--                the worker's free slots: a QUEUED task's entry goes back to
+--                the tail of its band, unstarted), 3 malformed (neither a
+--                task's birth entry nor an entry written again:
+--                dead-lettered); e.g. "b0"
+--                (values are few: every argument costs a script call)
 --
--- Per entry:
---   born, no hash (QUEUED)    -> RUNNING: a hash with the run's state; the
+-- A running task's state is its Run field ("run|attempt|crashes|started|
+-- cancel|worker"): the fence of its execution. Per entry:
+--   born, no Run field        -> RUNNING: its Run field is set (HSETNX: the
+--                                check and the start in one command); the
 --                                task's fields stay in the entry
---   QUEUED (a hash)           -> RUNNING: attempt + 1, run + 1 (run is the
---                                execution number: the fence of this start)
---   RUNNING and reclaimed     -> its worker died: crashes + 1, and either
+--   QUEUED (a hash)           -> RUNNING: attempt + 1, run + 1
+--   RUNNING and reclaimed     -> its worker died: crashes + 1 (the lost run
+--                                goes into its hash's history), and either
 --                                CANCELLED when its cancellation was
 --                                requested (no new execution starts),
 --                                RUNNING again (run + 1, same attempt) or,
@@ -35,8 +42,9 @@
 --   queue paused, or give back -> the entry goes back to the tail of its band
 --                                (a born task gets a hash: its id names the
 --                                entry it leaves)
+--   withdrawn (cancelled after its claim) -> skipped, its Run field removed
 --   malformed                 -> a DEAD record with the entry's fields as its
---                                error, dead-lettered; the entry is deleted
+--                                error, dead-lettered
 --   anything else (finished, cancelled, scheduled, gone, or a duplicate
 --   delivery after a lost consumer group) -> the entry is acknowledged and
 --   deleted (a running task's duplicate is left to its execution), skipped
@@ -47,28 +55,50 @@
 -- (events of both published here). The band an entry came from is its
 -- task's priority.
 
-local info, dlq, done = KEYS[1], KEYS[2], KEYS[3]
+local info, dlq, done, runs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
-local channel, retention = ARGV[4], ARGV[5]
-local n = tonumber(ARGV[6])
+local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
+local n = tonumber(ARGV[7])
 
 local now, nowS = now_ms()
 local paused = redis.call('HGET', info, 'paused') == '1'
 
 local out, events = {}, {}
 local dead, cancelled = 0, 0
+
+-- giveback puts the entry back at the tail of its band, unstarted.
+local function giveback(band, tk, id, eid, prio, born)
+  if born then copy_spec(tk, band, eid, prio) end
+  redis.call('HSET', tk, 'status', 'QUEUED')
+  ack_del(band, group, eid)
+  readd(band, tk, id)
+end
+
 for i = 0, n - 1 do
-  local a = 7 + i * 5
+  local a = 8 + i * 3
   local prio = ARGV[a]
-  local band = KEYS[4 + tonumber(prio)]
-  local eid, id, born, mode = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3] == '1', ARGV[a + 4]
-  local tk = KEYS[14 + i]
-  local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'cancel', 'type')
-  local status = f[1]
-  if not status and born then status = 'QUEUED' end
+  local band = KEYS[5 + tonumber(prio)]
+  local eid, how = ARGV[a + 1], ARGV[a + 2]
+  local born, mode = string.byte(how, 1) == 98, string.sub(how, 2) -- 'b'
+  local tk = KEYS[15 + i]
+  local ulid = string.sub(tk, -26)
+  local id = queue .. '-' .. ulid
   local code, run, attempt, crashes = 0, '', '', ''
-  if mode == '3' then
+  local fresh = born and mode == '0' and not paused
+  if fresh and redis.call('HSETNX', runs, ulid, '1|1|0|' .. nowS .. '|0|' .. worker) == 1 then
+    -- the common case: a new task's first start, one command
+    run, attempt, crashes = '1', '1', '0'
+    code = 1
+    mode = 'started'
+  end
+  local rv, rs
+  if mode ~= 'started' then
+    rv = redis.call('HGET', runs, ulid)
+    rs = run_state(rv)
+  end
+  if mode == 'started' then
+  elseif mode == '3' then
     local m = entry_fields(band, eid) or {}
     local parts = {}
     for k, v in pairs(m) do parts[#parts + 1] = k .. '=' .. string.sub(v, 1, 64) end
@@ -80,51 +110,68 @@ for i = 0, n - 1 do
     dead = dead + 1
     code = -1
     events[#events + 1] = id .. '\tDEAD\t\t0\t' .. prio .. '\t' .. nowS .. '\t' .. reason
-  elseif status == 'QUEUED' and (paused or mode == '2') then
-    if not f[6] then copy_spec(tk, band, eid, prio) end
-    redis.call('HSET', tk, 'status', 'QUEUED')
+  elseif rv == 'C' then
+    -- cancelled between its claim and this start
+    redis.call('HDEL', runs, ulid)
     ack_del(band, group, eid)
-    readd(band, tk, id)
-  elseif status == 'QUEUED' or (status == 'RUNNING' and mode == '1') then
-    run = tostring(tonumber(f[2] or '0') + 1)
-    attempt, crashes = f[3] or '0', f[4] or '0'
-    if status == 'QUEUED' then
-      attempt = tostring(tonumber(attempt) + 1)
-    else
-      -- the previous execution's worker died: record it, count it
-      crashes = tostring(tonumber(crashes) + 1)
-      local prev = redis.call('HMGET', tk, 'started', 'worker')
-      redis.call('HSET', tk, 'h' .. f[2], (prev[1] or '') .. '|' .. nowS .. '|' .. (prev[2] or '') .. '|crashed|worker lost',
-        'crashes', crashes)
-    end
-    if status == 'RUNNING' and f[5] == '1' then
-      -- cancelled while its worker was lost: it ends here, unstarted
-      local typ = f[6] or copy_spec(tk, band, eid, prio) or ''
-      redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
-      redis.call('PEXPIRE', tk, retention)
-      redis.call('XADD', done, '*', 'i', id)
+  elseif rs and mode == '1' then
+    -- the previous execution's worker died: record it, count it
+    crashes = tostring(tonumber(rs.crashes) + 1)
+    attempt = rs.attempt
+    redis.call('HSET', tk, 'h' .. rs.run, rs.started .. '|' .. nowS .. '|' .. rs.worker .. '|crashed|worker lost',
+      'crashes', crashes, 'attempt', attempt, 'run', rs.run)
+    local typ = redis.call('HGET', tk, 'type')
+    if rs.cancel == '1' or tonumber(crashes) > maxCrashes then
+      if not typ then typ = copy_spec(tk, band, eid, prio) or '' end
+      redis.call('HDEL', runs, ulid)
       ack_del(band, group, eid)
-      cancelled = cancelled + 1
-      code = -2
-      events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
-    elseif tonumber(crashes) > maxCrashes then
-      local typ = f[6] or copy_spec(tk, band, eid, prio) or ''
-      local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
-      local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
-      redis.call('HSET', tk, 'status', 'DEAD', 'crashes', crashes, 'error', reason, 'finished', nowS, 'dead_id', did)
-      ack_del(band, group, eid)
-      dead = dead + 1
-      code = -1
-      events[#events + 1] = id .. '\tDEAD\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS .. '\t' .. reason
+      if rs.cancel == '1' then
+        -- cancelled while its worker was lost: it ends here, unstarted
+        redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
+        redis.call('PEXPIRE', tk, retention)
+        redis.call('XADD', done, '*', 'i', id)
+        cancelled = cancelled + 1
+        code = -2
+        events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
+      else
+        local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
+        local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
+        redis.call('HSET', tk, 'status', 'DEAD', 'error', reason, 'finished', nowS, 'dead_id', did)
+        dead = dead + 1
+        code = -1
+        events[#events + 1] = id .. '\tDEAD\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS .. '\t' .. reason
+      end
     else
-      redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'started', nowS, 'worker', worker)
+      run = tostring(tonumber(rs.run) + 1)
+      redis.call('HSET', runs, ulid, run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker)
+      if typ then redis.call('HSET', tk, 'status', 'RUNNING', 'started', nowS, 'worker', worker) end
       code = 1
     end
-  elseif status == 'RUNNING' then
+  elseif rs then
     -- a duplicate delivery (the group was lost and recreated): the running
     -- execution keeps it
+  elseif born then
+    if paused or mode == '2' then
+      giveback(band, tk, id, eid, prio, true)
+    else -- claimed by a worker that died before it started it
+      run, attempt, crashes = '1', '1', '0'
+      redis.call('HSETNX', runs, ulid, '1|1|0|' .. nowS .. '|0|' .. worker)
+      code = 1
+    end
   else
-    ack_del(band, group, eid)
+    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes')
+    if f[1] == 'QUEUED' and (paused or mode == '2') then
+      giveback(band, tk, id, eid, prio, false)
+    elseif f[1] == 'QUEUED' then
+      run = tostring(tonumber(f[2] or '0') + 1)
+      attempt = tostring(tonumber(f[3] or '0') + 1)
+      crashes = f[4] or '0'
+      redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'started', nowS, 'worker', worker)
+      redis.call('HSET', runs, ulid, run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker)
+      code = 1
+    else
+      ack_del(band, group, eid)
+    end
   end
   out[#out + 1] = code
   out[#out + 1] = run

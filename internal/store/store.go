@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/script"
+	"github.com/dtq-dev/dtq/internal/taskid"
 	"github.com/redis/rueidis"
 )
 
@@ -86,7 +87,7 @@ var (
 	promoteScript = script.New("promote", libSource, promoteSource)
 	cancelScript  = script.New("cancel", libSource, cancelSource)
 	dlqScript     = script.New("dlq", libSource, dlqSource)
-	trimScript    = script.New("trim", trimSource)
+	trimScript    = script.New("trim", libSource, trimSource)
 	lockScript    = script.New("lock", lockSource)
 )
 
@@ -100,6 +101,18 @@ func (k Keys) bands(ks []string) []string {
 		ks = append(ks, k.Band(p))
 	}
 	return ks
+}
+
+// invalidULID stands for the ULID of a string that is no task id: no task
+// has it.
+const invalidULID = "invalid"
+
+// ulidOf returns the ULID part of task id, or invalidULID.
+func ulidOf(id string) string {
+	if _, ulid, err := taskid.Parse(id); err == nil {
+		return ulid
+	}
+	return invalidULID
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
