@@ -1,0 +1,177 @@
+package dtq_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/redis/rueidis"
+)
+
+// countKeys returns how many keys match pattern (SCAN: the server may be
+// shared with other tests' namespaces).
+func countKeys(t *testing.T, c rueidis.Client, pattern string) int {
+	t.Helper()
+	n := 0
+	cursor := uint64(0)
+	for {
+		e, err := c.Do(t.Context(), c.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(e.Elements)
+		if e.Cursor == 0 {
+			return n
+		}
+		cursor = e.Cursor
+	}
+}
+
+func usedMemory(t *testing.T, addr string) int64 {
+	t.Helper()
+	out, err := redistest.Command(addr, "INFO", "memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(out, "\r\n") {
+		if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Fatal("no used_memory in INFO memory")
+	return 0
+}
+
+// A burst at full speed with a short retention leaves nothing behind: once
+// the retention has passed, the namespace holds as many keys as before the
+// burst and Redis uses about the memory it used then. (The index of the
+// previous layout kept every task id: 20,000 of them held megabytes.)
+func TestMemoryBoundedAfterBurst(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, nil)
+	rc := redistest.Client(t, srv)
+	const retention = time.Second
+	e := newEnv(t, &redistest.Backend{Name: "redis", Client: rc, Namespace: redistest.Namespace(t), Server: srv},
+		&dtq.Config{Retention: retention})
+	e.worker(&dtq.WorkerConfig{Concurrency: 50}, map[string]dtq.HandlerFunc{
+		"job": func(context.Context, *dtq.Task) (any, error) { return map[string]int{"ok": 1}, nil },
+	})
+	pattern := e.Namespace + ":*"
+	settled := func(what string, ok func() bool) {
+		t.Helper()
+		eventually(t, retention+10*time.Second, what, ok)
+	}
+	// The baseline: a queue that has run a task and forgotten it.
+	first := e.enqueue("job", nil, nil)
+	e.waitStatus(first.ID, dtq.StatusSucceeded, 10*time.Second)
+	settled("the first task expired", func() bool {
+		_, err := e.c.Get(t.Context(), first.ID)
+		n, _ := rc.Do(t.Context(), rc.B().Xlen().Key(store.NewKeys(e.Namespace, dtq.DefaultQueue).Done()).Build()).AsInt64()
+		return errors.Is(err, dtq.ErrNotFound) && n == 0
+	})
+	baseKeys, baseMem := countKeys(t, rc, pattern), usedMemory(t, srv.Addr)
+
+	const burst = 20_000
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for next.Add(1) <= burst {
+				if _, err := e.c.Enqueue(t.Context(), "job", map[string]int{"n": 1}, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, 60*time.Second, "the burst succeeded", func() bool {
+		st, err := e.c.Stats(t.Context(), dtq.DefaultQueue)
+		return err == nil && st.Succeeded == burst+1
+	})
+	peakKeys := countKeys(t, rc, pattern)
+	var keys int
+	var mem int64
+	settled("keys and memory back at their baseline", func() bool {
+		keys, mem = countKeys(t, rc, pattern), usedMemory(t, srv.Addr)
+		return keys == baseKeys && mem < baseMem+512<<10
+	})
+	t.Logf("baseline %d keys, %d B; %d keys right after the burst; %d keys, %d B after the retention", baseKeys, baseMem, peakKeys, keys, mem)
+}
+
+// Beyond Config.MaxFinished finished tasks, the oldest are deleted before
+// their retention ends; the newest stay.
+func TestFinishedCapDeletesOldest(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, MaxFinished: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.c = c
+		// One at a time: tasks finish in the order they were submitted.
+		e.worker(&dtq.WorkerConfig{Concurrency: 1}, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
+		var ids []string
+		for range 200 {
+			ids = append(ids, e.enqueue("job", nil, nil).ID)
+		}
+		for _, id := range ids {
+			e.waitStatus(id, dtq.StatusSucceeded, 20*time.Second)
+		}
+		k := store.NewKeys(e.Namespace, dtq.DefaultQueue)
+		records := func() int {
+			return countKeys(t, e.Client, e.Namespace+":{default}:rec:*") + countKeys(t, e.Client, e.Namespace+":{default}:task:*")
+		}
+		eventually(t, 15*time.Second, "at most 50 finished tasks kept", func() bool {
+			n, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Done()).Build()).AsInt64()
+			return n <= 50 && records() <= 50
+		})
+		if _, err := e.c.Get(t.Context(), ids[0]); !errors.Is(err, dtq.ErrNotFound) {
+			t.Errorf("the oldest finished task: %v, want it deleted", err)
+		}
+		if got, err := e.c.Get(t.Context(), ids[len(ids)-1]); err != nil || got.Status != dtq.StatusSucceeded {
+			t.Errorf("the newest finished task: %+v %v, want it kept", got, err)
+		}
+	})
+}
+
+// The dead-letter stream's cap takes the records of the letters it trims
+// with them (they used to stay, with no expiry).
+func TestDeadLetterCapDeletesRecords(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, DeadLetterMaxLen: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.c = c
+		e.worker(&dtq.WorkerConfig{Concurrency: 1}, map[string]dtq.HandlerFunc{"bad": func(context.Context, *dtq.Task) (any, error) {
+			return nil, dtq.Permanent(errors.New("no"))
+		}})
+		var ids []string
+		for range 30 {
+			ids = append(ids, e.enqueue("bad", nil, nil).ID)
+		}
+		for _, id := range ids {
+			e.waitStatus(id, dtq.StatusDead, 20*time.Second)
+		}
+		eventually(t, 15*time.Second, "10 dead letters and their 10 records kept", func() bool {
+			st, err := e.c.Stats(t.Context(), dtq.DefaultQueue)
+			return err == nil && st.Dead == 10 && countKeys(t, e.Client, e.Namespace+":{default}:task:*") == 10
+		})
+		if _, err := e.c.Get(t.Context(), ids[0]); !errors.Is(err, dtq.ErrNotFound) {
+			t.Errorf("the oldest dead letter's task: %v, want it deleted with its letter", err)
+		}
+		letters, _, err := e.c.ListDead(t.Context(), dtq.DefaultQueue, 100, "")
+		if err != nil || len(letters) != 10 || letters[0].Task.ID != ids[len(ids)-1] {
+			t.Fatalf("dead letters: %d %v", len(letters), err)
+		}
+	})
+}
