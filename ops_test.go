@@ -85,17 +85,18 @@ func TestRetentionReturnsToBaseline(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			tasks := count(e.Namespace + ":{default}:task:*")
-			index, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Done()).Build()).AsInt64()
+			index, _ := e.Client.Do(t.Context(), e.Client.B().Zcard().Key(k.Done()).Build()).AsInt64()
 			var streams int64
 			for p := range store.Bands {
 				n, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Band(p)).Build()).AsInt64()
 				streams += n
 			}
-			if tasks == 0 && index == 0 && streams == 0 {
+			packed := hlen(t, e.Client, k.Finished())
+			if tasks == 0 && index == 0 && streams == 0 && packed == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("left after expiry: %d task hashes, %d done-index entries, %d band entries", tasks, index, streams)
+				t.Fatalf("left after expiry: %d task hashes, %d packed records, %d done-index entries, %d band entries", tasks, packed, index, streams)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

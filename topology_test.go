@@ -225,7 +225,7 @@ func TestDurableReplicas(t *testing.T) {
 	e.waitStatus(plain.ID, dtq.StatusSucceeded, 10*time.Second)
 	e.waitStatus(keyed.ID, dtq.StatusSucceeded, 10*time.Second)
 	// The task is on the replica already: acknowledged means replicated.
-	if n, err := redistest.Command(s.Replicas[0].Addr, "EXISTS", store.NewKeys(e.Namespace, "default").Record(plain.ID[len("default-"):])); err != nil || n != "1" {
+	if n, err := redistest.Command(s.Replicas[0].Addr, "HEXISTS", store.NewKeys(e.Namespace, "default").Finished(), plain.ID[len("default-"):]); err != nil || n != "1" {
 		t.Fatalf("the replica lacks an acknowledged task: %q %v", n, err)
 	}
 

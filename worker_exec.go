@@ -108,7 +108,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 	h := w.handlers[t.Type]
 	w.mu.Unlock()
 	item := store.FinishItem{
-		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Crashes: t.Crashes, Born: t.born,
+		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Crashes: t.Crashes, Attempt: t.Attempt, Started: t.started, Born: t.born,
 	}
 	if h == nil {
 		item.Outcome, item.Text = store.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)

@@ -2,10 +2,10 @@
 --
 -- KEYS[1]        info hash
 -- KEYS[2]        schedule zset
--- KEYS[3]        done stream
+-- KEYS[3]        done zset (finished task ids by finish time)
 -- KEYS[4]        run hash (running tasks' state, by ULID)
 -- KEYS[5]        the task hash
--- KEYS[6]        its packed record key
+-- KEYS[6]        finished hash (packed records, by ULID)
 -- KEYS[7]        the band stream of its birth entry (any band when the id
 --                names no entry)
 --
@@ -26,13 +26,13 @@
 -- withdrawn (its start then skips it). A QUEUED (with a hash) or SCHEDULED
 -- task -> CANCELLED at once (a QUEUED task's entry is skipped when a worker
 -- reads it). Anything else is left as it is. A cancelled task expires after
--- the retention and is listed in the done stream.
+-- the retention and is listed in the done zset.
 --
 -- Returns { the task's status after the call ("" when there is no such
 -- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
 -- { 'CANCELLED', its type }.
 
-local info, schedule, done, runs, tk, rk, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local info, schedule, done, runs, tk, fin, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local group, eid, prio, ulid = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 
@@ -45,7 +45,7 @@ if rs then
   end
   return {'RUNNING'}
 end
-local recorded = record_status(redis.call('GET', rk))
+local recorded = record_status(redis.call('HGET', fin, ulid))
 if recorded then return {recorded} end
 
 local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio')
@@ -73,7 +73,7 @@ if status == 'QUEUED' or status == 'SCHEDULED' then
   end
   redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
   redis.call('PEXPIRE', tk, retention)
-  redis.call('XADD', done, '*', 'i', id)
+  redis.call('ZADD', done, nowS, id)
   redis.call('HINCRBY', info, 'cancelled', 1)
   redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
   return {'CANCELLED', f[2]}

@@ -2,7 +2,7 @@
 --
 -- KEYS[1]        info hash
 -- KEYS[2]        dead-letter stream
--- KEYS[3]        done stream
+-- KEYS[3]        done zset (finished task ids by finish time)
 -- KEYS[4..13]    band streams of priority 0..9
 -- KEYS[14..]     the task hash of each item, in order
 --
@@ -14,7 +14,7 @@
 -- requeue: DEAD -> QUEUED with attempt and crash counts reset and its history
 --          kept; its dead-letter entry is removed.
 -- discard: its dead-letter entry is removed; the task stays DEAD, is listed
---          in the done stream and expires after the retention.
+--          in the done zset and expires after the retention.
 -- Items that are not DEAD are left alone.
 --
 -- Returns one code per item: 1 done, 0 not DEAD (or gone).
@@ -43,7 +43,7 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'discarded', nowS)
       redis.call('HDEL', tk, 'dead_id')
       redis.call('PEXPIRE', tk, retention)
-      redis.call('XADD', done, '*', 'i', id)
+      redis.call('ZADD', done, nowS, id)
     end
     res = 1
   end

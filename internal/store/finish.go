@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -31,7 +33,9 @@ type FinishItem struct {
 	Outcome    Outcome
 	Text       string // result (OutcomeOK) or error
 	RetryDelay time.Duration
-	Crashes    int // the task's crash count at this run's start
+	Crashes    int    // the task's crash count at this run's start
+	Attempt    int    // this run's attempt
+	Started    string // Unix ms of the run's start, as Start returned it
 	// Born holds the fields of the task's birth entry when it was born as
 	// the entry it ran from (its hash lacks them); nil otherwise.
 	Born *Spec
@@ -49,23 +53,20 @@ type FinishConfig struct {
 // was stale — together with a *NotReplicatedError when durability asked for
 // replicas that did not acknowledge in time.
 func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, items []FinishItem) ([]string, error) {
-	ks := make([]string, 0, 16+2*len(items))
-	ks = append(ks, q.k.Info(), q.k.Schedule(), q.k.DLQ(), q.k.Wakeup(), q.k.Done(), q.k.Run())
+	ks := make([]string, 0, 17+2*len(items))
+	ks = append(ks, q.k.Info(), q.k.Schedule(), q.k.DLQ(), q.k.Wakeup(), q.k.Done(), q.k.Run(), q.k.Finished())
 	ks = q.k.bands(ks)
 	kinds := make([]string, len(items))
 	for i, it := range items {
-		ulid := ulidOf(it.TaskID)
 		switch {
 		case it.Born != nil && it.Crashes == 0 && (it.Outcome == OutcomeOK || it.Outcome == OutcomeCancel):
 			kinds[i] = "P"
-			ks = append(ks, q.k.Record(ulid))
 		case it.Born != nil:
 			kinds[i] = "H"
-			ks = append(ks, q.k.Task(ulid))
 		default:
 			kinds[i] = "h"
-			ks = append(ks, q.k.Task(ulid))
 		}
+		ks = append(ks, q.k.Task(ulidOf(it.TaskID)))
 	}
 	args := make([]string, 0, 6+12*len(items))
 	args = append(args, Group, ms(cfg.Retention), ms(cfg.IdemWindow), worker, q.name, itoa(len(items)))
@@ -79,8 +80,12 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		if it.Outcome == OutcomeRetry {
 			outcome += "/" + ms(it.RetryDelay)
 		}
-		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, it.Text, itoa(idemIdx), kinds[i])
-		if sp := it.Born; sp != nil {
+		text := it.Text
+		if kinds[i] == "P" {
+			text = packBody(&it, worker)
+		}
+		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kinds[i])
+		if sp := it.Born; sp != nil && kinds[i] == "H" {
 			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash)
 		}
 	}
@@ -137,4 +142,30 @@ func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) (
 		out[i] = RenewStatus(n)
 	}
 	return out, nil
+}
+
+// packBody makes the body of the packed record of it, a task born as its
+// entry finishing in its first execution (finish.lua prefixes it with the
+// status, the finish time, the run and the error; parseRecord reads it):
+//
+//	prio|max_att|timeout|created|started|attempt|crashes|len(worker)|len(type)|len(result)|len(idem)|worker type result idem payload
+func packBody(it *FinishItem, worker string) string {
+	sp := it.Born
+	result := ""
+	if it.Outcome == OutcomeOK {
+		result = it.Text
+	}
+	var b strings.Builder
+	b.Grow(64 + len(worker) + len(sp.Type) + len(result) + len(sp.IdemHash) + len(sp.Payload))
+	for _, n := range []string{itoa(it.Band), itoa(sp.MaxAttempts), ms(sp.Timeout), strconv.FormatInt(entryMs(it.EntryID), 10),
+		it.Started, itoa(it.Attempt), itoa(it.Crashes), itoa(len(worker)), itoa(len(sp.Type)), itoa(len(result)), itoa(len(sp.IdemHash))} {
+		b.WriteString(n)
+		b.WriteByte('|')
+	}
+	b.WriteString(worker)
+	b.WriteString(sp.Type)
+	b.WriteString(result)
+	b.WriteString(sp.IdemHash)
+	b.Write(sp.Payload)
+	return b.String()
 }

@@ -5,12 +5,12 @@
 -- KEYS[2]        schedule zset
 -- KEYS[3]        dead-letter stream
 -- KEYS[4]        wakeup stream
--- KEYS[5]        done stream
+-- KEYS[5]        done zset (finished task ids by finish time)
 -- KEYS[6]        run hash (running tasks' state, by ULID)
--- KEYS[7..16]    band streams of priority 0..9
--- KEYS[16+i]     item i's record (1..N): its packed record key or its task
---                hash, as its kind says (both end with the task's ULID)
--- KEYS[16+N+j]   idempotency records, referenced by index below
+-- KEYS[7]        finished hash (packed records, by ULID)
+-- KEYS[8..17]    band streams of priority 0..9
+-- KEYS[17+i]     item i's task hash (1..N; it ends with the task's ULID)
+-- KEYS[17+N+j]   idempotency records, referenced by index below
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        retention of finished tasks, ms
@@ -18,16 +18,20 @@
 -- ARGV[4]        worker id
 -- ARGV[5]        the queue's name (a task's id is "<queue>-<ULID>")
 -- ARGV[6]        N; then per item 7 values — band, entry id, run (the
---                fence), outcome, text (result or error), idempotency key
---                index (0 = none), kind — and 5 more for kinds P and H:
---                the fields of the task's birth entry (type, payload, max
---                attempts, timeout ms, idempotency hash or ""). The kind
---                says where the outcome goes: "P" a packed record (a task
---                born as its entry finishing SUCCEEDED or CANCELLED in its
---                first execution), "H" its hash (a task born as its entry,
---                whose fields go into the hash), "h" its hash (which holds
---                them). A retry has its delay ms after a "/" in the outcome
---                ("retry/1500"). (Values are few: every argument costs.)
+--                fence), outcome, text, idempotency key index (0 = none),
+--                kind — and, for kind H, 5 more: the fields of the task's
+--                birth entry (type, payload, max attempts, timeout ms,
+--                idempotency hash or ""). The kind says where the outcome
+--                goes: "P" a packed record (a task born as its entry
+--                finishing SUCCEEDED or CANCELLED in its first execution:
+--                text is then the record's body, which the caller packed,
+--                and this script prefixes with the status, the finish time
+--                and the run), "H" its hash (a task born as its entry, whose
+--                fields go into the hash), "h" its hash (which holds them).
+--                Otherwise text is the result or the error. A retry has its
+--                delay ms after a "/" in the outcome ("retry/1500"). (Values
+--                are few, and the common case's writes are one command per
+--                batch: every argument and every call costs.)
 --
 -- Outcomes (the caller has decided retry versus dead from the attempts):
 --   ok      SUCCEEDED with result text
@@ -42,14 +46,16 @@
 -- worker (its task reclaimed and restarted elsewhere, or finished) changes
 -- nothing. An acting item removes the Run field and records the outcome:
 -- a task born as its entry that SUCCEEDED or was CANCELLED in its first
--- execution gets a packed record (one string, expiring after the
--- retention); any other gets its hash (with the entry's fields when born),
--- the execution in history field h<run> ("start|end|worker|outcome|error").
--- A SUCCEEDED or CANCELLED task expires after the retention and is listed
--- in the done stream (trimmed here to the retention); a DEAD one is
--- dead-lettered and does not expire (the stream is capped by the
--- scheduler, records with it); the idempotency record is extended to the
--- window. The entries are acknowledged and the bands trimmed.
+-- execution gets a packed record (a field of the finished hash); any other
+-- gets its hash (with the entry's fields when born), the execution in
+-- history field h<run> ("start|end|worker|outcome|error"). A SUCCEEDED or
+-- CANCELLED task is listed in the done zset and goes after the retention:
+-- here, the done zset's entries past it are removed with their packed
+-- records (up to 256 per call; the scheduler trims the rest, and by count);
+-- a hash expires by itself. A DEAD task is dead-lettered and does not
+-- expire (the stream is capped by the scheduler, records with it); the
+-- idempotency record is extended to the window. The entries are
+-- acknowledged and the bands trimmed.
 --
 -- An item whose execution's outcome is recorded already (its record says
 -- that run) changes nothing and answers the task's status: recording an
@@ -59,28 +65,54 @@
 -- Returns one value per item: the new status (or the recorded one), or ""
 -- when stale. (The caller publishes the lifecycle events.)
 
-local info, schedule, dlq, wakeup, done, runs = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local info, schedule, dlq, wakeup, done, runs, fin = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local group = ARGV[1]
 local retention, window, worker, queue = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local n = tonumber(ARGV[6])
 
 local now, nowS = now_ms()
 
+local ulids = {}
+for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
+local states = redis.call('HMGET', runs, unpack(ulids))
+
 local out = {}
-local retried, succeeded, deadN, cancelled, listed = 0, 0, 0, 0, 0
-local acks = {}
+local retried, succeeded, deadN, cancelled = 0, 0, 0, 0
+local acks, ended, packed, listed = {}, {}, {}, {}
 local a = 7
 for i = 1, n do
   local p, eid, run, outcome, text = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local ik, kind = tonumber(ARGV[a + 5]), ARGV[a + 6]
-  local s = a + 7 -- the birth entry's fields, for kinds P and H
-  if kind == 'h' then a = a + 7 else a = a + 12 end
-  local key = KEYS[16 + i]
-  local ulid = string.sub(key, -26)
+  local s = a + 7 -- the birth entry's fields, for kind H
+  if kind == 'H' then a = a + 12 else a = a + 7 end
+  local key, ulid = KEYS[17 + i], ulids[i]
   local id = queue .. '-' .. ulid
-  local rs = run_state(redis.call('HGET', runs, ulid))
+  local st = states[i]
   local res = ''
-  if rs and rs.run == run then
+  local mine = st and string.sub(st, 1, #run + 1) == run .. '|'
+  if mine and kind == 'P' then
+    -- the common case: the packed record the caller made, and the fence
+    -- and the cancel flag read straight from the Run field
+    local cancel = string.match(st, '^%d+|%d+|%d+|%d+|(%d)|') == '1'
+    ended[#ended + 1] = ulid
+    local errText = ''
+    if outcome == 'ok' and not cancel then
+      res = 'SUCCEEDED'
+      succeeded = succeeded + 1
+    else
+      res, errText = 'CANCELLED', 'cancelled'
+      cancelled = cancelled + 1
+    end
+    packed[#packed + 1] = ulid
+    packed[#packed + 1] = 'R3|' .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
+    listed[#listed + 1] = nowS
+    listed[#listed + 1] = id
+    if ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
+    local ids = acks[p]
+    if not ids then ids = {}; acks[p] = ids end
+    ids[#ids + 1] = eid
+  elseif mine then
+    local rs = run_state(st)
     local delay
     if rs.cancel == '1' then
       -- cancelled while it ran: CANCELLED whatever the handler returned; a
@@ -91,14 +123,11 @@ for i = 1, n do
       delay = string.sub(outcome, 7) -- (two statements: the embedded
       outcome = 'retry'              -- backend's Lua assigns in order)
     end
-    redis.call('HDEL', runs, ulid)
+    ended[#ended + 1] = ulid
     local result, errText = '', ''
     if outcome == 'ok' then result = text elseif outcome == 'cancel' then result, errText = text, 'cancelled' else errText = text end
     if outcome == 'ok' then res = 'SUCCEEDED' elseif outcome == 'cancel' then res = 'CANCELLED' elseif outcome == 'retry' then res = 'SCHEDULED' else res = 'DEAD' end
-    if kind == 'P' then
-      redis.call('SET', key, pack_record(res, p, ARGV[s + 2], ARGV[s + 3], string.match(eid, '^(%d+)-'), rs.started, nowS,
-        run, rs.attempt, '0', worker, ARGV[s], result, errText, ARGV[s + 4], ARGV[s + 1]), 'PX', retention)
-    else
+    do
       local hist = rs.started .. '|' .. nowS .. '|' .. worker .. '|' .. outcome .. '|' .. errText
       local fields = {'status', res, 'run', run, 'attempt', rs.attempt, 'crashes', rs.crashes, 'started', rs.started,
         'worker', worker, 'h' .. run, hist}
@@ -125,8 +154,8 @@ for i = 1, n do
       if res == 'SUCCEEDED' or res == 'CANCELLED' then redis.call('PEXPIRE', key, retention) end
     end
     if res == 'SUCCEEDED' or res == 'CANCELLED' then
-      redis.call('XADD', done, '*', 'i', id)
-      listed = listed + 1
+      listed[#listed + 1] = nowS
+      listed[#listed + 1] = id
     end
     if res == 'SUCCEEDED' then succeeded = succeeded + 1
     elseif res == 'CANCELLED' then cancelled = cancelled + 1
@@ -136,13 +165,13 @@ for i = 1, n do
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid
-  elseif not rs then
+  elseif not st then
     -- this execution's outcome, recorded already (a durable worker records
     -- it again until the replicas have it): the status, nothing changed
-    if kind == 'P' then
-      local st, rrun = record_status(redis.call('GET', key))
-      if st and rrun == run then res = st end
-    else
+    local st, rrun = record_status(redis.call('HGET', fin, ulid))
+    if st and rrun == run then
+      res = st
+    elseif kind ~= 'P' then
       local f = redis.call('HMGET', key, 'status', 'run')
       if f[2] == run and f[1] ~= 'RUNNING' and redis.call('HEXISTS', key, 'h' .. run) == 1 then res = f[1] end
     end
@@ -150,11 +179,21 @@ for i = 1, n do
   out[#out + 1] = res
 end
 
-for p, ids in pairs(acks) do
-  ack_trim(info, KEYS[7 + tonumber(p)], group, p, ids)
+if #ended > 0 then redis.call('HDEL', runs, unpack(ended)) end
+if #packed > 0 then redis.call('HSET', fin, unpack(packed)) end
+if #listed > 0 then
+  redis.call('ZADD', done, unpack(listed))
+  -- the finished tasks past the retention go, packed records with them
+  local old = redis.call('ZRANGEBYSCORE', done, '-inf', string.format('%d', now - tonumber(retention)), 'LIMIT', 0, 256)
+  if #old > 0 then
+    local us = {}
+    for j, oid in ipairs(old) do us[j] = string.sub(oid, -26) end
+    redis.call('HDEL', fin, unpack(us))
+    redis.call('ZREM', done, unpack(old))
+  end
 end
-if listed > 0 then
-  redis.call('XTRIM', done, 'MINID', string.format('%d', now - tonumber(retention)))
+for p, ids in pairs(acks) do
+  ack_trim(info, KEYS[8 + tonumber(p)], group, p, ids)
 end
 if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
 if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end

@@ -63,28 +63,21 @@ local function run_value(s)
   return s.run .. '|' .. s.attempt .. '|' .. s.crashes .. '|' .. s.started .. '|' .. s.cancel .. '|' .. s.worker
 end
 
--- pack_record formats a packed record (store.packRecord spells the same):
--- a header of numbers and lengths, then the strings.
-local function pack_record(status, prio, maxatt, timeout, created, started, finished, run, attempt, crashes,
-                           worker, typ, result, err, idem, payload)
-  return 'R2|' .. status .. '|' .. prio .. '|' .. maxatt .. '|' .. timeout .. '|' .. created .. '|' .. started ..
-    '|' .. finished .. '|' .. run .. '|' .. attempt .. '|' .. crashes .. '|' .. #worker .. '|' .. #typ .. '|' ..
-    #result .. '|' .. #err .. '|' .. #idem .. '|' .. worker .. typ .. result .. err .. idem .. payload
-end
-
--- record_status returns the status and run of a packed record, or nil.
+-- record_status returns the status and run of a packed record (see
+-- store.parseRecord), or nil.
 local function record_status(v)
   if not v then return nil end
-  return string.match(v, '^R2|(%u+)|%d+|%d+|%d+|%d+|%d+|%d+|(%d+)|')
+  return string.match(v, '^R3|(%u+)|%d+|(%d+)|')
 end
 
--- ack_trim acknowledges entries ids of band p and trims the band: every
--- entry older than its oldest pending one has been acknowledged, so XTRIM
--- MINID removes them in one sweep (up to the last delivered one when none
--- is pending). Entries a long-running task holds back are counted in info
--- field b<p>; past 2048 of them this batch's are deleted one by one.
-local function ack_trim(info, band, group, p, ids)
-  redis.call('XACK', band, group, unpack(ids))
+-- trim_band trims band p: every entry older than its oldest pending one
+-- has been acknowledged, so XTRIM MINID removes them in one sweep (up to the
+-- last delivered one when none is pending); info field b<p> counts the
+-- acknowledged entries still there. With sweep, those a long-running task
+-- holds back (acknowledged, newer than it) are deleted one by one too. It
+-- returns how many acknowledged entries are still there.
+local function trim_band(info, band, group, p, sweep)
+  local field = 'b' .. p
   local pend = redis.call('XPENDING', band, group)
   local trimmed = 0
   if pend[1] > 0 then
@@ -101,9 +94,33 @@ local function ack_trim(info, band, group, p, ids)
       end
     end
   end
-  local behind = redis.call('HINCRBY', info, 'b' .. p, #ids - trimmed)
-  if behind > 2048 then
-    local d = redis.call('XDEL', band, unpack(ids))
-    redis.call('HINCRBY', info, 'b' .. p, -d)
+  local behind = redis.call('HINCRBY', info, field, -trimmed)
+  if sweep and behind > 0 and pend[1] > 0 then
+    -- the acknowledged entries between the oldest pending one and the
+    -- last delivered: those not pending
+    local pending = {}
+    for _, e in ipairs(redis.call('XPENDING', band, group, pend[2], '+', 1000)) do pending[e[1]] = true end
+    local acked = {}
+    for _, e in ipairs(redis.call('XRANGE', band, pend[2], pend[3], 'COUNT', 1000)) do
+      if not pending[e[1]] then acked[#acked + 1] = e[1] end
+    end
+    if #acked > 0 then
+      behind = redis.call('HINCRBY', info, field, -redis.call('XDEL', band, unpack(acked)))
+    end
+  end
+  if behind < 0 then redis.call('HSET', info, field, '0') end
+  return behind
+end
+
+-- ack_trim acknowledges entries ids of band p; the entries acknowledged
+-- and still there are counted in info field b<p>. Once 128 of them are
+-- there the band is trimmed (trim_band); past 2048 held back by a
+-- long-running task, this batch's are deleted one by one.
+local function ack_trim(info, band, group, p, ids)
+  redis.call('XACK', band, group, unpack(ids))
+  local field = 'b' .. p
+  if redis.call('HINCRBY', info, field, #ids) < 128 then return end
+  if trim_band(info, band, group, p, false) > 2048 then
+    redis.call('HINCRBY', info, field, -redis.call('XDEL', band, unpack(ids)))
   end
 end

@@ -115,50 +115,77 @@ func (q *Queue) OnceLock(sha256hex string) Lock { return Lock{s: q.s, key: q.k.O
 // trimBatch is the most records one trim call deletes.
 const trimBatch = 500
 
-// Trim keeps the queue's finished tasks within their caps: the done stream
-// to the retention (by age) and to maxFinished (by count, oldest first),
-// and the dead-letter stream to maxDead — deleting the records of the
-// entries it removes beyond a cap. It returns how many records it deleted;
-// it stops after about limit.
+// Trim keeps the queue's finished tasks within their bounds: it removes
+// the tasks of the done zset past the retention (by age) and beyond
+// maxFinished (by count, oldest first), and the oldest dead letters beyond
+// maxDead — their records with them (trim.lua). It returns how many it
+// removed; it stops after about limit.
 func (q *Queue) Trim(ctx context.Context, retention time.Duration, maxFinished, maxDead int64, limit int) (int, error) {
 	c := q.s.r
-	minID := strconv.FormatInt(max(0, time.Now().Add(-retention).UnixMilli()), 10)
-	res := c.DoMulti(ctx, c.B().Xtrim().Key(q.k.Done()).Minid().Threshold(minID).Build(),
-		c.B().Xlen().Key(q.k.Done()).Build(), c.B().Xlen().Key(q.k.DLQ()).Build())
-	for _, r := range res {
-		if err := r.Error(); err != nil {
-			return 0, err
+	cutoff := strconv.FormatInt(max(0, time.Now().Add(-retention).UnixMilli()), 10)
+	removed := 0
+	run := func(kind string, refs, ids []string) error {
+		ks := make([]string, 0, 3+len(refs))
+		ks = append(ks, q.k.Done(), q.k.DLQ(), q.k.Finished())
+		args := make([]string, 0, 1+2*len(refs))
+		args = append(args, itoa(len(refs)))
+		for i, ref := range refs {
+			ks = append(ks, q.k.Task(ulidOf(ids[i])))
+			args = append(args, kind, ref)
+		}
+		removed += len(refs)
+		return trimScript.Exec(ctx, c, ks, args).Error()
+	}
+	// Acknowledged band entries first: a finished task's entry must not
+	// outlast its record for long.
+	if err := sweepScript.Exec(ctx, c, q.k.bands([]string{q.k.Info()}), []string{Group}).Error(); err != nil {
+		return 0, err
+	}
+	// By age, then by count.
+	for removed < limit {
+		ids, err := c.Do(ctx, c.B().Zrangebyscore().Key(q.k.Done()).Min("-inf").Max(cutoff).Limit(0, trimBatch).Build()).AsStrSlice()
+		if err != nil || len(ids) == 0 {
+			if err != nil {
+				return removed, err
+			}
+			break
+		}
+		if err := run("d", ids, ids); err != nil {
+			return removed, err
 		}
 	}
-	done, _ := res[1].AsInt64()
-	dead, _ := res[2].AsInt64()
-	deleted := 0
-	for _, s := range []struct {
-		kind string
-		key  string
-		over int64
-	}{{"d", q.k.Done(), done - maxFinished}, {"x", q.k.DLQ(), dead - maxDead}} {
-		for s.over > 0 && deleted < limit {
-			n := min(s.over, trimBatch)
-			es, err := c.Do(ctx, c.B().Xrange().Key(s.key).Start("-").End("+").Count(n).Build()).AsXRange()
-			if err != nil || len(es) == 0 {
-				return deleted, err
-			}
-			ks := make([]string, 0, 2+2*len(es))
-			ks = append(ks, q.k.Done(), q.k.DLQ())
-			args := make([]string, 0, 1+2*len(es))
-			args = append(args, itoa(len(es)))
-			for _, e := range es {
-				ulid := ulidOf(e.FieldValues[DoneID])
-				ks = append(ks, q.k.Task(ulid), q.k.Record(ulid))
-				args = append(args, s.kind, e.ID)
-			}
-			if err := trimScript.Exec(ctx, c, ks, args).Error(); err != nil {
-				return deleted, err
-			}
-			deleted += len(es)
-			s.over -= int64(len(es))
-		}
+	res := c.DoMulti(ctx, c.B().Zcard().Key(q.k.Done()).Build(), c.B().Xlen().Key(q.k.DLQ()).Build())
+	done, err := res[0].AsInt64()
+	if err != nil {
+		return removed, err
 	}
-	return deleted, nil
+	dead, err := res[1].AsInt64()
+	if err != nil {
+		return removed, err
+	}
+	for over := done - maxFinished; over > 0 && removed < limit; {
+		ids, err := c.Do(ctx, c.B().Zrange().Key(q.k.Done()).Min("0").Max(strconv.FormatInt(min(over, trimBatch)-1, 10)).Build()).AsStrSlice()
+		if err != nil || len(ids) == 0 {
+			return removed, err
+		}
+		if err := run("d", ids, ids); err != nil {
+			return removed, err
+		}
+		over -= int64(len(ids))
+	}
+	for over := dead - maxDead; over > 0 && removed < limit; {
+		es, err := c.Do(ctx, c.B().Xrange().Key(q.k.DLQ()).Start("-").End("+").Count(min(over, trimBatch)).Build()).AsXRange()
+		if err != nil || len(es) == 0 {
+			return removed, err
+		}
+		refs, ids := make([]string, len(es)), make([]string, len(es))
+		for i, e := range es {
+			refs[i], ids[i] = e.ID, e.FieldValues[DeadID]
+		}
+		if err := run("x", refs, ids); err != nil {
+			return removed, err
+		}
+		over -= int64(len(es))
+	}
+	return removed, nil
 }

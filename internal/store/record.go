@@ -125,30 +125,39 @@ func (r *Record) withRun(rs runState) {
 	r.Finished, r.Due = 0, 0
 }
 
-// parseRecord reads a packed record (lib.lua's pack_record writes it):
+// parseRecord reads a packed record: a header finish.lua writes, then the
+// body packBody makes:
 //
-//	R2|status|prio|max_att|timeout|created|started|finished|run|attempt|crashes|
-//	  len(worker)|len(type)|len(result)|len(error)|len(idem)|worker type result error idem payload
+//	R3|status|finished|run|len(error)|error|prio|max_att|timeout|created|started|attempt|crashes|
+//	  len(worker)|len(type)|len(result)|len(idem)|worker type result idem payload
 //
 // It returns nil for a value it cannot read.
 func parseRecord(id, queue, v string) *Record {
-	p := strings.SplitN(v, "|", 17)
-	if len(p) != 17 || p[0] != "R2" {
+	h := strings.SplitN(v, "|", 6)
+	if len(h) != 6 || h[0] != "R3" {
 		return nil
 	}
-	rest := p[16]
-	var blobs [5]string
+	lerr, rest := atoi(h[4]), h[5]
+	if lerr < 0 || lerr >= len(rest) || rest[lerr] != '|' {
+		return nil
+	}
+	errText, rest := rest[:lerr], rest[lerr+1:]
+	p := strings.SplitN(rest, "|", 12)
+	if len(p) != 12 {
+		return nil
+	}
+	rest = p[11]
+	var blobs [4]string
 	for i := range blobs {
-		n := atoi(p[11+i])
+		n := atoi(p[7+i])
 		if n < 0 || n > len(rest) {
 			return nil
 		}
 		blobs[i], rest = rest[:n], rest[n:]
 	}
-	r := &Record{ID: id, Queue: queue, Status: p[1], Priority: atoi(p[2]), MaxAttempts: atoi(p[3]),
-		Timeout: time.Duration(atoi64(p[4])) * time.Millisecond, Created: atoi64(p[5]), Started: atoi64(p[6]),
-		Run: atoi(p[8]), Attempt: atoi(p[9]), Crashes: atoi(p[10]), Worker: blobs[0], Type: blobs[1],
-		Error: blobs[3], Idem: blobs[4], Payload: []byte(rest)}
+	r := &Record{ID: id, Queue: queue, Status: h[1], Run: atoi(h[3]), Error: errText, Priority: atoi(p[0]), MaxAttempts: atoi(p[1]),
+		Timeout: time.Duration(atoi64(p[2])) * time.Millisecond, Created: atoi64(p[3]), Started: atoi64(p[4]),
+		Attempt: atoi(p[5]), Crashes: atoi(p[6]), Worker: blobs[0], Type: blobs[1], Idem: blobs[3], Payload: []byte(rest)}
 	if blobs[2] != "" {
 		r.Result = []byte(blobs[2])
 	}
@@ -156,6 +165,6 @@ func parseRecord(id, queue, v string) *Record {
 	if r.Status == StatusCancelled {
 		outcome = "cancel"
 	}
-	r.History = []Execution{{Run: r.Run, Started: r.Started, Finished: atoi64(p[7]), Worker: r.Worker, Outcome: outcome, Error: r.Error}}
+	r.History = []Execution{{Run: r.Run, Started: r.Started, Finished: atoi64(h[2]), Worker: r.Worker, Outcome: outcome, Error: r.Error}}
 	return r
 }

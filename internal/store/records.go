@@ -59,13 +59,14 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			cmds = append(cmds, c.B().Xrange().Key(k.Band(l.band)).Start(l.eid).End(l.eid).Build())
 		}
 		cmds = append(cmds, c.B().Hget().Key(k.Run()).Field(l.ulid).Build(), c.B().Hgetall().Key(k.Task(l.ulid)).Build(),
-			c.B().Get().Key(k.Record(l.ulid)).Build())
+			c.B().Hget().Key(k.Finished()).Field(l.ulid).Build())
 	}
 	if len(cmds) == 0 {
 		return nil, nil
 	}
 	res := c.DoMulti(ctx, cmds...)
 	out := make([]*Record, len(ids))
+	var waiting []int // looked QUEUED from their birth entry alone
 	j := 0
 	str := func(r rueidis.RedisResult) (string, error) {
 		v, err := r.ToString()
@@ -116,8 +117,111 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			r.withRun(rs)
 		}
 		out[i] = r
+		if r != nil && len(h) == 0 && !running && e != nil {
+			waiting = append(waiting, i)
+		}
+	}
+	if len(waiting) > 0 {
+		if err := s.dropAcknowledged(ctx, locs, out, waiting); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// dropAcknowledged clears the records of out[waiting] — tasks that looked
+// QUEUED from their birth entry alone — whose entry was delivered and is no
+// longer pending: acknowledged, left behind a running task until the band
+// is trimmed, of a task finished and gone.
+func (s *Store) dropAcknowledged(ctx context.Context, locs []located, out []*Record, waiting []int) error {
+	c := s.r
+	type band struct {
+		queue string
+		p     int
+	}
+	last := map[band]string{}
+	var order []band
+	for _, i := range waiting {
+		b := band{locs[i].queue, locs[i].band}
+		if _, ok := last[b]; !ok {
+			last[b] = ""
+			order = append(order, b)
+		}
+	}
+	cmds := make(rueidis.Commands, len(order))
+	for j, b := range order {
+		cmds[j] = c.B().XinfoGroups().Key(NewKeys(s.ns, b.queue).Band(b.p)).Build()
+	}
+	for j, r := range c.DoMulti(ctx, cmds...) {
+		groups, err := r.ToArray()
+		if err != nil {
+			continue // no stream or group: nothing delivered
+		}
+		for _, g := range groups {
+			m, err := g.AsStrMap()
+			if err == nil && m["name"] == Group {
+				last[order[j]] = m["last-delivered-id"]
+			}
+		}
+	}
+	var check []int
+	cmds = cmds[:0]
+	for _, i := range waiting {
+		l := locs[i]
+		if lastID := last[band{l.queue, l.band}]; lastID != "" && !idAfter(l.eid, lastID) {
+			check = append(check, i)
+			k := NewKeys(s.ns, l.queue)
+			// Pending? Then the record again: it may have finished since.
+			cmds = append(cmds, c.B().Xpending().Key(k.Band(l.band)).Group(Group).Start(l.eid).End(l.eid).Count(1).Build(),
+				c.B().Hget().Key(k.Run()).Field(l.ulid).Build(), c.B().Hgetall().Key(k.Task(l.ulid)).Build(),
+				c.B().Hget().Key(k.Finished()).Field(l.ulid).Build())
+		}
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	res := c.DoMulti(ctx, cmds...)
+	for j, i := range check {
+		r := res[4*j : 4*j+4]
+		pend, err := r[0].ToArray()
+		if err != nil {
+			return err
+		}
+		if len(pend) > 0 {
+			continue // claimed by a worker that has not started it yet
+		}
+		l := locs[i]
+		run, _ := r[1].ToString()
+		h, _ := r[2].AsStrMap()
+		packed, _ := r[3].ToString()
+		switch rs, running := parseRun(run); {
+		case packed != "":
+			out[i] = parseRecord(l.id, l.queue, packed)
+		case len(h) > 0:
+			out[i] = recordOf(l.id, l.queue, h, nil, l.band, l.eid)
+			if running {
+				out[i].withRun(rs)
+			}
+		case running:
+			out[i].withRun(rs)
+		default:
+			out[i] = nil // acknowledged, its task finished and gone
+		}
+	}
+	return nil
+}
+
+// idAfter reports whether stream entry id a is after b.
+func idAfter(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	ami, bmi := atoi64(am), atoi64(bm)
+	if ami != bmi {
+		return ami > bmi
+	}
+	asi, _ := strconv.ParseUint(as, 10, 64)
+	bsi, _ := strconv.ParseUint(bs, 10, 64)
+	return asi > bsi
 }
 
 // Counts is what a queue holds now, and its totals.
@@ -269,8 +373,8 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 }
 
 // cursor is a position in List's sections: section b (pos "<band>:<entry
-// id>", after that entry), s (pos: offset in the schedule), x and d (pos:
-// before that entry id, newest first).
+// id>", after that entry), s (pos: offset in the schedule), x (pos: before
+// that entry id, newest first), d (pos "<finish ms>:<n>", newest first).
 type cursor struct {
 	section byte
 	pos     string
@@ -307,8 +411,15 @@ func parseCursor(s, sections string) (cursor, error) {
 		if n, err := strconv.ParseInt(c.pos, 10, 64); err != nil || n < 0 {
 			return c, ErrBadCursor
 		}
-	default:
+	case 'x':
 		if c.pos != "+" && !streamID(c.pos) {
+			return c, ErrBadCursor
+		}
+	case 'd':
+		s, k, ok := strings.Cut(c.pos, ":")
+		_, err1 := strconv.ParseUint(s, 10, 64)
+		_, err2 := strconv.ParseUint(k, 10, 64)
+		if c.pos != "+" && (!ok || err1 != nil || err2 != nil) {
 			return c, ErrBadCursor
 		}
 	}
@@ -369,18 +480,35 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 		}
 		return ids, nil, next, err
 	}
-	key := q.k.DLQ()
-	if c.section == 'd' {
-		key = q.k.Done()
+	if c.section == 'x' {
+		end := c.pos
+		if end != "+" {
+			end = "(" + end
+		}
+		xs, err := r.Do(ctx, r.B().Xrevrange().Key(q.k.DLQ()).End(end).Start("-").Count(int64(n)).Build()).AsXRange()
+		for _, x := range xs {
+			ids = append(ids, x.FieldValues[DeadID])
+			next = append(next, x.ID)
+		}
+		return ids, nil, next, err
 	}
-	end := c.pos
-	if end != "+" {
-		end = "(" + end
+	// d: the done zset, newest first; pos "<score>:<n>" continues below
+	// that score after the n members of it already listed.
+	score, skip := "+inf", int64(0)
+	if c.pos != "+" {
+		s, k, _ := strings.Cut(c.pos, ":")
+		score, skip = s, atoi64(k)
 	}
-	xs, err := r.Do(ctx, r.B().Xrevrange().Key(key).End(end).Start("-").Count(int64(n)).Build()).AsXRange()
-	for _, x := range xs {
-		ids = append(ids, x.FieldValues[DoneID])
-		next = append(next, x.ID)
+	zs, err := r.Do(ctx, r.B().Zrevrangebyscore().Key(q.k.Done()).Max(score).Min("-inf").Withscores().Limit(skip, int64(n)).Build()).AsZScores()
+	for _, z := range zs {
+		sc := strconv.FormatInt(int64(z.Score), 10)
+		if sc == score {
+			skip++
+		} else {
+			score, skip = sc, 1
+		}
+		ids = append(ids, z.Member)
+		next = append(next, score+":"+strconv.FormatInt(skip, 10))
 	}
 	return ids, nil, next, err
 }

@@ -19,20 +19,31 @@
 local runs = KEYS[1]
 local group, consumer = ARGV[1], ARGV[2]
 local n = tonumber(ARGV[3])
-local out = {}
+local ulids = {}
+for i = 0, n - 1 do ulids[i + 1] = ARGV[4 + i * 4] end
+local states = redis.call('HMGET', runs, unpack(ulids))
+local out, claims = {}, {}
 for i = 0, n - 1 do
   local a = 4 + i * 4
-  local ulid, band, eid, run = ARGV[a], KEYS[2 + tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3]
-  local v = redis.call('HGET', runs, ulid)
+  local p, eid, run = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  local v = states[i + 1]
   local res = 0
   if v then
     local r, cancel = string.match(v, '^(%d+)|%d+|%d+|%d+|(%d)|')
     if r == run then
-      redis.call('XCLAIM', band, group, consumer, 0, eid, 'IDLE', 0, 'JUSTID')
+      local ids = claims[p]
+      if not ids then ids = {}; claims[p] = ids end
+      ids[#ids + 1] = eid
       res = 1
       if cancel == '1' then res = 2 end
     end
   end
   out[#out + 1] = res
+end
+for p, ids in pairs(claims) do
+  local args = {KEYS[2 + tonumber(p)], group, consumer, '0'}
+  for _, eid in ipairs(ids) do args[#args + 1] = eid end
+  args[#args + 1], args[#args + 2], args[#args + 3] = 'IDLE', '0', 'JUSTID'
+  redis.call('XCLAIM', unpack(args))
 end
 return out

@@ -44,11 +44,6 @@ func (k Keys) Band(p int) string { return k.prefix + "band:" + strconv.Itoa(p) }
 // expires after the retention.
 func (k Keys) Task(ulid string) string { return k.prefix + "task:" + ulid }
 
-// Record is the packed record (see packRecord) of a task born as a band
-// entry that finished, SUCCEEDED or CANCELLED, in its first execution: one
-// string, written once, that expires after the retention.
-func (k Keys) Record(ulid string) string { return k.prefix + "rec:" + ulid }
-
 // Run is the hash of the queue's running tasks: field ULID, value the run's
 // state "<run>|<attempt>|<crashes>|<started ms>|<cancel 0/1>|<worker>" (the
 // fence of its execution), or RunWithdrawn for a task cancelled after a
@@ -62,11 +57,16 @@ func (k Keys) Schedule() string { return k.prefix + "schedule" }
 // DLQ is the dead-letter stream: entries DeadID (task id) and DeadReason.
 func (k Keys) DLQ() string { return k.prefix + "dlq" }
 
-// Done is the stream of finished tasks (SUCCEEDED, CANCELLED, discarded
-// DEAD) in the order they finished, entries DoneID: the index List pages
-// them by, trimmed by age (the retention) and by count (the cap, taking the
-// records with it).
+// Done is the sorted set of finished tasks (SUCCEEDED, CANCELLED,
+// discarded DEAD) by finish time (Unix ms): the index List pages them by,
+// trimmed by age (the retention) and by count (the cap), records with them.
 func (k Keys) Done() string { return k.prefix + "done" }
+
+// Finished is the hash of packed records (see parseRecord) by ULID: the
+// record of a task born as a band entry that finished, SUCCEEDED or
+// CANCELLED, in its first execution — one field, written once, deleted
+// when Done's trim takes its task (by age, the retention, or by count).
+func (k Keys) Finished() string { return k.prefix + "fin" }
 
 // Idempotency is the record of one idempotency key, by its SHA-256 (hex).
 func (k Keys) Idempotency(sha256hex string) string { return k.prefix + "idem:" + sha256hex }
@@ -148,11 +148,10 @@ const (
 	EntryIdem        = "k"
 )
 
-// Fields of a dead-letter and of a done entry.
+// Fields of a dead-letter entry.
 const (
 	DeadID     = "i"
 	DeadReason = "r"
-	DoneID     = "i"
 )
 
 // Fields of the info hash: the paused flag and totals since the queue was

@@ -56,7 +56,7 @@ func TestLuaFields(t *testing.T) {
 		known[f] = true
 	}
 	entry := map[string]bool{}
-	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, DeadID, DeadReason, DoneID} {
+	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, DeadID, DeadReason} {
 		entry[f] = true
 	}
 	entry["w"] = true // the wakeup stream's one field

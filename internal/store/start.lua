@@ -3,7 +3,7 @@
 --
 -- KEYS[1]        info hash
 -- KEYS[2]        dead-letter stream
--- KEYS[3]        done stream
+-- KEYS[3]        done zset (finished task ids by finish time)
 -- KEYS[4]        run hash (running tasks' state, by ULID)
 -- KEYS[5..14]    band streams of priority 0..9
 -- KEYS[15..]     the task hash of each entry, in order (its last 26
@@ -29,9 +29,10 @@
 --
 -- A running task's state is its Run field ("run|attempt|crashes|started|
 -- cancel|worker"): the fence of its execution. Per entry:
---   born, no Run field        -> RUNNING: its Run field is set (HSETNX: the
---                                check and the start in one command); the
---                                task's fields stay in the entry
+--   born, no Run field        -> RUNNING: its Run field is set (the check is
+--                                one HMGET of the batch's fields, the starts
+--                                one HSET); the task's fields stay in the
+--                                entry
 --   QUEUED (a hash)           -> RUNNING: attempt + 1, run + 1
 --   RUNNING and reclaimed     -> its worker died: crashes + 1 (the lost run
 --                                goes into its hash's history), and either
@@ -66,6 +67,10 @@ local paused = redis.call('HGET', info, 'paused') == '1'
 
 local out, events = {}, {}
 local dead, cancelled = 0, 0
+local ulids = {}
+for i = 1, n do ulids[i] = string.sub(KEYS[14 + i], -26) end
+local states = redis.call('HMGET', runs, unpack(ulids))
+local starts = {} -- Run fields of fresh starts, set together at the end
 
 -- giveback puts the entry back at the tail of its band, unstarted.
 local function giveback(band, tk, id, eid, prio, born)
@@ -82,22 +87,17 @@ for i = 0, n - 1 do
   local eid, how = ARGV[a + 1], ARGV[a + 2]
   local born, mode = string.byte(how, 1) == 98, string.sub(how, 2) -- 'b'
   local tk = KEYS[15 + i]
-  local ulid = string.sub(tk, -26)
+  local ulid = ulids[i + 1]
   local id = queue .. '-' .. ulid
   local code, run, attempt, crashes = 0, '', '', ''
-  local fresh = born and mode == '0' and not paused
-  if fresh and redis.call('HSETNX', runs, ulid, '1|1|0|' .. nowS .. '|0|' .. worker) == 1 then
-    -- the common case: a new task's first start, one command
+  local rv = states[i + 1]
+  local rs = run_state(rv)
+  if born and mode == '0' and not paused and not rv then
+    -- the common case: a new task's first start
     run, attempt, crashes = '1', '1', '0'
+    starts[#starts + 1] = ulid
+    starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
     code = 1
-    mode = 'started'
-  end
-  local rv, rs
-  if mode ~= 'started' then
-    rv = redis.call('HGET', runs, ulid)
-    rs = run_state(rv)
-  end
-  if mode == 'started' then
   elseif mode == '3' then
     local m = entry_fields(band, eid) or {}
     local parts = {}
@@ -129,7 +129,7 @@ for i = 0, n - 1 do
         -- cancelled while its worker was lost: it ends here, unstarted
         redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
         redis.call('PEXPIRE', tk, retention)
-        redis.call('XADD', done, '*', 'i', id)
+        redis.call('ZADD', done, nowS, id)
         cancelled = cancelled + 1
         code = -2
         events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
@@ -155,7 +155,8 @@ for i = 0, n - 1 do
       giveback(band, tk, id, eid, prio, true)
     else -- claimed by a worker that died before it started it
       run, attempt, crashes = '1', '1', '0'
-      redis.call('HSETNX', runs, ulid, '1|1|0|' .. nowS .. '|0|' .. worker)
+      starts[#starts + 1] = ulid
+      starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
       code = 1
     end
   else
@@ -167,7 +168,8 @@ for i = 0, n - 1 do
       attempt = tostring(tonumber(f[3] or '0') + 1)
       crashes = f[4] or '0'
       redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'started', nowS, 'worker', worker)
-      redis.call('HSET', runs, ulid, run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker)
+      starts[#starts + 1] = ulid
+      starts[#starts + 1] = run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker
       code = 1
     else
       ack_del(band, group, eid)
@@ -179,6 +181,8 @@ for i = 0, n - 1 do
   out[#out + 1] = crashes
 end
 out[#out + 1] = nowS
+
+if #starts > 0 then redis.call('HSET', runs, unpack(starts)) end
 
 if dead > 0 then redis.call('HINCRBY', info, 'dead', dead) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end

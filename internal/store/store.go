@@ -78,6 +78,8 @@ var (
 	trimSource string
 	//go:embed lock.lua
 	lockSource string
+	//go:embed sweep.lua
+	sweepSource string
 
 	enqueueScript = script.New("enqueue", libSource, enqueueSource)
 	readScript    = script.New("read", readSource)
@@ -87,13 +89,14 @@ var (
 	promoteScript = script.New("promote", libSource, promoteSource)
 	cancelScript  = script.New("cancel", libSource, cancelSource)
 	dlqScript     = script.New("dlq", libSource, dlqSource)
-	trimScript    = script.New("trim", libSource, trimSource)
+	trimScript    = script.New("trim", trimSource)
 	lockScript    = script.New("lock", lockSource)
+	sweepScript   = script.New("sweep", libSource, sweepSource)
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
 var scripts = []*script.Script{enqueueScript, readScript, startScript, finishScript, renewScript,
-	promoteScript, cancelScript, dlqScript, trimScript, lockScript}
+	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript}
 
 // bands appends the queue's ten band streams, priority 0 to 9.
 func (k Keys) bands(ks []string) []string {

@@ -1,33 +1,34 @@
--- trim.lua: take the oldest finished tasks out of a queue beyond its caps,
--- records with them.
+-- trim.lua: take finished tasks out of a queue — past the retention or
+-- beyond its caps — records with them.
 --
--- KEYS[1]        done stream
+-- KEYS[1]        done zset (finished task ids by finish time)
 -- KEYS[2]        dead-letter stream
--- KEYS[3+2i]     the task hash of item i (0..N-1), KEYS[4+2i] its packed
---                record key
+-- KEYS[3]        finished hash (packed records, by ULID)
+-- KEYS[3+i]      the task hash of item i (1..N; it ends with the task's ULID)
 --
--- ARGV[1]        N; then 2 values per item: "d" (an entry of the done
---                stream) or "x" (of the dead-letter stream), the entry id
+-- ARGV[1]        N; then 2 values per item: "d" (a task id of the done
+--                zset) or "x" (an entry of the dead-letter stream), and the
+--                task id or the entry id
 --
--- The caller read the items from the oldest end of each stream, beyond the
--- stream's cap. Each entry is deleted; its task's record too when the entry
--- still stands for it: a finished (SUCCEEDED, CANCELLED, discarded DEAD)
--- task for a done entry, a DEAD task dead-lettered under that entry for a
--- dead-letter entry (a task requeued since, or running again, keeps its
--- record).
+-- The caller read the items from the oldest end of the done zset (past
+-- the retention, or beyond the cap) or of the dead-letter stream (beyond
+-- its cap). Each is removed; its task's record too when it still stands
+-- for it: a finished (SUCCEEDED, CANCELLED, discarded DEAD) task for a done
+-- entry, a DEAD task dead-lettered under that entry for a dead-letter entry
+-- (a task requeued since, or running again, keeps its record).
 --
 -- Returns the number of records deleted.
 
-local done, dlq = KEYS[1], KEYS[2]
+local done, dlq, fin = KEYS[1], KEYS[2], KEYS[3]
 local n = tonumber(ARGV[1])
 local deleted = 0
-for i = 0, n - 1 do
-  local kind, eid = ARGV[2 + i * 2], ARGV[3 + i * 2]
-  local tk, rk = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
+for i = 1, n do
+  local kind, ref = ARGV[i * 2], ARGV[i * 2 + 1]
+  local tk = KEYS[3 + i]
+  local ulid = string.sub(tk, -26)
   if kind == 'd' then
-    redis.call('XDEL', done, eid)
-    if record_status(redis.call('GET', rk)) then
-      redis.call('DEL', rk)
+    redis.call('ZREM', done, ref)
+    if redis.call('HDEL', fin, ulid) == 1 then
       deleted = deleted + 1
     else
       local f = redis.call('HMGET', tk, 'status', 'dead_id', 'discarded')
@@ -37,9 +38,9 @@ for i = 0, n - 1 do
       end
     end
   else
-    redis.call('XDEL', dlq, eid)
+    redis.call('XDEL', dlq, ref)
     local f = redis.call('HMGET', tk, 'status', 'dead_id')
-    if f[1] == 'DEAD' and f[2] == eid then
+    if f[1] == 'DEAD' and f[2] == ref then
       redis.call('DEL', tk)
       deleted = deleted + 1
     end
