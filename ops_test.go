@@ -85,7 +85,7 @@ func TestRetentionReturnsToBaseline(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			tasks := count(e.Namespace + ":{default}:task:*")
-			index, _ := e.Client.Do(t.Context(), e.Client.B().Zcard().Key(k.Done()).Build()).AsInt64()
+			index, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Done()).Build()).AsInt64()
 			var streams int64
 			for p := range store.Bands {
 				n, _ := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(k.Band(p)).Build()).AsInt64()
@@ -301,6 +301,52 @@ func TestEngineValidation(t *testing.T) {
 		}
 		if _, err := e.c.Get(t.Context(), "nonsense"); !errors.Is(err, dtq.ErrNotFound) {
 			t.Errorf("get of a malformed id: %v", err)
+		}
+	})
+}
+
+// Finished tasks page newest first, each exactly once, across the done
+// index's entries (one per finish batch).
+func TestListFinishedPages(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		e.worker(&dtq.WorkerConfig{Concurrency: 16}, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
+		reqs := make([]dtq.EnqueueRequest, 120)
+		for i := range reqs {
+			reqs[i] = dtq.EnqueueRequest{Type: "job"}
+		}
+		res, err := e.c.EnqueueMany(t.Context(), reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			e.waitStatus(r.Task.ID, dtq.StatusSucceeded, 20*time.Second)
+		}
+		seen := map[string]bool{}
+		var last time.Time
+		cursor, pages := "", 0
+		for {
+			page, err := e.c.List(t.Context(), dtq.ListOpts{Queue: "default", Status: dtq.StatusSucceeded, Limit: 7, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			for _, task := range page.Tasks {
+				if seen[task.ID] {
+					t.Fatalf("%s listed twice", task.ID)
+				}
+				seen[task.ID] = true
+				if !last.IsZero() && task.FinishedAt.After(last) {
+					t.Fatalf("%s finished at %v, after the one listed before it (%v): not newest first", task.ID, task.FinishedAt, last)
+				}
+				last = *task.FinishedAt
+			}
+			if page.Next == "" {
+				break
+			}
+			cursor = page.Next
+		}
+		if len(seen) != 120 || pages < 120/7 {
+			t.Fatalf("listed %d of 120 finished tasks in %d pages", len(seen), pages)
 		}
 	})
 }

@@ -85,7 +85,7 @@ func TestMemoryBoundedAfterBurst(t *testing.T) {
 	e.waitStatus(first.ID, dtq.StatusSucceeded, 10*time.Second)
 	settled("the first task expired", func() bool {
 		_, err := e.c.Get(t.Context(), first.ID)
-		n, _ := rc.Do(t.Context(), rc.B().Zcard().Key(store.NewKeys(e.Namespace, dtq.DefaultQueue).Done()).Build()).AsInt64()
+		n, _ := rc.Do(t.Context(), rc.B().Xlen().Key(store.NewKeys(e.Namespace, dtq.DefaultQueue).Done()).Build()).AsInt64()
 		return errors.Is(err, dtq.ErrNotFound) && n == 0
 	})
 	baseKeys, baseMem := countKeys(t, rc, pattern), usedMemory(t, srv.Addr)
@@ -141,7 +141,7 @@ func TestFinishedCapDeletesOldest(t *testing.T) {
 			return countKeys(t, e.Client, e.Namespace+":{default}:task:*") + int(hlen(t, e.Client, k.Finished()))
 		}
 		eventually(t, 15*time.Second, "at most 50 finished tasks kept", func() bool {
-			n, _ := e.Client.Do(t.Context(), e.Client.B().Zcard().Key(k.Done()).Build()).AsInt64()
+			n, _ := e.Client.Do(t.Context(), e.Client.B().Hget().Key(k.Info()).Field(store.InfoDone).Build()).AsInt64()
 			return n <= 50 && records() <= 50
 		})
 		if _, err := e.c.Get(t.Context(), ids[0]); !errors.Is(err, dtq.ErrNotFound) {

@@ -2,7 +2,7 @@
 --
 -- KEYS[1]        info hash
 -- KEYS[2]        schedule zset
--- KEYS[3]        done zset (finished task ids by finish time)
+-- KEYS[3]        done stream (finished tasks: entries "i" = their ids)
 -- KEYS[4]        run hash (running tasks' state, by ULID)
 -- KEYS[5]        the task hash
 -- KEYS[6]        finished hash (packed records, by ULID)
@@ -26,7 +26,7 @@
 -- withdrawn (its start then skips it). A QUEUED (with a hash) or SCHEDULED
 -- task -> CANCELLED at once (a QUEUED task's entry is skipped when a worker
 -- reads it). Anything else is left as it is. A cancelled task expires after
--- the retention and is listed in the done zset.
+-- the retention and is listed in the done stream.
 --
 -- Returns { the task's status after the call ("" when there is no such
 -- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
@@ -73,7 +73,7 @@ if status == 'QUEUED' or status == 'SCHEDULED' then
   end
   redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
   redis.call('PEXPIRE', tk, retention)
-  redis.call('ZADD', done, nowS, id)
+  list_done(info, done, {id})
   redis.call('HINCRBY', info, 'cancelled', 1)
   redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
   return {'CANCELLED', f[2]}

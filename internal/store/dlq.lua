@@ -2,7 +2,7 @@
 --
 -- KEYS[1]        info hash
 -- KEYS[2]        dead-letter stream
--- KEYS[3]        done zset (finished task ids by finish time)
+-- KEYS[3]        done stream (finished tasks: entries "i" = their ids)
 -- KEYS[4..13]    band streams of priority 0..9
 -- KEYS[14..]     the task hash of each item, in order
 --
@@ -43,7 +43,7 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'discarded', nowS)
       redis.call('HDEL', tk, 'dead_id')
       redis.call('PEXPIRE', tk, retention)
-      redis.call('ZADD', done, nowS, id)
+      list_done(info, done, {id})
     end
     res = 1
   end

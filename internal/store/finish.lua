@@ -5,7 +5,7 @@
 -- KEYS[2]        schedule zset
 -- KEYS[3]        dead-letter stream
 -- KEYS[4]        wakeup stream
--- KEYS[5]        done zset (finished task ids by finish time)
+-- KEYS[5]        done stream (finished tasks: entries "i" = their ids)
 -- KEYS[6]        run hash (running tasks' state, by ULID)
 -- KEYS[7]        finished hash (packed records, by ULID)
 -- KEYS[8..17]    band streams of priority 0..9
@@ -49,10 +49,10 @@
 -- execution gets a packed record (a field of the finished hash); any other
 -- gets its hash (with the entry's fields when born), the execution in
 -- history field h<run> ("start|end|worker|outcome|error"). A SUCCEEDED or
--- CANCELLED task is listed in the done zset and goes after the retention:
--- here, the done zset's entries past it are removed with their packed
--- records (up to 256 per call; the scheduler trims the rest, and by count);
--- a hash expires by itself. A DEAD task is dead-lettered and does not
+-- CANCELLED task is listed in the done stream (one entry for the batch's)
+-- and goes after the retention: here, the done stream's entries past it
+-- are removed with their packed records (up to 8 entries per call; the
+-- scheduler trims the rest, and by count); a hash expires by itself. A DEAD task is dead-lettered and does not
 -- expire (the stream is capped by the scheduler, records with it); the
 -- idempotency record is extended to the window. The entries are
 -- acknowledged and the bands trimmed.
@@ -105,7 +105,6 @@ for i = 1, n do
     end
     packed[#packed + 1] = ulid
     packed[#packed + 1] = 'R3|' .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
-    listed[#listed + 1] = nowS
     listed[#listed + 1] = id
     if ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
     local ids = acks[p]
@@ -154,7 +153,6 @@ for i = 1, n do
       if res == 'SUCCEEDED' or res == 'CANCELLED' then redis.call('PEXPIRE', key, retention) end
     end
     if res == 'SUCCEEDED' or res == 'CANCELLED' then
-      listed[#listed + 1] = nowS
       listed[#listed + 1] = id
     end
     if res == 'SUCCEEDED' then succeeded = succeeded + 1
@@ -182,15 +180,9 @@ end
 if #ended > 0 then redis.call('HDEL', runs, unpack(ended)) end
 if #packed > 0 then redis.call('HSET', fin, unpack(packed)) end
 if #listed > 0 then
-  redis.call('ZADD', done, unpack(listed))
+  list_done(info, done, listed)
   -- the finished tasks past the retention go, packed records with them
-  local old = redis.call('ZRANGEBYSCORE', done, '-inf', string.format('%d', now - tonumber(retention)), 'LIMIT', 0, 256)
-  if #old > 0 then
-    local us = {}
-    for j, oid in ipairs(old) do us[j] = string.sub(oid, -26) end
-    redis.call('HDEL', fin, unpack(us))
-    redis.call('ZREM', done, unpack(old))
-  end
+  prune_done(info, done, fin, string.format('%d', now - tonumber(retention)), 8)
 end
 for p, ids in pairs(acks) do
   ack_trim(info, KEYS[8 + tonumber(p)], group, p, ids)

@@ -70,6 +70,30 @@ local function record_status(v)
   return string.match(v, '^R3|(%u+)|%d+|(%d+)|')
 end
 
+-- list_done lists finished tasks (a list of ids) as one entry of the done
+-- stream, counted in info field "done".
+local function list_done(info, done, ids)
+  redis.call('XADD', done, '*', 'i', table.concat(ids, ' '))
+  redis.call('HINCRBY', info, 'done', #ids)
+end
+
+-- prune_done removes up to max entries of the done stream older than
+-- cutoff (a Unix ms string), the packed records of their tasks with them
+-- (a task's hash expires by itself). Returns the entries removed.
+local function prune_done(info, done, fin, cutoff, max)
+  local es = redis.call('XRANGE', done, '-', cutoff, 'COUNT', max)
+  if #es == 0 then return 0 end
+  local us, eids = {}, {}
+  for _, e in ipairs(es) do
+    eids[#eids + 1] = e[1]
+    for id in string.gmatch(e[2][2], '%S+') do us[#us + 1] = string.sub(id, -26) end
+  end
+  if #us > 0 then redis.call('HDEL', fin, unpack(us)) end
+  redis.call('XDEL', done, unpack(eids))
+  redis.call('HINCRBY', info, 'done', -#us)
+  return #es
+end
+
 -- trim_band trims band p: every entry older than its oldest pending one
 -- has been acknowledged, so XTRIM MINID removes them in one sweep (up to the
 -- last delivered one when none is pending); info field b<p> counts the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -115,77 +116,96 @@ func (q *Queue) OnceLock(sha256hex string) Lock { return Lock{s: q.s, key: q.k.O
 // trimBatch is the most records one trim call deletes.
 const trimBatch = 500
 
-// Trim keeps the queue's finished tasks within their bounds: it removes
-// the tasks of the done zset past the retention (by age) and beyond
-// maxFinished (by count, oldest first), and the oldest dead letters beyond
-// maxDead — their records with them (trim.lua). It returns how many it
-// removed; it stops after about limit.
+// Trim keeps the queue's finished tasks within their bounds: it sweeps the
+// bands' acknowledged entries, removes the done stream's tasks past the
+// retention (by age) and beyond maxFinished (by count, oldest first), and
+// the oldest dead letters beyond maxDead — their records with them
+// (trim.lua). It returns how many items it removed; it stops after about
+// limit.
 func (q *Queue) Trim(ctx context.Context, retention time.Duration, maxFinished, maxDead int64, limit int) (int, error) {
 	c := q.s.r
-	cutoff := strconv.FormatInt(max(0, time.Now().Add(-retention).UnixMilli()), 10)
-	removed := 0
-	run := func(kind string, refs, ids []string) error {
-		ks := make([]string, 0, 3+len(refs))
-		ks = append(ks, q.k.Done(), q.k.DLQ(), q.k.Finished())
-		args := make([]string, 0, 1+2*len(refs))
-		args = append(args, itoa(len(refs)))
-		for i, ref := range refs {
-			ks = append(ks, q.k.Task(ulidOf(ids[i])))
-			args = append(args, kind, ref)
-		}
-		removed += len(refs)
-		return trimScript.Exec(ctx, c, ks, args).Error()
-	}
 	// Acknowledged band entries first: a finished task's entry must not
 	// outlast its record for long.
 	if err := sweepScript.Exec(ctx, c, q.k.bands([]string{q.k.Info()}), []string{Group}).Error(); err != nil {
 		return 0, err
 	}
-	// By age, then by count.
+	removed := 0
+	run := func(ks, args []string, items int) error {
+		ks = append([]string{q.k.Done(), q.k.DLQ(), q.k.Finished(), q.k.Info()}, ks...)
+		args = append([]string{itoa(items)}, args...)
+		return trimScript.Exec(ctx, c, ks, args).Error()
+	}
+	// trimDone removes done entries es (oldest first) and their tasks.
+	trimDone := func(es []rueidis.XRangeEntry) (int, error) {
+		var ks, args []string
+		tasks := 0
+		for _, e := range es {
+			ids := strings.Fields(e.FieldValues[DoneIDs])
+			args = append(args, "d", e.ID, itoa(len(ids)))
+			for _, id := range ids {
+				ks = append(ks, q.k.Task(ulidOf(id)))
+			}
+			tasks += len(ids)
+		}
+		removed += len(es)
+		return tasks, run(ks, args, len(es))
+	}
+	cutoff := strconv.FormatInt(max(0, time.Now().Add(-retention).UnixMilli()), 10)
 	for removed < limit {
-		ids, err := c.Do(ctx, c.B().Zrangebyscore().Key(q.k.Done()).Min("-inf").Max(cutoff).Limit(0, trimBatch).Build()).AsStrSlice()
-		if err != nil || len(ids) == 0 {
+		es, err := c.Do(ctx, c.B().Xrange().Key(q.k.Done()).Start("-").End(cutoff).Count(trimEntries).Build()).AsXRange()
+		if err != nil || len(es) == 0 {
 			if err != nil {
 				return removed, err
 			}
 			break
 		}
-		if err := run("d", ids, ids); err != nil {
+		if _, err := trimDone(es); err != nil {
 			return removed, err
 		}
 	}
-	res := c.DoMulti(ctx, c.B().Zcard().Key(q.k.Done()).Build(), c.B().Xlen().Key(q.k.DLQ()).Build())
-	done, err := res[0].AsInt64()
-	if err != nil {
-		return removed, err
-	}
+	res := c.DoMulti(ctx, c.B().Hget().Key(q.k.Info()).Field(InfoDone).Build(), c.B().Xlen().Key(q.k.DLQ()).Build())
+	doneN, _ := res[0].AsInt64()
 	dead, err := res[1].AsInt64()
 	if err != nil {
 		return removed, err
 	}
-	for over := done - maxFinished; over > 0 && removed < limit; {
-		ids, err := c.Do(ctx, c.B().Zrange().Key(q.k.Done()).Min("0").Max(strconv.FormatInt(min(over, trimBatch)-1, 10)).Build()).AsStrSlice()
-		if err != nil || len(ids) == 0 {
+	for over := doneN - maxFinished; over > 0 && removed < limit; {
+		es, err := c.Do(ctx, c.B().Xrange().Key(q.k.Done()).Start("-").End("+").Count(trimEntries).Build()).AsXRange()
+		if err != nil || len(es) == 0 {
 			return removed, err
 		}
-		if err := run("d", ids, ids); err != nil {
+		// Whole entries: the cap holds to within one finish batch.
+		for i := range es {
+			if n := int64(len(strings.Fields(es[i].FieldValues[DoneIDs]))); n > over {
+				es = es[:max(i, 1)]
+				break
+			} else {
+				over -= n
+			}
+		}
+		if _, err := trimDone(es); err != nil {
 			return removed, err
 		}
-		over -= int64(len(ids))
 	}
 	for over := dead - maxDead; over > 0 && removed < limit; {
 		es, err := c.Do(ctx, c.B().Xrange().Key(q.k.DLQ()).Start("-").End("+").Count(min(over, trimBatch)).Build()).AsXRange()
 		if err != nil || len(es) == 0 {
 			return removed, err
 		}
-		refs, ids := make([]string, len(es)), make([]string, len(es))
-		for i, e := range es {
-			refs[i], ids[i] = e.ID, e.FieldValues[DeadID]
+		var ks, args []string
+		for _, e := range es {
+			ks = append(ks, q.k.Task(ulidOf(e.FieldValues[DeadID])))
+			args = append(args, "x", e.ID)
 		}
-		if err := run("x", refs, ids); err != nil {
+		removed += len(es)
+		if err := run(ks, args, len(es)); err != nil {
 			return removed, err
 		}
 		over -= int64(len(es))
 	}
 	return removed, nil
 }
+
+// trimEntries is the most done entries (each a finish batch) one trim
+// call takes.
+const trimEntries = 16

@@ -347,7 +347,7 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 	examined := 0
 	batch := max(lq.Limit, 100)
 	for examined < listScanBudget {
-		ids, entries, next, err := q.listBatch(ctx, cur, batch)
+		ids, entries, next, more, err := q.listBatch(ctx, cur, batch)
 		if err != nil {
 			return nil, "", err
 		}
@@ -365,7 +365,7 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 				}
 			}
 		}
-		if len(ids) < batch && !cur.advance(sections) {
+		if !more && !cur.advance(sections) {
 			return page, "", nil
 		}
 	}
@@ -374,7 +374,7 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 
 // cursor is a position in List's sections: section b (pos "<band>:<entry
 // id>", after that entry), s (pos: offset in the schedule), x (pos: before
-// that entry id, newest first), d (pos "<finish ms>:<n>", newest first).
+// that entry id, newest first), d (pos "<entry id>:<k>", newest first).
 type cursor struct {
 	section byte
 	pos     string
@@ -416,10 +416,9 @@ func parseCursor(s, sections string) (cursor, error) {
 			return c, ErrBadCursor
 		}
 	case 'd':
-		s, k, ok := strings.Cut(c.pos, ":")
-		_, err1 := strconv.ParseUint(s, 10, 64)
-		_, err2 := strconv.ParseUint(k, 10, 64)
-		if c.pos != "+" && (!ok || err1 != nil || err2 != nil) {
+		e, k, ok := strings.Cut(c.pos, ":")
+		_, err := strconv.ParseUint(k, 10, 64)
+		if c.pos != "+" && (!ok || err != nil || !streamID(e)) {
 			return c, ErrBadCursor
 		}
 	}
@@ -447,7 +446,7 @@ func (c *cursor) advance(sections string) bool {
 
 // listBatch reads up to n task ids at c, with the cursor position after
 // each, and the fields of the birth entries it read.
-func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, entries map[string]map[string]string, next []string, err error) {
+func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, entries map[string]map[string]string, next []string, more bool, err error) {
 	r := q.s.r
 	switch c.section {
 	case 'b':
@@ -459,7 +458,7 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 		}
 		xs, err := r.Do(ctx, r.B().Xrange().Key(q.k.Band(band)).Start(start).End("+").Count(int64(n)).Build()).AsXRange()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, false, err
 		}
 		entries = map[string]map[string]string{}
 		for _, x := range xs {
@@ -470,7 +469,7 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 			ids = append(ids, e.TaskID)
 			next = append(next, b+":"+x.ID)
 		}
-		return ids, entries, next, nil
+		return ids, entries, next, len(xs) == n, nil
 	case 's':
 		off, _ := strconv.ParseInt(c.pos, 10, 64)
 		ids, err = r.Do(ctx, r.B().Zrange().Key(q.k.Schedule()).Min(strconv.FormatInt(off, 10)).
@@ -478,7 +477,7 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 		for i := range ids {
 			next = append(next, strconv.FormatInt(off+int64(i)+1, 10))
 		}
-		return ids, nil, next, err
+		return ids, nil, next, len(ids) == n, err
 	}
 	if c.section == 'x' {
 		end := c.pos
@@ -490,27 +489,29 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 			ids = append(ids, x.FieldValues[DeadID])
 			next = append(next, x.ID)
 		}
-		return ids, nil, next, err
+		return ids, nil, next, len(xs) == n, err
 	}
-	// d: the done zset, newest first; pos "<score>:<n>" continues below
-	// that score after the n members of it already listed.
-	score, skip := "+inf", int64(0)
+	// d: the done stream, newest first; pos "<entry id>:<k>" continues in
+	// that entry after the k ids (newest first) already listed.
+	end, skip := "+", 0
 	if c.pos != "+" {
-		s, k, _ := strings.Cut(c.pos, ":")
-		score, skip = s, atoi64(k)
+		e, k, _ := strings.Cut(c.pos, ":")
+		end, skip = e, atoi(k)
 	}
-	zs, err := r.Do(ctx, r.B().Zrevrangebyscore().Key(q.k.Done()).Max(score).Min("-inf").Withscores().Limit(skip, int64(n)).Build()).AsZScores()
-	for _, z := range zs {
-		sc := strconv.FormatInt(int64(z.Score), 10)
-		if sc == score {
-			skip++
-		} else {
-			score, skip = sc, 1
+	count := int64(max(2, n/16))
+	xs, err := r.Do(ctx, r.B().Xrevrange().Key(q.k.Done()).End(end).Start("-").Count(count).Build()).AsXRange()
+	for j, x := range xs {
+		list := strings.Fields(x.FieldValues[DoneIDs])
+		from := 0
+		if j == 0 && x.ID == end {
+			from = skip
 		}
-		ids = append(ids, z.Member)
-		next = append(next, score+":"+strconv.FormatInt(skip, 10))
+		for k := from; k < len(list); k++ {
+			ids = append(ids, list[len(list)-1-k])
+			next = append(next, x.ID+":"+strconv.Itoa(k+1))
+		}
 	}
-	return ids, nil, next, err
+	return ids, nil, next, int64(len(xs)) == count, err
 }
 
 // streamID reports whether s is a stream entry id, "<ms>-<seq>".

@@ -57,9 +57,11 @@ func (k Keys) Schedule() string { return k.prefix + "schedule" }
 // DLQ is the dead-letter stream: entries DeadID (task id) and DeadReason.
 func (k Keys) DLQ() string { return k.prefix + "dlq" }
 
-// Done is the sorted set of finished tasks (SUCCEEDED, CANCELLED,
-// discarded DEAD) by finish time (Unix ms): the index List pages them by,
-// trimmed by age (the retention) and by count (the cap), records with them.
+// Done is the stream of finished tasks (SUCCEEDED, CANCELLED, discarded
+// DEAD) in the order they finished, one entry per batch (DoneIDs: their
+// ids, space-separated): the index List pages them by, trimmed by age (the
+// retention) and by count (the cap, counted in InfoDone), records with
+// them.
 func (k Keys) Done() string { return k.prefix + "done" }
 
 // Finished is the hash of packed records (see parseRecord) by ULID: the
@@ -148,10 +150,11 @@ const (
 	EntryIdem        = "k"
 )
 
-// Fields of a dead-letter entry.
+// Fields of a dead-letter and of a done entry.
 const (
 	DeadID     = "i"
 	DeadReason = "r"
+	DoneIDs    = "i" // space-separated task ids
 )
 
 // Fields of the info hash: the paused flag and totals since the queue was
@@ -164,6 +167,7 @@ const (
 	InfoDead      = "dead"
 	InfoCancelled = "cancelled"
 	InfoRequeued  = "requeued" // DEAD tasks made QUEUED again
+	InfoDone      = "done"     // tasks the done stream lists
 	// InfoBehind prefixes, per band (b0..b9), the acknowledged entries not
 	// yet trimmed: they wait behind an older running one.
 	InfoBehind = "b"

@@ -52,7 +52,7 @@ func TestLuaFields(t *testing.T) {
 	for _, f := range []string{FieldType, FieldPayload, FieldPrio, FieldStatus, FieldAttempt, FieldMaxAtt, FieldTimeout,
 		FieldCreated, FieldRun, FieldCrashes, FieldStarted, FieldWorker, FieldDue, FieldResult, FieldError, FieldCancel,
 		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded,
-		InfoPaused, InfoSucceeded, InfoRetried, InfoDead, InfoCancelled, InfoRequeued} {
+		InfoPaused, InfoSucceeded, InfoRetried, InfoDead, InfoCancelled, InfoRequeued, InfoDone} {
 		known[f] = true
 	}
 	entry := map[string]bool{}

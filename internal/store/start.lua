@@ -3,7 +3,7 @@
 --
 -- KEYS[1]        info hash
 -- KEYS[2]        dead-letter stream
--- KEYS[3]        done zset (finished task ids by finish time)
+-- KEYS[3]        done stream (finished tasks: entries "i" = their ids)
 -- KEYS[4]        run hash (running tasks' state, by ULID)
 -- KEYS[5..14]    band streams of priority 0..9
 -- KEYS[15..]     the task hash of each entry, in order (its last 26
@@ -129,7 +129,7 @@ for i = 0, n - 1 do
         -- cancelled while its worker was lost: it ends here, unstarted
         redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
         redis.call('PEXPIRE', tk, retention)
-        redis.call('ZADD', done, nowS, id)
+        list_done(info, done, {id})
         cancelled = cancelled + 1
         code = -2
         events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS

@@ -39,7 +39,7 @@ func TestZZScriptCost(t *testing.T) {
 	s := New(c, "b")
 	q := s.Queue("q")
 	ctx := context.Background()
-	for _, B := range []int{1, 8, 64} {
+	for _, B := range []int{16, 64, 64, 64} {
 		N := 2000 / B
 		items := make([]EnqueueItem, B)
 		for i := range items {
@@ -63,7 +63,7 @@ func TestZZScriptCost(t *testing.T) {
 			b := cmdstats(srv.Addr)
 			fi := make([]FinishItem, len(ents))
 			for i, e := range ents {
-				fi[i] = FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[i].Run, Outcome: OutcomeOK, Text: `"x"`, Born: e.Spec}
+				fi[i] = FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[i].Run, Attempt: st[i].Attempt, Started: st[i].Started, Outcome: OutcomeOK, Text: `"x"`, Born: e.Spec}
 			}
 			if _, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, IdemWindow: time.Hour}, "w", fi); err != nil {
 				t.Fatal(err)
