@@ -70,6 +70,14 @@ local function record_status(v)
   return string.match(v, '^R3|(%u+)|%d+|(%d+)|')
 end
 
+-- decr subtracts n (a number) from field of hash key and returns the new
+-- value: HINCRBY by a negative count, never by "-0" (Lua writes 0 negated
+-- so, and Redis refuses it as no integer).
+local function decr(key, field, n)
+  if n == 0 then return tonumber(redis.call('HGET', key, field) or '0') end
+  return redis.call('HINCRBY', key, field, string.format('%d', -n))
+end
+
 -- list_done lists finished tasks (a list of ids) as one entry of the done
 -- stream, counted in info field "done".
 local function list_done(info, done, ids)
@@ -90,7 +98,7 @@ local function prune_done(info, done, fin, cutoff, max)
   end
   if #us > 0 then redis.call('HDEL', fin, unpack(us)) end
   redis.call('XDEL', done, unpack(eids))
-  redis.call('HINCRBY', info, 'done', -#us)
+  decr(info, 'done', #us)
   return #es
 end
 
@@ -118,7 +126,7 @@ local function trim_band(info, band, group, p, sweep)
       end
     end
   end
-  local behind = redis.call('HINCRBY', info, field, -trimmed)
+  local behind = decr(info, field, trimmed)
   if sweep and behind > 0 and pend[1] > 0 then
     -- the acknowledged entries between the oldest pending one and the
     -- last delivered: those not pending
@@ -129,7 +137,7 @@ local function trim_band(info, band, group, p, sweep)
       if not pending[e[1]] then acked[#acked + 1] = e[1] end
     end
     if #acked > 0 then
-      behind = redis.call('HINCRBY', info, field, -redis.call('XDEL', band, unpack(acked)))
+      behind = decr(info, field, redis.call('XDEL', band, unpack(acked)))
     end
   end
   if behind < 0 then redis.call('HSET', info, field, '0') end
@@ -145,6 +153,6 @@ local function ack_trim(info, band, group, p, ids)
   local field = 'b' .. p
   if redis.call('HINCRBY', info, field, #ids) < 128 then return end
   if trim_band(info, band, group, p, false) > 2048 then
-    redis.call('HINCRBY', info, field, -redis.call('XDEL', band, unpack(ids)))
+    decr(info, field, redis.call('XDEL', band, unpack(ids)))
   end
 end

@@ -58,3 +58,40 @@ func TestPackedRecordRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// A finish whose band trim removes nothing (the acknowledged entries wait
+// behind an older running task) records its outcome: the count of entries
+// left behind is not decremented by "-0", which Redis refuses as no
+// integer (a whole finish batch failed so, forever).
+func TestFinishWhenTrimRemovesNothing(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		items := []EnqueueItem{{Type: "t", Payload: []byte("1"), Priority: 5, MaxAttempts: 1, Timeout: time.Minute},
+			{Type: "t", Payload: []byte("2"), Priority: 5, MaxAttempts: 1, Timeout: time.Minute}}
+		if _, err := q.Enqueue(ctx, EnqueueConfig{}, items); err != nil {
+			t.Fatal(err)
+		}
+		r, err := q.Read(ctx, ReadRequest{Consumer: "w", Credit: 2, EnsureGroups: true})
+		if err != nil || len(r.Entries) != 2 {
+			t.Fatalf("read: %+v %v", r, err)
+		}
+		st, err := q.Start(ctx, StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour}, r.Entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 127 acknowledged entries already wait: this finish makes 128 and
+		// trims, behind the older task still running.
+		if err := b.Client.Do(ctx, b.Client.B().Hset().Key(q.k.Info()).FieldValue().FieldValue(InfoBehind+"5", "127").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		e := r.Entries[1]
+		out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, IdemWindow: time.Hour}, "w", []FinishItem{{
+			TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[1].Run, Attempt: st[1].Attempt, Started: st[1].Started,
+			Outcome: OutcomeOK, Text: "1", Born: e.Spec}})
+		if err != nil || out[0] != StatusSucceeded {
+			t.Fatalf("finish: %v %v", out, err)
+		}
+	})
+}

@@ -42,7 +42,7 @@ for _ = 1, n do
         end
       end
     end
-    if redis.call('XDEL', done, ref) == 1 then redis.call('HINCRBY', info, 'done', -m) end
+    if redis.call('XDEL', done, ref) == 1 and m > 0 then redis.call('HINCRBY', info, 'done', string.format('%d', -m)) end
   else
     a = a + 2
     local tk = KEYS[k]
