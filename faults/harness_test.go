@@ -316,6 +316,7 @@ func (r *rig) waitInFlight(id string) []string {
 // loadOpts shape the submissions of a run.
 type loadOpts struct {
 	rate    int // per second; defaults to 40
+	conc    int // submissions in progress at most; defaults to 32
 	payload func(n int) Payload
 	lib     bool // submit through the library instead of the api process
 }
@@ -333,7 +334,7 @@ func (r *rig) startLoad(o loadOpts) (stop func()) {
 	if o.payload == nil {
 		o.payload = func(n int) Payload { return Payload{SleepMS: 20 + n*37%180} }
 	}
-	l := &Load{Submitter: sub, Ledger: r.ledger, Prefix: r.ns, Rate: o.rate, Payload: o.payload}
+	l := &Load{Submitter: sub, Ledger: r.ledger, Prefix: r.ns, Rate: o.rate, Concurrency: o.conc, Payload: o.payload}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()

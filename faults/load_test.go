@@ -1,0 +1,64 @@
+//go:build faults
+
+package faults
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// 15. The store under real load: about 1,000 submissions per second over
+// HTTP to three workers, while a worker is SIGKILLed, redis-server is
+// SIGKILLed and restarted on its AOF (appendfsync always), and another
+// worker is SIGKILLed; the killed workers are restarted. Nothing accepted
+// is lost, nothing finishes twice, and duplicated executions stay within
+// the executions the kills interrupted.
+func TestHighRate(t *testing.T) {
+	srv, url := standalone(t, &redistest.Options{AppendFsync: "always"})
+	const vt = 2 * time.Second
+	r := newRig(t, url, rigOpts{workers: 3, concurrency: 32, visibility: vt})
+	stop := r.startLoad(loadOpts{rate: 1500, conc: 128, payload: func(n int) Payload { return Payload{SleepMS: 1 + n%4} }})
+	began := time.Now()
+	warmUp()
+	injected := 0
+	kill := func(id string, round int) {
+		t.Helper()
+		victim := r.worker(id)
+		victim.signal(syscall.SIGKILL)
+		if !victim.wait(10 * time.Second) {
+			t.Fatalf("%s still runs 10s after SIGKILL", id)
+		}
+		injected += len(InFlight(r.trace(id)))
+		next := fmt.Sprintf("%s.%d", id, round)
+		r.startWorker(next)
+		r.mu.Lock()
+		r.workers[id] = r.workers[next]
+		r.mu.Unlock()
+	}
+	kill("w1", 1)
+	time.Sleep(time.Second) // load between the faults, not a wait for a condition
+	downAt := time.Now()
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	up := time.Now()
+	time.Sleep(time.Second) // load between the faults
+	kill("w2", 2)
+	restOfLoad(began)
+	stop()
+	elapsed := time.Since(began)
+	rep := r.finish(nil)
+	rate := float64(rep.Submitted) / elapsed.Seconds()
+	record(t, Row{Scenario: "15 ~1,000 submits/s: 2 workers SIGKILLed, redis-server SIGKILL + AOF restart (always)", Rep: rep,
+		Injected: injected, Recovery: Recovery(up, r.ledger.Entries(), r.traces()),
+		Notes: fmt.Sprintf("%.0f submissions/s over HTTP for %v; 3 workers × 32; Redis down %v; %d executions interrupted by the kills",
+			rate, elapsed.Round(100*time.Millisecond), fmtDur(up.Sub(downAt)), injected)})
+	assertInvariants(t, rep, injected, true)
+}
