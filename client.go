@@ -153,6 +153,7 @@ type Client struct {
 	store *store.Store
 	cfg   Config
 	log   *slog.Logger
+	obs   observer
 	pub   publisher
 
 	mu     sync.Mutex
@@ -178,7 +179,7 @@ func NewClient(redis rueidis.Client, cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: store.New(redis, c.Namespace), cfg: c, log: c.Logger.With("component", "dtq"),
+	return &Client{store: store.New(redis, c.Namespace), cfg: c, obs: newObserver(c.Observer), log: c.Logger.With("component", "dtq"),
 		queues: map[string]*queueState{}}, nil
 }
 

@@ -24,8 +24,8 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o := c.cfg.Observer; o != nil && cancelledType != "" {
-		o.TaskEnded(queue, cancelledType, OutcomeCancelled)
+	if cancelledType != "" {
+		c.obs.ended(TaskRef{ID: id, Queue: queue, Type: cancelledType}, OutcomeCancelled)
 	}
 	switch Status(status) {
 	case "":

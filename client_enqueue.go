@@ -259,9 +259,7 @@ func (c *Client) enqueueResult(ctx context.Context, q *queueState, item store.En
 	}
 	switch res.Code {
 	case store.Created:
-		if o := c.cfg.Observer; o != nil {
-			o.TaskSubmitted(q.name, item.Type)
-		}
+		c.obs.submitted(TaskRef{ID: res.ID, Queue: q.name, Type: item.Type})
 		return &EnqueueResult{Task: taskOf(&store.Record{
 			ID: res.ID, Queue: q.name, Type: item.Type, Payload: item.Payload, Priority: item.Priority,
 			Status: res.Status, MaxAttempts: item.MaxAttempts, Timeout: item.Timeout, Created: res.Created, Due: res.Due,

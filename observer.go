@@ -89,6 +89,110 @@ func outcomeOf(status string) Outcome {
 	return OutcomeLost
 }
 
+// TaskRef names the task a TaskObserver callback is about.
+type TaskRef struct {
+	ID, Queue, Type string
+}
+
+// TaskObserver is an Observer that wants to know which task each event is
+// about, to tie a metric or a trace to it. When Config.Observer implements
+// TaskObserver, dtq calls OnSubmitted, OnStarted, OnFinished, OnEnded and
+// OnReclaimed in place of TaskSubmitted, TaskStarted, TaskFinished,
+// TaskEnded and TasksReclaimed (RedisError stays as it is), with the same
+// meaning and on the same goroutines; embed NopObserver for the methods it
+// does not need.
+type TaskObserver interface {
+	Observer
+	OnSubmitted(t TaskRef)
+	OnStarted(t TaskRef, pickup time.Duration)
+	OnFinished(t TaskRef, outcome Outcome, run time.Duration)
+	OnEnded(t TaskRef, outcome Outcome)
+	// OnReclaimed reports one task a Worker took over from a worker that
+	// stopped renewing it.
+	OnReclaimed(t TaskRef)
+}
+
+// NopObserver implements TaskObserver (and so Observer) doing nothing: embed
+// it in an observer to implement only the methods it needs.
+type NopObserver struct{}
+
+func (NopObserver) TaskSubmitted(string, string)                        {}
+func (NopObserver) TaskStarted(string, string, time.Duration)           {}
+func (NopObserver) TaskFinished(string, string, Outcome, time.Duration) {}
+func (NopObserver) TaskEnded(string, string, Outcome)                   {}
+func (NopObserver) TasksReclaimed(string, int)                          {}
+func (NopObserver) RedisError(string, error)                            {}
+func (NopObserver) OnSubmitted(TaskRef)                                 {}
+func (NopObserver) OnStarted(TaskRef, time.Duration)                    {}
+func (NopObserver) OnFinished(TaskRef, Outcome, time.Duration)          {}
+func (NopObserver) OnEnded(TaskRef, Outcome)                            {}
+func (NopObserver) OnReclaimed(TaskRef)                                 {}
+
+// observer dispatches the engine's task events to Config.Observer: to its
+// TaskObserver methods when it has them. The zero value reports nothing.
+type observer struct {
+	o Observer
+	t TaskObserver
+}
+
+func newObserver(o Observer) observer {
+	t, _ := o.(TaskObserver)
+	return observer{o: o, t: t}
+}
+
+// on reports whether there is an observer: callers skip the work of
+// measuring for none.
+func (x observer) on() bool { return x.o != nil }
+
+func (x observer) submitted(t TaskRef) {
+	switch {
+	case x.t != nil:
+		x.t.OnSubmitted(t)
+	case x.o != nil:
+		x.o.TaskSubmitted(t.Queue, t.Type)
+	}
+}
+
+func (x observer) started(t TaskRef, pickup time.Duration) {
+	switch {
+	case x.t != nil:
+		x.t.OnStarted(t, pickup)
+	case x.o != nil:
+		x.o.TaskStarted(t.Queue, t.Type, pickup)
+	}
+}
+
+func (x observer) finished(t TaskRef, outcome Outcome, run time.Duration) {
+	switch {
+	case x.t != nil:
+		x.t.OnFinished(t, outcome, run)
+	case x.o != nil:
+		x.o.TaskFinished(t.Queue, t.Type, outcome, run)
+	}
+}
+
+func (x observer) ended(t TaskRef, outcome Outcome) {
+	switch {
+	case x.t != nil:
+		x.t.OnEnded(t, outcome)
+	case x.o != nil:
+		x.o.TaskEnded(t.Queue, t.Type, outcome)
+	}
+}
+
+// reclaimed reports the tasks of queue taken over from lost workers.
+func (x observer) reclaimed(queue string, tasks []TaskRef) {
+	switch {
+	case len(tasks) == 0:
+	case x.t != nil:
+		for _, t := range tasks {
+			x.t.OnReclaimed(t)
+		}
+	case x.o != nil:
+		x.o.TasksReclaimed(queue, len(tasks))
+	}
+}
+
 // redisError reports err of op to the observer, if any.
 func (c *Client) redisError(op string, err error) {
 	if o := c.cfg.Observer; o != nil && err != nil && !errors.Is(err, context.Canceled) {

@@ -339,3 +339,64 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// taskRecorder is a TaskObserver: it records each callback with the task's
+// id, and the plain Observer calls it must not get.
+type taskRecorder struct {
+	dtq.NopObserver
+	mu    sync.Mutex
+	calls []string
+	plain int
+}
+
+func (r *taskRecorder) add(s string) { r.mu.Lock(); r.calls = append(r.calls, s); r.mu.Unlock() }
+func (r *taskRecorder) OnSubmitted(t dtq.TaskRef) {
+	r.add("submitted " + t.ID + " " + t.Queue + " " + t.Type)
+}
+func (r *taskRecorder) OnStarted(t dtq.TaskRef, _ time.Duration) { r.add("started " + t.ID + " " + t.Type) }
+func (r *taskRecorder) OnFinished(t dtq.TaskRef, o dtq.Outcome, _ time.Duration) {
+	r.add("finished " + t.ID + " " + string(o))
+}
+func (r *taskRecorder) OnEnded(t dtq.TaskRef, o dtq.Outcome) { r.add("ended " + t.ID + " " + string(o)) }
+func (r *taskRecorder) TaskSubmitted(string, string)          { r.mu.Lock(); r.plain++; r.mu.Unlock() }
+func (r *taskRecorder) TaskFinished(string, string, dtq.Outcome, time.Duration) {
+	r.mu.Lock()
+	r.plain++
+	r.mu.Unlock()
+}
+func (r *taskRecorder) has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.calls, s)
+}
+
+// A TaskObserver gets every task event with the task's id, in place of the
+// plain Observer calls.
+func TestTaskObserverGetsIDs(t *testing.T) {
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		rec := &taskRecorder{}
+		e := newEnv(t, b, &dtq.Config{Observer: rec})
+		e.worker(nil, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
+		ran := e.enqueue("job", nil, nil)
+		e.waitStatus(ran.ID, dtq.StatusSucceeded, 10*time.Second)
+		later := e.enqueue("job", nil, &dtq.EnqueueOpts{Delay: time.Hour})
+		if _, err := e.c.Cancel(t.Context(), later.ID); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"submitted " + ran.ID + " default job", "started " + ran.ID + " job", "finished " + ran.ID + " succeeded",
+			"submitted " + later.ID + " default job", "ended " + later.ID + " cancelled"}
+		eventually(t, 10*time.Second, "every event with its task's id", func() bool {
+			for _, w := range want {
+				if !rec.has(w) {
+					return false
+				}
+			}
+			return true
+		})
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.plain != 0 {
+			t.Fatalf("%d plain Observer calls besides the TaskObserver's", rec.plain)
+		}
+	})
+}

@@ -57,23 +57,22 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 			w.mu.Unlock()
 			cancel(nil)
 		}()
-		obs := w.c.cfg.Observer
+		obs := w.c.obs
 		var began time.Time
-		if obs != nil {
+		if obs.on() {
 			began = time.Now()
 		}
 		item, record := w.execute(ctx, ex)
 		var ran time.Duration
-		if obs != nil {
+		if obs.on() {
 			ran = time.Since(began)
 		}
+		ref := TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}
 		if !record {
 			w.slots.release(1)
 			w.log.Info("task taken over by another worker; this execution's outcome is dropped",
 				logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
-			if obs != nil {
-				obs.TaskFinished(wq.q.name, t.Type, OutcomeLost, ran)
-			}
+			obs.finished(ref, OutcomeLost, ran)
 			return
 		}
 		w.recording <- struct{}{}
@@ -81,9 +80,7 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 		status := w.finish(ex, item)
 		<-w.recording
 		w.logFailure(t, status, item.Text)
-		if obs != nil {
-			obs.TaskFinished(wq.q.name, t.Type, outcomeOf(status), ran)
-		}
+		obs.finished(ref, outcomeOf(status), ran)
 	})
 }
 

@@ -180,9 +180,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]store.Entry, error) 
 		wq.cursors = res.Cursors
 		if reclaimDue {
 			wq.lastReclaim = time.Now()
-			if o := w.c.cfg.Observer; o != nil {
-				wq.reportReclaims(o, res.Entries)
-			}
+			wq.reportReclaims(res.Entries)
 		}
 		if res.Paused {
 			wq.busy = true
@@ -243,7 +241,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots i
 	}
 	launched := 0
 	var events []string
-	obs := w.c.cfg.Observer
+	obs := w.c.obs
 	for i, s := range started {
 		e := entries[i]
 		typ := ""
@@ -258,15 +256,11 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots i
 				w.log.Warn("task dead: its workers were lost more than MaxCrashes times",
 					logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, typ)
 			}
-			if obs != nil {
-				obs.TaskEnded(wq.q.name, typ, OutcomeDead)
-			}
+			obs.ended(TaskRef{ID: e.TaskID, Queue: wq.q.name, Type: typ}, OutcomeDead)
 		case store.Withdrawn:
 			w.log.Info("task cancelled while its worker was lost; it is not started again",
 				logTaskID, e.TaskID, logQueue, wq.q.name, logTaskType, typ)
-			if obs != nil {
-				obs.TaskEnded(wq.q.name, typ, OutcomeCancelled)
-			}
+			obs.ended(TaskRef{ID: e.TaskID, Queue: wq.q.name, Type: typ}, OutcomeCancelled)
 		}
 		if s.Code != store.Began || e.GiveBack || e.Spec == nil {
 			continue
@@ -283,8 +277,8 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots i
 			t.born = sp
 		}
 		events = append(events, eventLine(t, StatusRunning, ""))
-		if obs != nil {
-			obs.TaskStarted(wq.q.name, t.Type, pickup(e.EntryID, s.Started))
+		if obs.on() {
+			obs.started(TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}, pickup(e.EntryID, s.Started))
 		}
 		w.launch(wq, t)
 		launched++
@@ -295,16 +289,22 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots i
 
 // reportReclaims reports the entries of a read that were taken over from
 // lost workers.
-func (wq *workerQueue) reportReclaims(o Observer, entries []store.Entry) {
-	n := 0
+func (wq *workerQueue) reportReclaims(entries []store.Entry) {
+	obs := wq.w.c.obs
+	if !obs.on() {
+		return
+	}
+	var refs []TaskRef
 	for _, e := range entries {
 		if e.Reclaimed {
-			n++
+			ref := TaskRef{ID: e.TaskID, Queue: wq.q.name}
+			if e.Spec != nil {
+				ref.Type = e.Spec.Type
+			}
+			refs = append(refs, ref)
 		}
 	}
-	if n > 0 {
-		o.TasksReclaimed(wq.q.name, n)
-	}
+	obs.reclaimed(wq.q.name, refs)
 }
 
 // schedule runs the queue's scheduler until ctx ends.
