@@ -353,12 +353,16 @@ func (r *taskRecorder) add(s string) { r.mu.Lock(); r.calls = append(r.calls, s)
 func (r *taskRecorder) OnSubmitted(t dtq.TaskRef) {
 	r.add("submitted " + t.ID + " " + t.Queue + " " + t.Type)
 }
-func (r *taskRecorder) OnStarted(t dtq.TaskRef, _ time.Duration) { r.add("started " + t.ID + " " + t.Type) }
+func (r *taskRecorder) OnStarted(t dtq.TaskRef, _ time.Duration) {
+	r.add("started " + t.ID + " " + t.Type)
+}
 func (r *taskRecorder) OnFinished(t dtq.TaskRef, o dtq.Outcome, _ time.Duration) {
 	r.add("finished " + t.ID + " " + string(o))
 }
-func (r *taskRecorder) OnEnded(t dtq.TaskRef, o dtq.Outcome) { r.add("ended " + t.ID + " " + string(o)) }
-func (r *taskRecorder) TaskSubmitted(string, string)          { r.mu.Lock(); r.plain++; r.mu.Unlock() }
+func (r *taskRecorder) OnEnded(t dtq.TaskRef, o dtq.Outcome) {
+	r.add("ended " + t.ID + " " + string(o))
+}
+func (r *taskRecorder) TaskSubmitted(string, string) { r.mu.Lock(); r.plain++; r.mu.Unlock() }
 func (r *taskRecorder) TaskFinished(string, string, dtq.Outcome, time.Duration) {
 	r.mu.Lock()
 	r.plain++
