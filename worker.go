@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
 )
 
@@ -89,8 +90,8 @@ func (c *WorkerConfig) withDefaults() (WorkerConfig, error) {
 		return cfg, invalid("WorkerConfig.VisibilityTimeout", "must not be negative (got %v)", cfg.VisibilityTimeout)
 	case cfg.VisibilityTimeout == 0:
 		cfg.VisibilityTimeout = 30 * time.Second
-	case cfg.VisibilityTimeout < 20*time.Millisecond:
-		return cfg, invalid("WorkerConfig.VisibilityTimeout", "must be at least 20ms (got %v)", cfg.VisibilityTimeout)
+	case cfg.VisibilityTimeout < delivery.MinVisibility:
+		return cfg, invalid("WorkerConfig.VisibilityTimeout", "must be at least %v (got %v)", delivery.MinVisibility, cfg.VisibilityTimeout)
 	}
 	switch {
 	case cfg.MaxCrashes < 0:
@@ -154,6 +155,8 @@ type Worker struct {
 	stopping chan struct{}
 	// unrecorded lists the tasks whose outcomes a stop gave up recording.
 	unrecorded []string
+	// unwatch stops watching Start's ctx.
+	unwatch func() bool
 }
 
 // NewWorker returns a worker on c's Redis and configuration. It does no
@@ -208,9 +211,9 @@ func (w *Worker) Handle(taskType string, fn HandlerFunc) {
 // Start starts the worker: one reader and one scheduler per queue, a
 // renewer, a cancellation listener and a heartbeat. It checks the
 // namespace's key layout first (a *LayoutError when this version cannot
-// read it), then returns at once.
-// ctx carries values to handlers; ending it does not stop the worker (use
-// Stop).
+// read it), then returns at once. ctx carries values to handlers; its end
+// stops the worker as StopAndCancel does (handlers cancelled, their tasks
+// retried) — for a graceful stop, call Stop before.
 func (w *Worker) Start(ctx context.Context) error {
 	if err := w.c.CheckLayout(ctx); err != nil {
 		return err
@@ -235,6 +238,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.upkeep.Go(func() { w.renew(upkeepCtx) })
 	w.upkeep.Go(func() { w.listenCancels(upkeepCtx) })
 	w.upkeep.Go(func() { w.heartbeat(upkeepCtx) })
+	// The end of ctx stops the worker as StopAndCancel does (as the end
+	// of a queue Subscription's ctx closes it).
+	w.unwatch = context.AfterFunc(ctx, func() { w.StopAndCancel(context.Background()) })
 	return nil
 }
 
@@ -259,7 +265,11 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 		return nil
 	}
 	w.state = 2
+	unwatch := w.unwatch
 	w.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	close(w.stopping)
 	w.stopReading()
 	w.readers.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/redis/rueidis"
 )
@@ -91,7 +92,4 @@ func (q *Queue) Malformed(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-func isNoGroup(err error) bool {
-	rerr, ok := rueidis.IsRedisErr(err)
-	return ok && len(rerr.Error()) >= 7 && rerr.Error()[:7] == "NOGROUP"
-}
+func isNoGroup(err error) bool { return delivery.IsNoGroup(err) }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/batch"
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/scripts"
 )
@@ -93,8 +94,8 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 		return nil, invalid("SubscribeOpts.VisibilityTimeout", "must be positive (got %v)", o.VisibilityTimeout)
 	case o.VisibilityTimeout == 0:
 		o.VisibilityTimeout = 30 * time.Second
-	case o.VisibilityTimeout < 4*time.Millisecond:
-		return nil, invalid("SubscribeOpts.VisibilityTimeout", "must be at least 4ms (got %v)", o.VisibilityTimeout)
+	case o.VisibilityTimeout < delivery.MinVisibility:
+		return nil, invalid("SubscribeOpts.VisibilityTimeout", "must be at least %v (got %v)", delivery.MinVisibility, o.VisibilityTimeout)
 	}
 	switch {
 	case o.MaxInFlight < 0:

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/taskid"
 	"github.com/redis/rueidis"
 )
@@ -245,10 +245,7 @@ func (q *Queue) ReadBands(ctx context.Context, consumer string, n int, block tim
 	return entries, false, nil
 }
 
-func isNoGroup(err error) bool {
-	rerr, ok := rueidis.IsRedisErr(err)
-	return ok && strings.HasPrefix(rerr.Error(), "NOGROUP")
-}
+func isNoGroup(err error) bool { return delivery.IsNoGroup(err) }
 
 // WaitWakeup blocks until the queue's wakeup stream moves (a resume, a new
 // earlier due time) or for up to block.

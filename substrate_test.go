@@ -1,0 +1,144 @@
+package dtq_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/dtq-dev/dtq/queue"
+)
+
+// The engine's workers and the queue's subscriptions accept the same
+// shortest visibility timeout (they differed: 20 ms and 4 ms).
+func TestVisibilityMinimumShared(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		q, err := queue.New(e.Client, "vis", &queue.Config{Namespace: e.Namespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []time.Duration{19 * time.Millisecond, 20 * time.Millisecond} {
+			_, werr := dtq.NewWorker(e.c, &dtq.WorkerConfig{VisibilityTimeout: d})
+			sub, serr := q.Subscribe(t.Context(), map[string]int{"t": 0}, &queue.SubscribeOpts{VisibilityTimeout: d})
+			if sub != nil {
+				sub.Close(t.Context())
+			}
+			if (werr == nil) != (serr == nil) || (d < 20*time.Millisecond) != (werr != nil) {
+				t.Errorf("visibility timeout %v: worker %v, subscription %v; want both refused below 20ms, both accepted from it", d, werr, serr)
+			}
+		}
+	})
+}
+
+// The end of the context a Worker was started with stops it, as the end of
+// a Subscription's context closes it: running handlers are cancelled
+// (ErrStopped) and their tasks retried, and the worker leaves the registry.
+// (It used to go on.)
+func TestWorkerStopsWhenStartContextEnds(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		w, err := dtq.NewWorker(e.c, fast(dtq.WorkerConfig{ID: "ctx-bound"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cause := make(chan error, 1)
+		w.Handle("long", func(ctx context.Context, _ *dtq.Task) (any, error) {
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return nil, ctx.Err()
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		if err := w.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		task := e.enqueue("long", nil, nil)
+		e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
+		cancel()
+		select {
+		case err := <-cause:
+			if !errors.Is(err, dtq.ErrStopped) {
+				t.Fatalf("handler's context ended with %v, want ErrStopped", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the handler was not cancelled when the worker's context ended")
+		}
+		got := e.waitStatus(task.ID, dtq.StatusScheduled, 10*time.Second)
+		if len(got.History) != 1 || got.History[0].Outcome != "retry" {
+			t.Fatalf("history %+v, want the stopped run recorded as a retry", got.History)
+		}
+		eventually(t, 10*time.Second, "the worker out of the registry", func() bool {
+			ws, err := e.c.Workers(t.Context())
+			return err == nil && len(ws) == 0
+		})
+	})
+}
+
+// A band entry that is no task (written by something else) is dead-lettered
+// with its fields as the reason, and the worker goes on (DESIGN rule 7; the
+// engine used to drop it silently).
+func TestMalformedBandEntryDeadLettered(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		e.worker(fast(dtq.WorkerConfig{}), map[string]dtq.HandlerFunc{"ok": func(context.Context, *dtq.Task) (any, error) { return 1, nil }})
+		band := store.NewKeys(e.Namespace, dtq.DefaultQueue).Band(dtq.DefaultPriority)
+		if err := e.Client.Do(t.Context(), e.Client.B().Xadd().Key(band).Id("*").FieldValue().FieldValue("junk", "x").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		after := e.enqueue("ok", nil, nil)
+		e.waitStatus(after.ID, dtq.StatusSucceeded, 10*time.Second)
+		var letters []dtq.DeadLetter
+		eventually(t, 10*time.Second, "the malformed entry dead-lettered", func() bool {
+			letters, _, _ = e.c.ListDead(t.Context(), dtq.DefaultQueue, 10, "")
+			return len(letters) == 1
+		})
+		if !strings.Contains(letters[0].Reason, "malformed band entry") || !strings.Contains(letters[0].Reason, "junk=x") ||
+			letters[0].Task.Status != dtq.StatusDead {
+			t.Fatalf("dead letter %+v (task %+v)", letters[0], letters[0].Task)
+		}
+	})
+}
+
+// A namespace holding data of another key layout is refused — by
+// Worker.Start, a submission and CheckLayout — with an error naming both
+// versions; data of the first layout (which recorded none) is recognised.
+func TestLayoutMismatchRefused(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		for _, c := range []struct {
+			setup func() error
+			found string
+		}{
+			{func() error {
+				return e.Client.Do(t.Context(), e.Client.B().Set().Key(store.LayoutKey(e.Namespace)).Value("7").Build()).Error()
+			}, "7"},
+			{func() error {
+				e.Client.Do(t.Context(), e.Client.B().Del().Key(store.LayoutKey(e.Namespace)).Build())
+				return e.Client.Do(t.Context(), e.Client.B().Sadd().Key(store.QueuesKey(e.Namespace)).Member("old").Build()).Error()
+			}, "1"},
+		} {
+			if err := c.setup(); err != nil {
+				t.Fatal(err)
+			}
+			client, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := dtq.NewWorker(client, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var le *dtq.LayoutError
+			err = w.Start(t.Context())
+			if !errors.As(err, &le) || le.Found != c.found || le.Want != store.Layout || !strings.Contains(err.Error(), c.found) {
+				t.Fatalf("Worker.Start on layout %s: %v", c.found, err)
+			}
+			if _, err := client.Enqueue(t.Context(), "x", nil, nil); !errors.Is(err, dtq.ErrLayout) {
+				t.Fatalf("Enqueue on layout %s: %v", c.found, err)
+			}
+			if err := client.CheckLayout(t.Context()); !errors.As(err, &le) {
+				t.Fatalf("CheckLayout on layout %s: %v", c.found, err)
+			}
+		}
+	})
+}
