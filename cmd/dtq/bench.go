@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/bench"
+	"github.com/dtq-dev/dtq/cmd/dtq/internal/bench"
 	"github.com/dtq-dev/dtq/internal/embedded"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/spf13/cobra"

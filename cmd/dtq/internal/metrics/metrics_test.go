@@ -17,7 +17,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
-	"github.com/dtq-dev/dtq/internal/metrics"
+	"github.com/dtq-dev/dtq/cmd/dtq/internal/metrics"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
