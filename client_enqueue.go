@@ -23,6 +23,7 @@ const (
 	DefaultTimeout     = 30 * time.Minute
 	MaxMaxAttempts     = 1000
 	MaxTimeout         = 7 * 24 * time.Hour
+	MaxDelay           = 365 * 24 * time.Hour
 	MaxTypeLen         = 128
 	MaxIdempotencyKey  = 256
 )
@@ -192,11 +193,11 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 		prio = *o.Priority
 	}
 	if prio < 0 || prio > 9 {
-		return nil, item, invalid("priority", "must be 0-9 (got %d)", prio)
+		return nil, item, invalid("priority", "must be an integer from 0 to 9 (got %d)", prio)
 	}
 	switch {
 	case o.MaxAttempts < 0 || o.MaxAttempts > MaxMaxAttempts:
-		return nil, item, invalid("max_attempts", "must be 1-%d (got %d)", MaxMaxAttempts, o.MaxAttempts)
+		return nil, item, invalid("max_attempts", "must be an integer from 1 to %d (got %d)", MaxMaxAttempts, o.MaxAttempts)
 	case o.MaxAttempts == 0:
 		o.MaxAttempts = DefaultMaxAttempts
 	}
@@ -210,6 +211,9 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	}
 	if o.Delay < 0 {
 		return nil, item, invalid("delay", "must not be negative (got %v)", o.Delay)
+	}
+	if o.Delay > MaxDelay {
+		return nil, item, invalid("delay", "must be at most %v (got %v)", MaxDelay, o.Delay)
 	}
 	if o.Delay > 0 && !o.RunAt.IsZero() {
 		return nil, item, invalid("delay", "and run_at are exclusive")

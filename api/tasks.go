@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -32,32 +33,40 @@ func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
 	if b.TaskType == nil {
 		return dtq.EnqueueRequest{}, invalidField("task_type", "is required")
 	}
+	// The JSON is read here — types, and what an explicit 0 means —; every
+	// range is the engine's to check (its errors name the field).
 	o := &dtq.EnqueueOpts{Queue: b.Queue, IdempotencyKey: idemKey}
 	if given(b.Priority) {
-		p, err := intField("priority", b.Priority, 0, 9)
+		p, err := intField("priority", b.Priority)
 		if err != nil {
 			return dtq.EnqueueRequest{}, err
 		}
 		o.Priority = &p
 	}
 	if given(b.MaxAttempts) {
-		n, err := intField("max_attempts", b.MaxAttempts, 1, dtq.MaxMaxAttempts)
+		n, err := intField("max_attempts", b.MaxAttempts)
 		if err != nil {
 			return dtq.EnqueueRequest{}, err
+		}
+		if n == 0 { // the engine's default: over HTTP, the field left out
+			return dtq.EnqueueRequest{}, invalidField("max_attempts", "must not be 0 (leave it out for the default)")
 		}
 		o.MaxAttempts = n
 	}
 	if given(b.DelaySeconds) {
-		d, err := secondsField("delay_seconds", b.DelaySeconds, 0, 365*24*3600)
+		d, err := secondsField("delay_seconds", b.DelaySeconds)
 		if err != nil {
 			return dtq.EnqueueRequest{}, err
 		}
 		o.Delay = d
 	}
 	if given(b.TimeoutSeconds) {
-		d, err := secondsField("timeout_seconds", b.TimeoutSeconds, 0.001, dtq.MaxTimeout.Seconds())
+		d, err := secondsField("timeout_seconds", b.TimeoutSeconds)
 		if err != nil {
 			return dtq.EnqueueRequest{}, err
+		}
+		if d == 0 { // the engine's default: over HTTP, the field left out
+			return dtq.EnqueueRequest{}, invalidField("timeout_seconds", "must not be 0 (leave it out for the default)")
 		}
 		o.Timeout = d
 	}
@@ -73,19 +82,31 @@ func given(raw json.RawMessage) bool {
 	return raw != nil && string(raw) != "null"
 }
 
-func intField(name string, raw json.RawMessage, lo, hi int) (int, error) {
-	v, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || v < int64(lo) || v > int64(hi) {
-		return 0, invalidField(name, sprintf("must be an integer from %d to %d (got %s)", lo, hi, shorten(raw)))
+// intField reads an integer field (the engine checks its range).
+func intField(name string, raw json.RawMessage) (int, error) {
+	v, err := strconv.ParseInt(string(raw), 10, 32)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, invalidField(name, sprintf("is out of range (got %s)", shorten(raw)))
+	}
+	if err != nil {
+		return 0, invalidField(name, sprintf("must be an integer (got %s)", shorten(raw)))
 	}
 	return int(v), nil
 }
 
-func secondsField(name string, raw json.RawMessage, lo, hi float64) (time.Duration, error) {
+// maxSeconds bounds a seconds field before it becomes a Duration (which
+// overflows past ~292 years), far beyond every limit of the engine, which
+// refuses it for its range.
+const maxSeconds = 1e9
+
+// secondsField reads a number of seconds, applied with nanosecond
+// precision.
+func secondsField(name string, raw json.RawMessage) (time.Duration, error) {
 	v, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || math.IsNaN(v) || v < lo || v > hi {
-		return 0, invalidField(name, sprintf("must be a number of seconds from %g to %g (got %s)", lo, hi, shorten(raw)))
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(v) {
+		return 0, invalidField(name, sprintf("must be a number of seconds (got %s)", shorten(raw)))
 	}
+	v = max(min(v, maxSeconds), -maxSeconds)
 	return time.Duration(v * float64(time.Second)), nil
 }
 

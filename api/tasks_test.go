@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
@@ -223,5 +225,35 @@ func TestCrossSiteRequests(t *testing.T) {
 		e.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Sec-Fetch-Site", "same-origin")
 		e.must(http.StatusCreated, "POST", "/api/v1/tasks", body, "Origin", "https://ui.example.com")
 		e.must(http.StatusCreated, "POST", "/api/v1/tasks", body)
+	})
+}
+
+// A submission is validated once, by the engine: the API refuses what the
+// library refuses, with the engine's words (the API checked ranges of its
+// own, with other limits: a delay of a year and a day passed the library
+// and was refused over HTTP).
+func TestSubmitLimitsAreTheEngines(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
+		for _, c := range []struct {
+			body string
+			opts dtq.EnqueueOpts
+		}{
+			{`{"task_type":"echo","priority":12}`, dtq.EnqueueOpts{Priority: dtq.Ptr(12)}},
+			{`{"task_type":"echo","max_attempts":5000}`, dtq.EnqueueOpts{MaxAttempts: 5000}},
+			{`{"task_type":"echo","delay_seconds":31622400}`, dtq.EnqueueOpts{Delay: 366 * 24 * time.Hour}},
+			{`{"task_type":"echo","delay_seconds":-1}`, dtq.EnqueueOpts{Delay: -time.Second}},
+			{`{"task_type":"echo","timeout_seconds":604801}`, dtq.EnqueueOpts{Timeout: dtq.MaxTimeout + time.Second}},
+			{`{"task_type":"echo","timeout_seconds":0.0001}`, dtq.EnqueueOpts{Timeout: 100 * time.Microsecond}},
+		} {
+			_, libErr := e.c.Enqueue(t.Context(), "echo", nil, &c.opts)
+			var ve *dtq.ValidationError
+			if !errors.As(libErr, &ve) {
+				t.Fatalf("library accepted %+v: %v", c.opts, libErr)
+			}
+			r := e.do("POST", "/api/v1/tasks", c.body)
+			if r.status != http.StatusBadRequest || !strings.HasSuffix(r.errMessage(), ve.Problem) {
+				t.Errorf("POST %s: %d %q; want 400 with the library's %q", c.body, r.status, r.errMessage(), ve.Problem)
+			}
+		}
 	})
 }
