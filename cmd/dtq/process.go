@@ -14,10 +14,10 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/cmd/dtq/internal/metrics"
 	"github.com/dtq-dev/dtq/dashboard"
 	"github.com/dtq-dev/dtq/examples/tasks"
 	"github.com/dtq-dev/dtq/internal/embedded"
-	"github.com/dtq-dev/dtq/cmd/dtq/internal/metrics"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/redis/rueidis"
 	"github.com/spf13/cobra"
