@@ -36,8 +36,9 @@ type Config struct {
 
 	// Retention is how long a finished task (SUCCEEDED, CANCELLED, or a
 	// DEAD task discarded from the dead-letter stream) is kept before it
-	// expires. DEAD tasks in the dead-letter stream do not expire.
-	// Defaults to 24h.
+	// expires. DEAD tasks in the dead-letter stream do not expire. Set it to
+	// RetainNone to delete a task as it succeeds (asynq's default; its
+	// idempotency record still answers for its window). Defaults to 24h.
 	Retention time.Duration
 
 	// MaxFinished caps the finished tasks (SUCCEEDED, CANCELLED, discarded
@@ -94,6 +95,7 @@ func (c *Config) withDefaults() (Config, error) {
 		{"Config.Retention", &cfg.Retention, 24 * time.Hour},
 	} {
 		switch {
+		case d.v == &cfg.Retention && *d.v == RetainNone:
 		case *d.v < 0:
 			return cfg, invalid(d.field, "must not be negative (got %v)", *d.v)
 		case *d.v == 0:
@@ -144,6 +146,30 @@ func (c *Config) withDefaults() (Config, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return cfg, nil
+}
+
+// RetainNone, as Config.Retention, deletes a task as it succeeds: nothing
+// of it stays but its idempotency record, for that record's window.
+// Cancelled tasks and discarded dead letters are then kept for
+// RetainNoneOthers, so that the answer to a cancel can still show them.
+const (
+	RetainNone       time.Duration = -1
+	RetainNoneOthers               = time.Minute
+)
+
+// retentions returns how long succeeded tasks (0: not at all) and other
+// finished tasks are kept.
+func (c *Config) retentions() (succeeded, others time.Duration) {
+	if c.Retention == RetainNone {
+		return 0, RetainNoneOthers
+	}
+	return c.Retention, c.Retention
+}
+
+// keepOthers is how long finished tasks other than succeeded ones are kept.
+func (c *Client) keepOthers() time.Duration {
+	_, others := c.cfg.retentions()
+	return others
 }
 
 // Client submits, inspects and administers tasks. It is safe for concurrent

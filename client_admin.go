@@ -20,7 +20,7 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, ErrNotFound
 	}
-	status, cancelledType, err := c.store.Queue(queue).Cancel(ctx, id, c.cfg.Retention)
+	status, cancelledType, err := c.store.Queue(queue).Cancel(ctx, id, c.keepOthers())
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (c *Client) dlqOne(ctx context.Context, action store.DLQAction, id string) 
 	if err != nil {
 		return ErrNotFound
 	}
-	done, err := c.store.Queue(queue).DLQ(ctx, action, []string{id}, c.cfg.Retention)
+	done, err := c.store.Queue(queue).DLQ(ctx, action, []string{id}, c.keepOthers())
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (c *Client) dlqAll(ctx context.Context, action store.DLQAction, queue strin
 		for i, e := range entries {
 			ids[i] = e.TaskID
 		}
-		done, err := q.DLQ(ctx, action, ids, c.cfg.Retention)
+		done, err := q.DLQ(ctx, action, ids, c.keepOthers())
 		if err != nil {
 			return total, err
 		}

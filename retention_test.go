@@ -185,3 +185,60 @@ func TestDeadLetterCapDeletesRecords(t *testing.T) {
 		}
 	})
 }
+
+// With RetainNone a task is deleted as it succeeds: nothing of it stays
+// but its idempotency record, which still answers a replay; a cancelled
+// task stays long enough to be shown.
+func TestRetainNoneDeletesSucceeded(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, Retention: dtq.RetainNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.c = c
+		e.worker(fast(dtq.WorkerConfig{}), map[string]dtq.HandlerFunc{
+			"job":  func(context.Context, *dtq.Task) (any, error) { return 1, nil },
+			"flap": func(_ context.Context, task *dtq.Task) (any, error) { return nil, retryOnce(task) },
+		})
+		opts := &dtq.EnqueueOpts{IdempotencyKey: "k1"}
+		var ids []string
+		for _, typ := range []string{"job", "flap"} { // born and first run; a hash after a retry
+			res, err := c.Enqueue(t.Context(), typ, nil, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, res.Task.ID)
+			opts = &dtq.EnqueueOpts{IdempotencyKey: "k2"}
+		}
+		for _, id := range ids {
+			eventually(t, 20*time.Second, id+" succeeded and gone", func() bool {
+				_, err := c.Get(t.Context(), id)
+				return errors.Is(err, dtq.ErrNotFound)
+			})
+		}
+		st, err := c.Stats(t.Context(), dtq.DefaultQueue)
+		if err != nil || st.Succeeded != 2 {
+			t.Fatalf("stats %+v %v", st, err)
+		}
+		k := store.NewKeys(e.Namespace, dtq.DefaultQueue)
+		if n := hlen(t, e.Client, k.Finished()) + int64(countKeys(t, e.Client, e.Namespace+":{default}:task:*")); n != 0 {
+			t.Fatalf("%d records left of succeeded tasks", n)
+		}
+		replay, err := c.Enqueue(t.Context(), "job", nil, &dtq.EnqueueOpts{IdempotencyKey: "k1"})
+		if err != nil || !replay.Duplicate || replay.Task.ID != ids[0] {
+			t.Fatalf("replay: %+v %v, want the original id", replay, err)
+		}
+		late := e.enqueue("job", nil, &dtq.EnqueueOpts{Delay: time.Hour})
+		if got, err := c.Cancel(t.Context(), late.ID); err != nil || got.Status != dtq.StatusCancelled {
+			t.Fatalf("cancel: %+v %v", got, err)
+		}
+	})
+}
+
+// retryOnce fails a task's first attempt, retryably, with no backoff.
+func retryOnce(task *dtq.Task) error {
+	if task.Attempt == 1 {
+		return dtq.RetryAfter(time.Millisecond, errors.New("once"))
+	}
+	return nil
+}

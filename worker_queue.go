@@ -48,7 +48,9 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		busy:         true, // the first read runs the script, which creates the groups
 		hot:          -1,
 	}
-	cfg := store.FinishConfig{Retention: w.c.cfg.Retention, IdemWindow: w.c.cfg.IdempotencyWindow, Durability: w.c.durability()}
+	keepSucceeded, keepOthers := w.c.cfg.retentions()
+	cfg := store.FinishConfig{Retention: keepOthers, KeepSucceeded: keepSucceeded > 0, IdemWindow: w.c.cfg.IdempotencyWindow,
+		Durability: w.c.durability()}
 	wq.finishes = batch.New(func(ctx context.Context, items []finishReq) ([]string, error) {
 		scriptItems := make([]store.FinishItem, len(items))
 		for i, r := range items {
@@ -219,7 +221,7 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 // slots is how many slots the caller holds for them.
 func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots int) {
 	w := wq.w
-	cfg := store.StartConfig{Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, Retention: w.c.cfg.Retention,
+	cfg := store.StartConfig{Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, Retention: w.c.keepOthers(),
 		Durability: w.c.durability()}
 	started, err := wq.q.store.Start(ctx, cfg, entries)
 	var nre *store.NotReplicatedError
@@ -311,7 +313,7 @@ func (wq *workerQueue) reportReclaims(entries []store.Entry) {
 func (wq *workerQueue) schedule(ctx context.Context) {
 	c := wq.w.c.cfg
 	s := &scheduler.Scheduler{
-		Queue: wq.q.store, Owner: wq.w.cfg.ID, Retention: c.Retention, MaxFinished: c.MaxFinished, MaxDead: c.DeadLetterMaxLen,
+		Queue: wq.q.store, Owner: wq.w.cfg.ID, Retention: wq.w.c.keepOthers(), MaxFinished: c.MaxFinished, MaxDead: c.DeadLetterMaxLen,
 		Log: wq.w.log.With("component", "scheduler", "queue", wq.q.name),
 	}
 	s.Run(ctx)

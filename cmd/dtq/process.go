@@ -78,7 +78,7 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	bindEnv(cmd, "max-depth", "DTQ_MAX_DEPTH")
 	f.IntVar(&o.maxPayloadBytes, "max-payload-bytes", 1<<20, "largest task payload accepted, in bytes")
 	bindEnv(cmd, "max-payload-bytes", "DTQ_MAX_PAYLOAD_BYTES")
-	f.DurationVar(&o.retention, "retention", 24*time.Hour, "how long finished tasks are kept")
+	f.DurationVar(&o.retention, "retention", 24*time.Hour, "how long finished tasks are kept (0: a succeeded task is deleted as it succeeds)")
 	bindEnv(cmd, "retention", "DTQ_RETENTION")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running tasks and requests get to finish")
 	bindEnv(cmd, "shutdown-timeout", "DTQ_SHUTDOWN_TIMEOUT")
@@ -152,7 +152,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		Namespace:       o.namespace,
 		MaxPayloadBytes: o.maxPayloadBytes,
 		MaxDepth:        o.maxDepth,
-		Retention:       o.retention,
+		Retention:       retention(o.retention),
 		Logger:          log,
 		Observer:        m,
 		DurableReplicas: o.durableReplicas,
@@ -336,4 +336,12 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	go srv.Serve(ln)
 	log.Info("serving pprof profiles", "addr", ln.Addr().String())
 	return func() { srv.Close() }, nil
+}
+
+// retention maps --retention to Config.Retention: 0 is dtq.RetainNone.
+func retention(d time.Duration) time.Duration {
+	if d == 0 {
+		return dtq.RetainNone
+	}
+	return d
 }

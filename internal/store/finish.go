@@ -43,7 +43,10 @@ type FinishItem struct {
 
 // FinishConfig is the per-queue input of Finish.
 type FinishConfig struct {
-	Retention  time.Duration
+	// Retention is how long finished tasks are kept; with KeepSucceeded
+	// false a succeeded one is deleted at once instead.
+	Retention     time.Duration
+	KeepSucceeded bool
 	IdemWindow time.Duration
 	Durability Durability
 }
@@ -69,7 +72,11 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		ks = append(ks, q.k.Task(ulidOf(it.TaskID)))
 	}
 	args := make([]string, 0, 6+12*len(items))
-	args = append(args, Group, ms(cfg.Retention), ms(cfg.IdemWindow), worker, q.name, itoa(len(items)))
+	keep := "0"
+	if cfg.KeepSucceeded {
+		keep = "1"
+	}
+	args = append(args, Group, ms(cfg.Retention), ms(cfg.IdemWindow), worker, q.name, keep, itoa(len(items)))
 	for i, it := range items {
 		idemIdx := 0
 		if it.IdemHash != "" {

@@ -17,7 +17,9 @@
 -- ARGV[3]        idempotency window, ms
 -- ARGV[4]        worker id
 -- ARGV[5]        the queue's name (a task's id is "<queue>-<ULID>")
--- ARGV[6]        N; then per item 7 values — band, entry id, run (the
+-- ARGV[6]        "1" to keep succeeded tasks for the retention, "0" to delete
+--                them as they succeed (their idempotency records stay)
+-- ARGV[7]        N; then per item 7 values — band, entry id, run (the
 --                fence), outcome, text, idempotency key index (0 = none),
 --                kind — and, for kind H, 5 more: the fields of the task's
 --                birth entry (type, payload, max attempts, timeout ms,
@@ -68,7 +70,8 @@
 local info, schedule, dlq, wakeup, done, runs, fin = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local group = ARGV[1]
 local retention, window, worker, queue = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local n = tonumber(ARGV[6])
+local keepSucceeded = ARGV[6] == '1'
+local n = tonumber(ARGV[7])
 
 local now, nowS = now_ms()
 
@@ -79,7 +82,7 @@ local states = redis.call('HMGET', runs, unpack(ulids))
 local out = {}
 local retried, succeeded, deadN, cancelled = 0, 0, 0, 0
 local acks, ended, packed, listed = {}, {}, {}, {}
-local a = 7
+local a = 8
 for i = 1, n do
   local p, eid, run, outcome, text = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local ik, kind = tonumber(ARGV[a + 5]), ARGV[a + 6]
@@ -103,9 +106,11 @@ for i = 1, n do
       res, errText = 'CANCELLED', 'cancelled'
       cancelled = cancelled + 1
     end
-    packed[#packed + 1] = ulid
-    packed[#packed + 1] = 'R3|' .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
-    listed[#listed + 1] = id
+    if res == 'CANCELLED' or keepSucceeded then
+      packed[#packed + 1] = ulid
+      packed[#packed + 1] = 'R3|' .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
+      listed[#listed + 1] = id
+    end
     if ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
@@ -149,10 +154,14 @@ for i = 1, n do
         fields[m + 11], fields[m + 12] = 'created', string.match(eid, '^(%d+)-')
         if ARGV[s + 4] ~= '' then fields[m + 13], fields[m + 14] = 'idem', ARGV[s + 4] end
       end
-      redis.call('HSET', key, unpack(fields))
-      if res == 'SUCCEEDED' or res == 'CANCELLED' then redis.call('PEXPIRE', key, retention) end
+      if res == 'SUCCEEDED' and not keepSucceeded then
+        redis.call('DEL', key)
+      else
+        redis.call('HSET', key, unpack(fields))
+        if res == 'SUCCEEDED' or res == 'CANCELLED' then redis.call('PEXPIRE', key, retention) end
+      end
     end
-    if res == 'SUCCEEDED' or res == 'CANCELLED' then
+    if res == 'CANCELLED' or (res == 'SUCCEEDED' and keepSucceeded) then
       listed[#listed + 1] = id
     end
     if res == 'SUCCEEDED' then succeeded = succeeded + 1

@@ -35,7 +35,7 @@ func TestPackedRecordRoundTrip(t *testing.T) {
 			if err != nil || st[0].Code != Began {
 				t.Fatalf("start: %+v %v", st, err)
 			}
-			out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, IdemWindow: time.Hour}, worker, []FinishItem{{
+			out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, worker, []FinishItem{{
 				TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[0].Run, Attempt: st[0].Attempt, Started: st[0].Started,
 				Outcome: c.outcome, Text: c.text, Born: e.Spec}})
 			if err != nil || out[0] != c.status {
@@ -87,7 +87,7 @@ func TestFinishWhenTrimRemovesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := r.Entries[1]
-		out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, IdemWindow: time.Hour}, "w", []FinishItem{{
+		out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, "w", []FinishItem{{
 			TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[1].Run, Attempt: st[1].Attempt, Started: st[1].Started,
 			Outcome: OutcomeOK, Text: "1", Born: e.Spec}})
 		if err != nil || out[0] != StatusSucceeded {

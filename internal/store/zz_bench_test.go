@@ -65,7 +65,7 @@ func TestZZScriptCost(t *testing.T) {
 			for i, e := range ents {
 				fi[i] = FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[i].Run, Attempt: st[i].Attempt, Started: st[i].Started, Outcome: OutcomeOK, Text: `"x"`, Born: e.Spec}
 			}
-			if _, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, IdemWindow: time.Hour}, "w", fi); err != nil {
+			if _, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, "w", fi); err != nil {
 				t.Fatal(err)
 			}
 			cc := cmdstats(srv.Addr)
