@@ -47,8 +47,8 @@ type FinishConfig struct {
 	// false a succeeded one is deleted at once instead.
 	Retention     time.Duration
 	KeepSucceeded bool
-	IdemWindow time.Duration
-	Durability Durability
+	IdemWindow    time.Duration
+	Durability    Durability
 }
 
 // Finish runs finish.lua for items of this queue, run by worker, in one
