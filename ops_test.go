@@ -273,7 +273,7 @@ func TestStopAndCancel(t *testing.T) {
 // Bad configuration and arguments are errors naming the field.
 func TestEngineValidation(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		for _, cfg := range []*dtq.Config{{Namespace: "a b"}, {Retention: -1}, {MaxDepth: -1}, {QueueMaxDepth: map[string]int64{"x y": 1}}} {
+		for _, cfg := range []*dtq.Config{{Namespace: "a b"}, {Retention: -time.Second}, {MaxDepth: -1}, {QueueMaxDepth: map[string]int64{"x y": 1}}} {
 			if _, err := dtq.NewClient(e.Client, cfg); !errors.Is(err, dtq.ErrInvalid) {
 				t.Errorf("config %+v: %v", cfg, err)
 			}

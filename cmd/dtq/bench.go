@@ -47,7 +47,10 @@ func newBenchCmd(out io.Writer) *cobra.Command {
             for --duration against --api-url
 
 enqueue, drain and latency use Redis at --redis (or the embedded backend without it,
-which measures only the embedded backend).`,
+which measures only the embedded backend). On Redis, enqueue and drain also report the
+servers' CPU (redis_cpu_us_per_task), commands and used_memory growth per task over the
+measured phase (INFO, summed over a Cluster's primaries): run them on a Redis nobody else
+is using.`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&o.redisURL, "redis", envOr("DTQ_REDIS_URL", ""), "Redis URL for the direct measures; empty uses the embedded backend [DTQ_REDIS_URL]")
@@ -61,8 +64,8 @@ which measures only the embedded backend).`,
 	enqueue := &cobra.Command{
 		Use: "enqueue", Short: "submit tasks through the engine", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.direct(cmd.Context(), out, func(ctx context.Context, c *dtq.Client) (bench.Result, error) {
-				return bench.Enqueue(ctx, c, bench.EngineOpts{Queue: o.queue, N: o.n, Batch: o.batch, Concurrency: o.concurrency})
+			return o.direct(cmd.Context(), out, func(ctx context.Context, c *dtq.Client, usage bench.UsageFunc) (bench.Result, error) {
+				return bench.Enqueue(ctx, c, bench.EngineOpts{Queue: o.queue, N: o.n, Batch: o.batch, Concurrency: o.concurrency, Usage: usage})
 			})
 		},
 	}
@@ -76,8 +79,8 @@ which measures only the embedded backend).`,
 					return bench.HTTPDrain(cmd.Context(), bench.HTTPOpts{URL: o.apiURL, APIKey: o.apiKey, Queue: o.queue, N: o.n})
 				})
 			}
-			return o.direct(cmd.Context(), out, func(ctx context.Context, c *dtq.Client) (bench.Result, error) {
-				return bench.Drain(ctx, c, bench.EngineOpts{Queue: o.queue, N: o.n, Concurrency: o.concurrency})
+			return o.direct(cmd.Context(), out, func(ctx context.Context, c *dtq.Client, usage bench.UsageFunc) (bench.Result, error) {
+				return bench.Drain(ctx, c, bench.EngineOpts{Queue: o.queue, N: o.n, Concurrency: o.concurrency, Usage: usage})
 			})
 		},
 	}
@@ -90,7 +93,7 @@ which measures only the embedded backend).`,
 					return bench.HTTPLatency(cmd.Context(), bench.HTTPOpts{URL: o.apiURL, APIKey: o.apiKey, Queue: o.queue, N: o.n}, o.rate)
 				})
 			}
-			return o.direct(cmd.Context(), out, func(ctx context.Context, c *dtq.Client) (bench.Result, error) {
+			return o.direct(cmd.Context(), out, func(ctx context.Context, c *dtq.Client, _ bench.UsageFunc) (bench.Result, error) {
 				return bench.Latency(ctx, c, bench.LatencyOpts{Queue: o.queue, N: o.n, Rate: o.rate})
 			})
 		},
@@ -117,11 +120,13 @@ which measures only the embedded backend).`,
 	return cmd
 }
 
-// direct runs measure on a Client over Redis (or the embedded backend).
-func (o *benchOptions) direct(ctx context.Context, out io.Writer, measure func(context.Context, *dtq.Client) (bench.Result, error)) error {
+// direct runs measure on a Client over Redis (or the embedded backend),
+// with a reader of the Redis servers' usage (nil on the embedded backend).
+func (o *benchOptions) direct(ctx context.Context, out io.Writer, measure func(context.Context, *dtq.Client, bench.UsageFunc) (bench.Result, error)) error {
 	backend := "redis"
 	var closeFn func()
 	var c *dtq.Client
+	var usage bench.UsageFunc
 	if o.redisURL == "" {
 		backend = "embedded"
 		b, err := embedded.Start()
@@ -140,6 +145,7 @@ func (o *benchOptions) direct(ctx context.Context, out io.Writer, measure func(c
 			return err
 		}
 		closeFn = rc.Close
+		usage = func(ctx context.Context) (redisconn.Usage, error) { return redisconn.ReadUsage(ctx, rc) }
 		c, err = dtq.NewClient(rc, &dtq.Config{Namespace: o.namespace})
 		if err != nil {
 			rc.Close()
@@ -147,7 +153,7 @@ func (o *benchOptions) direct(ctx context.Context, out io.Writer, measure func(c
 		}
 	}
 	defer closeFn()
-	return o.print(out, backend, func() (bench.Result, error) { return measure(ctx, c) })
+	return o.print(out, backend, func() (bench.Result, error) { return measure(ctx, c, usage) })
 }
 
 func (o *benchOptions) print(out io.Writer, backend string, measure func() (bench.Result, error)) error {

@@ -74,6 +74,44 @@ func TestBenchDirect(t *testing.T) {
 	}
 }
 
+// On a Redis of its own, enqueue and drain report what Redis spent per
+// task: commands (an enqueue is at least one XADD per task) and CPU, and
+// the memory queued tasks hold.
+func TestBenchRedisCost(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, nil)
+	common := []string{"--redis", "redis://" + srv.Addr, "--n", "2000"}
+	for _, args := range [][]string{{"bench", "enqueue", "--queue", "q1"}, {"bench", "drain", "--queue", "q2"}} {
+		out, _, err := execute(t, append(args, common...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := benchLine(t, out)
+		cpu, _ := r["redis_cpu_us_per_task"].(float64)
+		cmds, _ := r["redis_cmds_per_task"].(float64)
+		if cpu <= 0 || cmds <= 0 {
+			t.Errorf("%s: redis cpu %v µs, %v commands per task, want both measured: %v", args[1], cpu, cmds, r)
+		}
+		if _, ok := r["redis_memory_bytes_per_task"].(float64); !ok {
+			t.Errorf("%s: no redis_memory_bytes_per_task: %v", args[1], r)
+		}
+		if mem, _ := r["redis_memory_bytes_per_task"].(float64); args[1] == "enqueue" && (mem < 80 || mem > 2000) {
+			t.Errorf("enqueue: %v bytes per queued task with an 80-byte payload", mem)
+		}
+		if cmds < 1 && args[1] == "enqueue" {
+			t.Errorf("enqueue: %v commands per task, want an XADD each", cmds)
+		}
+	}
+	// The embedded backend cannot say what it spent, and does not pretend.
+	out, _, err := execute(t, "bench", "enqueue", "--n", "100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := benchLine(t, out); r["redis_cpu_us_per_task"] != nil {
+		t.Errorf("embedded backend reported Redis CPU: %v", r)
+	}
+}
+
 // The HTTP measures against a live API server report what the server
 // accepted.
 func TestBenchHTTP(t *testing.T) {

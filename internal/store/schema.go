@@ -173,6 +173,12 @@ const (
 	InfoBehind = "b"
 )
 
+// RunPad is a field of the run hash that is no task: its long value
+// (lib.lua's RUN_PAD) keeps the hash out of Redis's linear-scan listpack
+// encoding, which costs ~1.2 µs per field looked up at a hundred running
+// tasks. start.lua writes it with every batch of starts.
+const RunPad = "~"
+
 // RunWithdrawn is the Run value of a task cancelled between its claim and
 // its start: the start skips it.
 const RunWithdrawn = "C"

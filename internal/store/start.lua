@@ -182,7 +182,7 @@ for i = 0, n - 1 do
 end
 out[#out + 1] = nowS
 
-if #starts > 0 then redis.call('HSET', runs, unpack(starts)) end
+if #starts > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(starts)) end
 
 if dead > 0 then redis.call('HINCRBY', info, 'dead', dead) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end

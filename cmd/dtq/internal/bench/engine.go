@@ -18,6 +18,10 @@ type EngineOpts struct {
 	N           int    // tasks; defaults to 100,000
 	Batch       int    // tasks per EnqueueMany; 0 or 1: Enqueue one at a time
 	Concurrency int    // submitting goroutines, or the worker's concurrency; defaults to 64
+	// Usage, when set, reads the Redis servers' usage around the measured
+	// phase: the result then carries Redis CPU, commands and memory per
+	// task.
+	Usage UsageFunc
 }
 
 func (o *EngineOpts) defaults() {
@@ -36,13 +40,18 @@ func (o *EngineOpts) defaults() {
 // time or in batches.
 func Enqueue(ctx context.Context, c *dtq.Client, o EngineOpts) (Result, error) {
 	o.defaults()
+	cost, err := startRedisCost(ctx, o.Usage)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := submit(ctx, c, o); err != nil {
 		return nil, err
 	}
 	d := time.Since(start)
-	return Result{"bench": "enqueue", "tasks": o.N, "batch": max(o.Batch, 1), "concurrency": o.Concurrency,
-		"seconds": round(d.Seconds(), 3), "tasks_per_sec": rate(o.N, d)}, nil
+	r := Result{"bench": "enqueue", "tasks": o.N, "batch": max(o.Batch, 1), "concurrency": o.Concurrency,
+		"seconds": round(d.Seconds(), 3), "tasks_per_sec": rate(o.N, d)}
+	return r, cost.end(ctx, r, o.N)
 }
 
 // submit enqueues o.N benchmark tasks on o.Queue.
@@ -115,6 +124,10 @@ func Drain(ctx context.Context, c *dtq.Client, o EngineOpts) (Result, error) {
 		}
 		return nil, nil
 	})
+	cost, err := startRedisCost(ctx, o.Usage)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := w.Start(ctx); err != nil {
 		return nil, err
@@ -130,8 +143,9 @@ func Drain(ctx context.Context, c *dtq.Client, o EngineOpts) (Result, error) {
 		return nil, err
 	}
 	d := time.Since(start)
-	return Result{"bench": "drain", "tasks": o.N, "concurrency": o.Concurrency,
-		"seconds": round(d.Seconds(), 3), "tasks_per_sec": rate(o.N, d)}, nil
+	r := Result{"bench": "drain", "tasks": o.N, "concurrency": o.Concurrency,
+		"seconds": round(d.Seconds(), 3), "tasks_per_sec": rate(o.N, d)}
+	return r, cost.end(ctx, r, o.N)
 }
 
 // waitSucceeded polls the queue's stats until n tasks succeeded.
