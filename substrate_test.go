@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,4 +142,102 @@ func TestLayoutMismatchRefused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A band's consumer group destroyed after its tasks finished is recreated
+// at id 0, and delivers again the entries of finished tasks not yet
+// trimmed: they are recognised by their records (a packed record, or a
+// hash for a task that was retried) and not run again; tasks submitted
+// after the loss run once.
+func TestGroupDestroyedDoesNotRerunFinished(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		t.Run("kept", func(t *testing.T) { groupDestroyedAfterFinish(t, e, true) })
+		none, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace + "-none", Retention: dtq.RetainNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ne := &env{Backend: e.Backend, t: t, c: none}
+		ne.Namespace = e.Namespace + "-none"
+		t.Run("retention none", func(t *testing.T) { ne.t = t; groupDestroyedAfterFinish(t, ne, false) })
+	})
+}
+
+// groupDestroyedAfterFinish runs 30 tasks (3 fail once), destroys their
+// band's group and runs 3 more; kept says whether succeeded tasks keep
+// their records (their entries then linger until trimmed).
+func groupDestroyedAfterFinish(t *testing.T, e *env, kept bool) {
+	{
+		var mu sync.Mutex
+		runs := map[string]int{}
+		e.worker(&dtq.WorkerConfig{Concurrency: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
+			map[string]dtq.HandlerFunc{
+				"job": func(_ context.Context, task *dtq.Task) (any, error) {
+					mu.Lock()
+					runs[task.ID]++
+					mu.Unlock()
+					if string(task.Payload) == `"flaky"` && task.Attempt == 1 {
+						return nil, errors.New("first attempt fails")
+					}
+					return "ok", nil
+				},
+			})
+		var before []string
+		for i := range 30 {
+			payload := any(i)
+			if i%10 == 0 {
+				payload = "flaky"
+			}
+			before = append(before, e.enqueue("job", payload, nil).ID)
+		}
+		finished := func(ids []string) {
+			for _, id := range ids {
+				if kept {
+					e.waitStatus(id, dtq.StatusSucceeded, 10*time.Second)
+					continue
+				}
+				eventually(t, 10*time.Second, id+" succeeded and gone", func() bool {
+					_, err := e.c.Get(t.Context(), id)
+					return errors.Is(err, dtq.ErrNotFound)
+				})
+			}
+		}
+		finished(before)
+		band := store.NewKeys(e.Namespace, dtq.DefaultQueue).Band(dtq.DefaultPriority)
+		n, err := e.Client.Do(t.Context(), e.Client.B().Xlen().Key(band).Build()).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept && n == 0 {
+			t.Fatal("the band holds no entries: no acknowledged leftovers, the test proves nothing")
+		}
+		if !kept && n != 0 {
+			t.Errorf("retention none: the band holds %d entries of finished tasks, want none", n)
+		}
+		if err := e.Client.Do(t.Context(), e.Client.B().XgroupDestroy().Key(band).Group(store.Group).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		// Submitted after the loss, these come after the leftovers in the
+		// band: once they ran, the leftovers were delivered again.
+		var after []string
+		for i := range 3 {
+			after = append(after, e.enqueue("job", 100+i, nil).ID)
+		}
+		finished(after)
+		mu.Lock()
+		defer mu.Unlock()
+		for i, id := range before {
+			want := 1
+			if i%10 == 0 {
+				want = 2
+			}
+			if runs[id] != want {
+				t.Errorf("task %d (%s) ran %d times, want %d", i, id, runs[id], want)
+			}
+		}
+		for _, id := range after {
+			if runs[id] != 1 {
+				t.Errorf("task %s submitted after the loss ran %d times, want 1", id, runs[id])
+			}
+		}
+	}
 }

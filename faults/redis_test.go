@@ -14,6 +14,8 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/dtq-dev/dtq/internal/taskid"
 	"github.com/redis/rueidis"
 )
 
@@ -239,17 +241,33 @@ func TestGroupDestroyed(t *testing.T) {
 	assertInvariants(t, rep, 0, true)
 }
 
-// snapshotScript returns every task hash matching ARGV[1] with its status.
+// snapshotScript returns, in layout 2 (internal/store's schema), what
+// tells each task's status: "H" key status for every task hash matching
+// ARGV[1]; "F" ULID status for every packed record; "R" ULID for every
+// running task; "E" band entry-id task-id for every band entry (task id ""
+// for a task born as its entry). KEYS: the 10 bands, the run hash, the
+// finished hash.
 const snapshotScript = `local out = {}
-for _, k in ipairs(redis.call('KEYS', ARGV[1])) do
-  out[#out + 1] = k
-  out[#out + 1] = redis.call('HGET', k, 'status') or ''
+local function add(...) for _, v in ipairs({...}) do out[#out + 1] = v end end
+for _, k in ipairs(redis.call('KEYS', ARGV[1])) do add('H', k, redis.call('HGET', k, 'status') or '') end
+local fin = redis.call('HGETALL', KEYS[12])
+for i = 1, #fin, 2 do add('F', fin[i], string.match(fin[i + 1], '^R3|(%u+)|') or '') end
+local run = redis.call('HGETALL', KEYS[11])
+for i = 1, #run, 2 do if run[i] ~= '~' then add('R', run[i], '') end end
+for p = 0, 9 do
+  for _, e in ipairs(redis.call('XRANGE', KEYS[1 + p], '-', '+')) do
+    local id = ''
+    for j = 1, #e[2], 2 do if e[2][j] == 'i' then id = e[2][j + 1] end end
+    add('E', p .. ' ' .. e[1], id)
+  end
 end
 return out`
 
 // flushAll reads the status of every task of the queue and runs FLUSHALL
 // in one MULTI/EXEC, so that the snapshot is exactly what the flush
-// destroyed. It returns the statuses by task id.
+// destroyed. It returns the statuses by task id: a task with neither a
+// hash nor a packed record is RUNNING when the run hash holds it, else
+// QUEUED (its band entry is all there is of it).
 func flushAll(t *testing.T, addr, ns string) map[string]dtq.Status {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
@@ -257,13 +275,19 @@ func flushAll(t *testing.T, addr, ns string) map[string]dtq.Status {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	prefix := fmt.Sprintf("%s:{%s}:task:", ns, queue)
+	k := store.NewKeys(ns, queue)
+	prefix := strings.TrimSuffix(k.Task("x"), "x")
+	keys := make([]string, 0, 12)
+	for p := range 10 {
+		keys = append(keys, k.Band(p))
+	}
+	keys = append(keys, k.Run(), k.Finished())
 	ctx := context.Background()
 	var snap []string
 	err = c.Dedicated(func(dc rueidis.DedicatedClient) error {
 		res := dc.DoMulti(ctx,
 			dc.B().Multi().Build(),
-			dc.B().Eval().Script(snapshotScript).Numkeys(0).Arg(prefix+"*").Build(),
+			dc.B().Eval().Script(snapshotScript).Numkeys(int64(len(keys))).Key(keys...).Arg(prefix+"*").Build(),
 			dc.B().Flushall().Build(),
 			dc.B().Exec().Build())
 		for _, r := range res {
@@ -285,8 +309,37 @@ func flushAll(t *testing.T, addr, ns string) map[string]dtq.Status {
 		t.Fatalf("snapshot and FLUSHALL: %v", err)
 	}
 	out := map[string]dtq.Status{}
-	for i := 0; i+1 < len(snap); i += 2 {
-		out[queue+"-"+strings.TrimPrefix(snap[i], prefix)] = dtq.Status(snap[i+1])
+	running := map[string]bool{}
+	var entries [][2]string // band+entry id, task id
+	for i := 0; i+2 < len(snap); i += 3 {
+		switch a, b := snap[i+1], snap[i+2]; snap[i] {
+		case "H":
+			out[queue+"-"+strings.TrimPrefix(a, prefix)] = dtq.Status(b)
+		case "F":
+			out[queue+"-"+a] = dtq.Status(b)
+		case "R":
+			running[queue+"-"+a] = true
+		case "E":
+			entries = append(entries, [2]string{a, b})
+		}
+	}
+	for _, e := range entries {
+		id := e[1]
+		if id == "" {
+			band, eid, _ := strings.Cut(e[0], " ")
+			p, _ := strconv.Atoi(band)
+			if id, err = taskid.FromEntry(queue, p, eid); err != nil {
+				t.Fatalf("band %d entry %s: %v", p, eid, err)
+			}
+		}
+		if _, ok := out[id]; ok {
+			continue
+		}
+		if running[id] {
+			out[id] = dtq.StatusRunning
+		} else {
+			out[id] = dtq.StatusQueued
+		}
 	}
 	return out
 }

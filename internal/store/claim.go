@@ -294,8 +294,8 @@ type Started struct {
 // is an error (run nothing); too few replicas in time returns the results
 // together with a *NotReplicatedError (the starts stand).
 func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]Started, error) {
-	ks := make([]string, 0, 14+len(entries))
-	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done(), q.k.Run())
+	ks := make([]string, 0, 15+len(entries))
+	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done(), q.k.Run(), q.k.Finished())
 	ks = q.k.bands(ks)
 	args := make([]string, 0, 7+3*len(entries))
 	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), q.name, itoa(len(entries)))

@@ -57,7 +57,9 @@
 -- scheduler trims the rest, and by count); a hash expires by itself. A DEAD task is dead-lettered and does not
 -- expire (the stream is capped by the scheduler, records with it); the
 -- idempotency record is extended to the window. The entries are
--- acknowledged and the bands trimmed.
+-- acknowledged and the bands trimmed (deleted at once when succeeded
+-- tasks are not kept: no record would tell a leftover entry from a new
+-- one).
 --
 -- An item whose execution's outcome is recorded already (its record says
 -- that run) changes nothing and answers the task's status: recording an
@@ -194,7 +196,14 @@ if #listed > 0 then
   prune_done(info, done, fin, string.format('%d', now - tonumber(retention)), 8)
 end
 for p, ids in pairs(acks) do
-  ack_trim(info, KEYS[8 + tonumber(p)], group, p, ids)
+  if keepSucceeded then
+    ack_trim(info, KEYS[8 + tonumber(p)], group, p, ids)
+  else
+    -- a succeeded task leaves no record to recognise a leftover entry by
+    -- (a recreated group delivers those again): no entry is left
+    redis.call('XACK', KEYS[8 + tonumber(p)], group, unpack(ids))
+    redis.call('XDEL', KEYS[8 + tonumber(p)], unpack(ids))
+  end
 end
 if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
 if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end

@@ -50,6 +50,26 @@ local function readd(band, tk, id)
   end
 end
 
+-- create_group creates band p's consumer group at id 0 (MKSTREAM) unless
+-- it exists. Created on entries already there, it records the last one in
+-- info field g<p>: those up to it are delivered again, acknowledged
+-- leftovers of finished tasks among them (start.lua checks them).
+local function create_group(info, band, group, p)
+  local r = redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
+  if type(r) == 'table' and r.err then return end -- BUSYGROUP: it exists
+  local last = redis.call('XREVRANGE', band, '+', '-', 'COUNT', 1)
+  if #last > 0 then redis.call('HSET', info, 'g' .. p, last[1][1]) end
+end
+
+-- id_le reports whether stream id a is at or before stream id b.
+local function id_le(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  am, bm = tonumber(am), tonumber(bm)
+  if am ~= bm then return am < bm end
+  return tonumber(as) <= tonumber(bs)
+end
+
 -- ack_del acknowledges and deletes band entry eid.
 local function ack_del(band, group, eid)
   redis.call('XACK', band, group, eid)

@@ -45,7 +45,7 @@ local function nogroup(r)
 end
 
 if ARGV[15] == '1' then
-  for p = 0, 9 do redis.pcall('XGROUP', 'CREATE', KEYS[2 + p], group, '0', 'MKSTREAM') end
+  for p = 0, 9 do create_group(info, KEYS[2 + p], group, p) end
 end
 
 local entries = {}
@@ -61,7 +61,7 @@ if minIdle > 0 then
     local band = KEYS[2 + p]
     local r = redis.pcall('XAUTOCLAIM', band, group, consumer, minIdle, cursors[p + 1], 'COUNT', credit)
     if nogroup(r) then
-      redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
+      create_group(info, band, group, p)
       cursors[p + 1] = '0-0'
     elseif type(r) == 'table' and r.err then
       return redis.error_reply(r.err)
@@ -79,7 +79,7 @@ for p = 9, 0, -1 do
   local band = KEYS[2 + p]
   local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
   if nogroup(r) then
-    redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
+    create_group(info, band, group, p)
     r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', band, '>')
   elseif type(r) == 'table' and r.err then
     return redis.error_reply(r.err)

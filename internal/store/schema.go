@@ -171,6 +171,13 @@ const (
 	// InfoBehind prefixes, per band (b0..b9), the acknowledged entries not
 	// yet trimmed: they wait behind an older running one.
 	InfoBehind = "b"
+	// InfoRegrouped prefixes, per band (g0..g9), the last entry id of the
+	// band when its consumer group was created on entries already there (a
+	// destroyed group recreated at id 0, or a group created for tasks
+	// submitted before any worker ran): entries up to it may be
+	// acknowledged leftovers of finished tasks, so start.lua checks their
+	// records before starting them.
+	InfoRegrouped = "g"
 )
 
 // RunPad is a field of the run hash that is no task: its long value

@@ -5,8 +5,9 @@
 -- KEYS[2]        dead-letter stream
 -- KEYS[3]        done stream (finished tasks: entries "i" = their ids)
 -- KEYS[4]        run hash (running tasks' state, by ULID)
--- KEYS[5..14]    band streams of priority 0..9
--- KEYS[15..]     the task hash of each entry, in order (its last 26
+-- KEYS[5]        finished hash (packed records, by ULID)
+-- KEYS[6..15]    band streams of priority 0..9
+-- KEYS[16..]     the task hash of each entry, in order (its last 26
 --                characters are the task's ULID)
 --
 -- ARGV[1]        consumer group
@@ -46,6 +47,9 @@
 --   withdrawn (cancelled after its claim) -> skipped, its Run field removed
 --   malformed                 -> a DEAD record with the entry's fields as its
 --                                error, dead-lettered
+--   born, at or before info's g<p> (its group was created on entries
+--   already there), with a packed record or a hash -> an acknowledged
+--   leftover delivered again: acknowledged and deleted, skipped
 --   anything else (finished, cancelled, scheduled, gone, or a duplicate
 --   delivery after a lost consumer group) -> the entry is acknowledged and
 --   deleted (a running task's duplicate is left to its execution), skipped
@@ -56,19 +60,26 @@
 -- (events of both published here). The band an entry came from is its
 -- task's priority.
 
-local info, dlq, done, runs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local info, dlq, done, runs, fin = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
 local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
 local n = tonumber(ARGV[7])
 
 local now, nowS = now_ms()
-local paused = redis.call('HGET', info, 'paused') == '1'
+local inf = redis.call('HMGET', info, 'paused', 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
+local paused = inf[1] == '1'
+-- suspect reports whether entry eid of band p may be an acknowledged
+-- leftover delivered again by a recreated group (create_group)
+local function suspect(p, eid)
+  local last = inf[2 + tonumber(p)]
+  return last and id_le(eid, last)
+end
 
 local out, events = {}, {}
 local dead, cancelled = 0, 0
 local ulids = {}
-for i = 1, n do ulids[i] = string.sub(KEYS[14 + i], -26) end
+for i = 1, n do ulids[i] = string.sub(KEYS[15 + i], -26) end
 local states = redis.call('HMGET', runs, unpack(ulids))
 local starts = {} -- Run fields of fresh starts, set together at the end
 
@@ -83,16 +94,21 @@ end
 for i = 0, n - 1 do
   local a = 8 + i * 3
   local prio = ARGV[a]
-  local band = KEYS[5 + tonumber(prio)]
+  local band = KEYS[6 + tonumber(prio)]
   local eid, how = ARGV[a + 1], ARGV[a + 2]
   local born, mode = string.byte(how, 1) == 98, string.sub(how, 2) -- 'b'
-  local tk = KEYS[15 + i]
+  local tk = KEYS[16 + i]
   local ulid = ulids[i + 1]
   local id = queue .. '-' .. ulid
   local code, run, attempt, crashes = 0, '', '', ''
   local rv = states[i + 1]
   local rs = run_state(rv)
-  if born and mode == '0' and not paused and not rv then
+  if born and not rv and mode ~= '3' and suspect(prio, eid) and
+      (record_status(redis.call('HGET', fin, ulid)) or redis.call('EXISTS', tk) == 1) then
+    -- an acknowledged leftover of a task that finished (or has a record
+    -- of its own), delivered again by a recreated consumer group
+    ack_del(band, group, eid)
+  elseif born and mode == '0' and not paused and not rv then
     -- the common case: a new task's first start
     run, attempt, crashes = '1', '1', '0'
     starts[#starts + 1] = ulid

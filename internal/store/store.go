@@ -82,7 +82,7 @@ var (
 	sweepSource string
 
 	enqueueScript = script.New("enqueue", libSource, enqueueSource)
-	readScript    = script.New("read", readSource)
+	readScript    = script.New("read", libSource, readSource)
 	startScript   = script.New("start", libSource, startSource)
 	finishScript  = script.New("finish", libSource, finishSource)
 	renewScript   = script.New("renew", renewSource)
