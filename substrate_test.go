@@ -3,6 +3,7 @@ package dtq_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -240,4 +241,32 @@ func groupDestroyedAfterFinish(t *testing.T, e *env, kept bool) {
 			}
 		}
 	}
+}
+
+// TestBacklogBeforeFirstWorkerIsNotSuspect: tasks submitted before any
+// worker ran meet their band's first consumer group, which marks none of
+// them as possible leftovers (else every one of them would be looked up
+// in fin and as a hash before it starts: a drain at half speed).
+func TestBacklogBeforeFirstWorkerIsNotSuspect(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		var ids []string
+		for i := range 5 {
+			ids = append(ids, e.enqueue("job", i, nil).ID)
+		}
+		e.worker(&dtq.WorkerConfig{Concurrency: 2}, map[string]dtq.HandlerFunc{
+			"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil },
+		})
+		for _, id := range ids {
+			e.waitStatus(id, dtq.StatusSucceeded, 10*time.Second)
+		}
+		info := store.NewKeys(e.Namespace, dtq.DefaultQueue).Info()
+		field := store.InfoRegrouped + strconv.Itoa(dtq.DefaultPriority)
+		got, err := e.Client.Do(t.Context(), e.Client.B().Hget().Key(info).Field(field).Build()).ToString()
+		if err != nil {
+			t.Fatalf("HGET %s %s: %v", info, field, err)
+		}
+		if got != "0-0" {
+			t.Errorf("info %s = %q after the band's first group, want \"0-0\" (no entry suspect)", field, got)
+		}
+	})
 }

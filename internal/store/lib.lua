@@ -51,14 +51,20 @@ local function readd(band, tk, id)
 end
 
 -- create_group creates band p's consumer group at id 0 (MKSTREAM) unless
--- it exists. Created on entries already there, it records the last one in
--- info field g<p>: those up to it are delivered again, acknowledged
--- leftovers of finished tasks among them (start.lua checks them).
+-- it exists, and keeps in info field g<p> the last entry a recreated group
+-- may deliver again: the first group of a band records "0-0" (its entries
+-- were never delivered), a later one the band's last entry (those up to it
+-- may be acknowledged leftovers of finished tasks: start.lua checks them).
 local function create_group(info, band, group, p)
   local r = redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
   if type(r) == 'table' and r.err then return end -- BUSYGROUP: it exists
+  local f = 'g' .. p
+  if redis.call('HEXISTS', info, f) == 0 then
+    redis.call('HSET', info, f, '0-0')
+    return
+  end
   local last = redis.call('XREVRANGE', band, '+', '-', 'COUNT', 1)
-  if #last > 0 then redis.call('HSET', info, 'g' .. p, last[1][1]) end
+  if #last > 0 then redis.call('HSET', info, f, last[1][1]) end
 end
 
 -- id_le reports whether stream id a is at or before stream id b.

@@ -172,11 +172,12 @@ const (
 	// yet trimmed: they wait behind an older running one.
 	InfoBehind = "b"
 	// InfoRegrouped prefixes, per band (g0..g9), the last entry id of the
-	// band when its consumer group was created on entries already there (a
-	// destroyed group recreated at id 0, or a group created for tasks
-	// submitted before any worker ran): entries up to it may be
+	// band when its consumer group was recreated (destroyed, then created
+	// again at id 0 on entries already there): entries up to it may be
 	// acknowledged leftovers of finished tasks, so start.lua checks their
-	// records before starting them.
+	// records before starting them. A band's first group records "0-0":
+	// its entries were never delivered (tasks submitted before any worker
+	// ran are not suspect).
 	InfoRegrouped = "g"
 )
 

@@ -47,7 +47,7 @@
 --   withdrawn (cancelled after its claim) -> skipped, its Run field removed
 --   malformed                 -> a DEAD record with the entry's fields as its
 --                                error, dead-lettered
---   born, at or before info's g<p> (its group was created on entries
+--   born, at or before info's g<p> (its group was recreated on entries
 --   already there), with a packed record or a hash -> an acknowledged
 --   leftover delivered again: acknowledged and deleted, skipped
 --   anything else (finished, cancelled, scheduled, gone, or a duplicate
@@ -73,7 +73,7 @@ local paused = inf[1] == '1'
 -- leftover delivered again by a recreated group (create_group)
 local function suspect(p, eid)
   local last = inf[2 + tonumber(p)]
-  return last and id_le(eid, last)
+  return last and last ~= '0-0' and id_le(eid, last)
 end
 
 local out, events = {}, {}
