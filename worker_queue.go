@@ -19,6 +19,13 @@ const (
 	batchLinger = 500 * time.Microsecond
 )
 
+// takeMax is the largest busy read that claims and starts in one call
+// (take.lua): below it the round trip saved is worth more than the Lua
+// reply conversion of the claimed entries' fields (~3 µs of Redis CPU per
+// task, measured with dtq bench drain: concurrency 10 drained ~30 % faster
+// with it, concurrency 50 took 15-35 % more Redis CPU per task).
+const takeMax = 16
+
 // finishReq is one outcome queued for recording.
 type finishReq struct {
 	task *Task
@@ -107,7 +114,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 		if !ok {
 			return
 		}
-		entries, err := wq.fetch(ctx, n)
+		entries, pre, err := wq.fetch(ctx, n)
 		if err != nil {
 			w.slots.release(n)
 			if ctx.Err() != nil {
@@ -133,7 +140,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 		if len(entries) > 0 {
 			// Start this batch while the next read goes out: the reader is
 			// bound by round trips, not by work.
-			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, n) })
+			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, n) })
 		}
 	}
 }
@@ -141,10 +148,12 @@ func (wq *workerQueue) read(ctx context.Context) {
 // fetch claims up to n entries: exactly, in priority order, with read.lua
 // when the queue is busy or a reclaim pass is due; otherwise with one
 // blocking XREADGROUP over the bands, which wakes as soon as a task arrives.
-func (wq *workerQueue) fetch(ctx context.Context, n int) ([]store.Entry, error) {
+// Entries a busy read started already have their outcome in pre (nil when
+// none did).
+func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry, pre []store.Started, err error) {
 	w, sq := wq.w, wq.q.store
 	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
-	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 {
+	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && n > takeMax {
 		// Still busy from one band: read the bands from 9 down to it in one
 		// plain XREADGROUP (a higher band that filled meanwhile is read
 		// first; anything beyond n is given back by the caller).
@@ -152,23 +161,40 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]store.Entry, error) 
 		if err != nil || len(entries) < n {
 			wq.hot = -1 // next time, plan from the counts
 		}
-		return entries, err
+		return entries, nil, err
+	}
+	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 {
+		// The same for a small batch, claimed and started in one call: a
+		// round trip saved where round trips are the limit.
+		entries, pre, missing, err := sq.Take(ctx, wq.startConfig(), n, wq.hot)
+		var nre *store.NotReplicatedError
+		if errors.As(err, &nre) {
+			wq.notReplicated(len(entries), err)
+			err = nil
+		}
+		if missing {
+			wq.planned = false // the script path recreates a missing group
+		}
+		if err != nil || len(entries) < n {
+			wq.hot = -1 // next time, plan from the counts
+		}
+		return entries, pre, err
 	}
 	if wq.busy && !reclaimDue && wq.planned {
 		paused, entries, err := sq.ReadPlanned(ctx, w.cfg.ID, n)
 		if err != nil {
 			wq.planned = false // the script path recreates a missing group
-			return entries, err
+			return entries, nil, err
 		}
 		if paused {
-			return nil, wq.waitResume(ctx)
+			return nil, nil, wq.waitResume(ctx)
 		}
 		wq.busy = len(entries) > 0
 		wq.hot = -1
 		if len(entries) == n && entries[0].Band == entries[len(entries)-1].Band {
 			wq.hot = entries[0].Band
 		}
-		return entries, nil
+		return entries, nil, nil
 	}
 	if wq.busy || reclaimDue {
 		req := store.ReadRequest{Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors, EnsureGroups: !wq.planned}
@@ -177,7 +203,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]store.Entry, error) 
 		}
 		res, err := sq.Read(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		wq.cursors = res.Cursors
 		if reclaimDue {
@@ -186,19 +212,19 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) ([]store.Entry, error) 
 		}
 		if res.Paused {
 			wq.busy = true
-			return nil, wq.waitResume(ctx)
+			return nil, nil, wq.waitResume(ctx)
 		}
 		wq.planned = true // the groups exist: plain reads work
 		wq.busy = len(res.Entries) > 0
-		return res.Entries, nil
+		return res.Entries, nil, nil
 	}
 	wait := max(wq.reclaimEvery-time.Since(wq.lastReclaim), time.Millisecond)
-	entries, err := wq.readBands(ctx, n, wait, 0)
+	entries, err = wq.readBands(ctx, n, wait, 0)
 	if err != nil || !wq.planned { // a missing group: the script's turn
-		return nil, err
+		return nil, nil, err
 	}
 	wq.busy = len(entries) > 0
-	return entries, nil
+	return entries, nil, nil
 }
 
 // readBands claims up to n new entries (per band) with one plain
@@ -219,17 +245,12 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 
 // start runs start.lua for claimed entries and launches the started tasks;
 // slots is how many slots the caller holds for them.
-func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots int) {
+func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots int) {
 	w := wq.w
-	cfg := store.StartConfig{Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, Retention: w.c.keepOthers(),
-		Durability: w.c.durability()}
-	started, err := wq.q.store.Start(ctx, cfg, entries)
+	started, err := wq.startRest(ctx, entries, pre)
 	var nre *store.NotReplicatedError
 	if errors.As(err, &nre) {
-		// Started on the master, not (yet) on enough replicas: run them;
-		// a failover before replication would run these tasks again.
-		w.log.Warn("task starts not acknowledged by enough replicas", "queue", wq.q.name, "tasks", len(entries), "error", err)
-		w.c.redisError("start", err)
+		wq.notReplicated(len(entries), err)
 		err = nil
 	}
 	if err != nil {
@@ -287,6 +308,58 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, slots i
 	}
 	w.c.publish(wq.q.store.Keys().Events(), events)
 	w.slots.release(min(slots, len(entries)) - launched)
+}
+
+// startRest starts with start.lua the entries that pre (the outcomes of a
+// take.lua call; nil: none) did not start, and returns every entry's
+// outcome.
+func (wq *workerQueue) startRest(ctx context.Context, entries []store.Entry, pre []store.Started) ([]store.Started, error) {
+	if pre == nil {
+		return wq.q.store.Start(ctx, wq.startConfig(), entries)
+	}
+	var rest []store.Entry
+	var at []int
+	for i, s := range pre {
+		if s.Code == store.Unstarted {
+			rest = append(rest, entries[i])
+			at = append(at, i)
+		}
+	}
+	if len(rest) == 0 {
+		return pre, nil
+	}
+	started, err := wq.q.store.Start(ctx, wq.startConfig(), rest)
+	var nre *store.NotReplicatedError
+	if err != nil && !errors.As(err, &nre) {
+		// The started ones run; the rest stay claimed until reclaimed.
+		w := wq.w
+		w.c.redisError("start", err)
+		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
+		for _, i := range at {
+			pre[i].Code = store.Skipped
+		}
+		return pre, nil
+	}
+	for j, i := range at {
+		pre[i] = started[j]
+	}
+	return pre, err
+}
+
+// startConfig is what start.lua and take.lua need of this worker.
+func (wq *workerQueue) startConfig() store.StartConfig {
+	w := wq.w
+	return store.StartConfig{Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, Retention: w.c.keepOthers(),
+		Durability: w.c.durability()}
+}
+
+// notReplicated reports starts the replicas did not acknowledge in time:
+// started on the master, they run (a failover before replication would run
+// these tasks again).
+func (wq *workerQueue) notReplicated(tasks int, err error) {
+	w := wq.w
+	w.log.Warn("task starts not acknowledged by enough replicas", "queue", wq.q.name, "tasks", tasks, "error", err)
+	w.c.redisError("start", err)
 }
 
 // reportReclaims reports the entries of a read that were taken over from

@@ -67,6 +67,45 @@ local function create_group(info, band, group, p)
   if #last > 0 then redis.call('HSET', info, f, last[1][1]) end
 end
 
+-- Crockford base32, the alphabet of ULIDs (internal/taskid)
+local b32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+
+-- b32_digits encodes the non-negative integer x (below 2^53) as n base32
+-- digits, most significant first.
+local function b32_digits(x, n)
+  local out = {}
+  for i = n, 1, -1 do
+    local d = x % 32
+    out[i] = string.sub(b32, d + 1, d + 1)
+    x = (x - d) / 32
+  end
+  return table.concat(out)
+end
+
+-- born_ulid returns the ULID of the task born as entry eid of band p, as
+-- taskid.FromEntry makes it: the entry's ms in 10 digits, a digit of 16 +
+-- band, its sequence number in 13 digits, "00". ms_cache maps an entry
+-- id's ms part to its digits (entries of a batch share few). Nil for a
+-- sequence number of 2^53 or more (beyond a Lua number's exact integers).
+local function born_ulid(p, eid, ms_cache)
+  local ms, seq = string.match(eid, '^(%d+)-(%d+)$')
+  if not ms or #seq > 16 or (#seq == 16 and seq > '9007199254740991') then return nil end
+  local head = ms_cache[ms]
+  if not head then
+    head = b32_digits(tonumber(ms), 10)
+    ms_cache[ms] = head
+  end
+  local f = 17 + tonumber(p)
+  local n = tonumber(seq)
+  local tail
+  if n < 32 then
+    tail = '000000000000' .. string.sub(b32, n + 1, n + 1)
+  else
+    tail = b32_digits(n, 13)
+  end
+  return head .. string.sub(b32, f, f) .. tail .. '00'
+end
+
 -- id_le reports whether stream id a is at or before stream id b.
 local function id_le(a, b)
   local am, as = string.match(a, '^(%d+)-(%d+)$')

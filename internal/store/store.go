@@ -62,6 +62,8 @@ var (
 	enqueueSource string
 	//go:embed read.lua
 	readSource string
+	//go:embed take.lua
+	takeSource string
 	//go:embed start.lua
 	startSource string
 	//go:embed finish.lua
@@ -84,6 +86,7 @@ var (
 	enqueueScript = script.New("enqueue", libSource, enqueueSource)
 	readScript    = script.New("read", libSource, readSource)
 	startScript   = script.New("start", libSource, startSource)
+	takeScript    = script.New("take", libSource, takeSource)
 	finishScript  = script.New("finish", libSource, finishSource)
 	renewScript   = script.New("renew", renewSource)
 	promoteScript = script.New("promote", libSource, promoteSource)
@@ -95,7 +98,7 @@ var (
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
-var scripts = []*script.Script{enqueueScript, readScript, startScript, finishScript, renewScript,
+var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScript, finishScript, renewScript,
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript}
 
 // bands appends the queue's ten band streams, priority 0 to 9.
