@@ -67,8 +67,16 @@ func TestWorkerStopsWhenStartContextEnds(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the handler was not cancelled when the worker's context ended")
 		}
-		got := e.waitStatus(task.ID, dtq.StatusScheduled, 10*time.Second)
-		if len(got.History) != 1 || got.History[0].Outcome != "retry" {
+		// Recorded as a retry due at once: SCHEDULED, or QUEUED already if
+		// the stopping worker's scheduler promoted it before it stopped.
+		var got *dtq.Task
+		eventually(t, 10*time.Second, "the stopped run recorded as a retry", func() bool {
+			var err error
+			got, err = e.c.Get(t.Context(), task.ID)
+			return err == nil && len(got.History) == 1 &&
+				(got.Status == dtq.StatusScheduled || got.Status == dtq.StatusQueued)
+		})
+		if got.History[0].Outcome != "retry" {
 			t.Fatalf("history %+v, want the stopped run recorded as a retry", got.History)
 		}
 		eventually(t, 10*time.Second, "the worker out of the registry", func() bool {
