@@ -73,6 +73,11 @@ type Task struct {
 	// History lists every execution, oldest first.
 	History []Execution `json:"history"`
 
+	// Schedule names the schedule whose tick ScheduleTick created the task
+	// ("" for a submitted task).
+	Schedule     string     `json:"schedule,omitempty"`
+	ScheduleTick *time.Time `json:"schedule_tick,omitempty"`
+
 	run     int    // execution number (the fence of this worker's run)
 	band    int    // priority band of the stream entry being run
 	entry   string // stream entry id being run
@@ -143,6 +148,10 @@ func taskOf(r *store.Record) *Task {
 		History:         make([]Execution, len(r.History)),
 		run:             r.Run,
 		idem:            r.Idem,
+		Schedule:        r.Schedule,
+	}
+	if r.Schedule != "" {
+		t.ScheduleTick = msTimePtr(r.Tick)
 	}
 	if r.Result != nil {
 		t.Result = json.RawMessage(r.Result)

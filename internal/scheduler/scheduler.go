@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/periodic"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -113,12 +114,22 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			}
 			continue
 		}
-		if more || trimDue {
+		tick, err := s.fireSchedules(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.Log.Warn("firing schedules failed", "error", err)
+			}
+			tick = time.Second
+		}
+		if more || trimDue || tick == 0 {
 			continue
 		}
 		wait := maxIdleWait - time.Since(renewed)
 		if next >= 0 && next < wait {
 			wait = next
+		}
+		if tick > 0 && tick < wait {
+			wait = tick
 		}
 		if wait < time.Millisecond {
 			continue
@@ -130,6 +141,60 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			}
 		}
 	}
+}
+
+// fireSchedules fires the ticks of the queue's schedules that are due on
+// the Redis clock — each tick creates its task at most once (store.Fire),
+// so a scheduler that lost the lock meanwhile fires nothing twice — and
+// returns the time until the next tick (-1: none; 0: more are due).
+func (s *Scheduler) fireSchedules(ctx context.Context) (time.Duration, error) {
+	return s.fireSchedulesAt(ctx, 0)
+}
+
+// fireSchedulesAt is fireSchedules with the clock at (Unix ms; 0: the
+// Redis clock).
+func (s *Scheduler) fireSchedulesAt(ctx context.Context, at int64) (time.Duration, error) {
+	now, due, wait, err := s.Queue.DueSchedules(ctx, batchSize, at)
+	if err != nil {
+		return -1, err
+	}
+	nowT := time.UnixMilli(now)
+	for _, st := range due {
+		d := st.Def
+		spec, err := periodic.Parse(d.Cron, d.TimeZone)
+		if err != nil {
+			// stored by an older or newer process that accepted it: leave it
+			// for a day rather than fail every pass
+			s.Log.Warn("schedule cannot be read; not firing it", "schedule", d.Name, "error", err)
+			if _, _, err := s.Queue.Fire(ctx, st, nil, now+24*time.Hour.Milliseconds(), now); err != nil {
+				return -1, err
+			}
+			continue
+		}
+		ticks, next := spec.Due(time.UnixMilli(st.LastTick), nowT, periodic.Policy(d.Missed), d.CatchUpMax)
+		ms := make([]int64, len(ticks))
+		for i, t := range ticks {
+			ms[i] = t.UnixMilli()
+		}
+		nextMs := next.UnixMilli()
+		if next.IsZero() {
+			nextMs = now + 365*24*time.Hour.Milliseconds() // no tick within five years
+		}
+		ids, changed, err := s.Queue.Fire(ctx, st, ms, nextMs, now)
+		if err != nil {
+			return -1, err
+		}
+		if changed {
+			wait = 0 // redefined meanwhile: read it again
+		}
+		if len(ids) > 0 {
+			s.Log.Debug("schedule fired", "schedule", d.Name, "tasks", ids)
+		}
+		if w := time.Duration(nextMs-now) * time.Millisecond; wait < 0 || w < wait {
+			wait = w
+		}
+	}
+	return wait, nil
 }
 
 // waitFor returns after wait, or sooner when the wakeup stream moves past

@@ -35,6 +35,8 @@ type Spec struct {
 	Timeout     time.Duration
 	Created     int64  // Unix ms
 	IdemHash    string // "" for none
+	Schedule    string // the schedule that fired the task, "" for none
+	Tick        int64  // Unix ms of its tick
 }
 
 // entryOf reads band entry eid with fields f of queue.
@@ -58,7 +60,8 @@ func entryOf(queue string, band int, eid string, f map[string]string) Entry {
 		created = entryMs(eid)
 	}
 	e.Spec = &Spec{Type: typ, Payload: []byte(f[EntryPayload]), MaxAttempts: atoi(f[EntryMaxAttempts]),
-		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem]}
+		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem],
+		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick])}
 	return e
 }
 

@@ -40,14 +40,14 @@ local function copy_spec(tk, band, eid, prio)
 end
 
 -- readd appends task id's entry to band from its hash (type, payload, max
--- attempts, timeout, created, idempotency hash).
+-- attempts, timeout, created, and the idempotency hash and the schedule
+-- tick that fired it when it has them).
 local function readd(band, tk, id)
-  local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem')
-  if s[6] then
-    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5], 'k', s[6])
-  else
-    redis.call('XADD', band, '*', 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5])
-  end
+  local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick')
+  local f = { 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5] }
+  if s[6] then f[#f + 1], f[#f + 2] = 'k', s[6] end
+  if s[7] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 's', s[7], 'g', s[8] or '0' end
+  redis.call('XADD', band, '*', unpack(f))
 end
 
 -- create_group creates band p's consumer group at id 0 (MKSTREAM) unless

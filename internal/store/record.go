@@ -28,6 +28,10 @@ type Record struct {
 	Cancel                          bool // cancellation requested while RUNNING
 	Idem                            string
 	History                         []Execution // oldest first
+	// Schedule and Tick (Unix ms) name the schedule tick that fired the
+	// task; "" and 0 for a submitted one.
+	Schedule string
+	Tick     int64
 }
 
 // Execution is one run of a task in its history.
@@ -81,6 +85,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 		r.Result = []byte(v)
 	}
 	r.Error, r.Worker = h[FieldError], h[FieldWorker]
+	r.Schedule, r.Tick = h[FieldSchedule], atoi64(h[FieldTick])
 	r.Cancel = h[FieldCancel] == "1" && r.Status == StatusRunning
 	for k, v := range h {
 		if len(k) < 2 || k[0] != FieldHistory[0] || k[1] < '0' || k[1] > '9' {

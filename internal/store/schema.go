@@ -83,6 +83,19 @@ func (k Keys) Info() string { return k.prefix + "info" }
 // workers should look again (a new earlier due time, a resume).
 func (k Keys) Wakeup() string { return k.prefix + "wakeup" }
 
+// Periodic is the hash of the queue's schedules (periodic tasks): field =
+// schedule name, value = its definition (JSON, see ScheduleDef).
+func (k Keys) Periodic() string { return k.prefix + "periodic" }
+
+// PeriodicDue is the sorted set of the active schedules by next tick
+// (Unix ms): what the scheduler's leader fires.
+func (k Keys) PeriodicDue() string { return k.prefix + "periodic:due" }
+
+// PeriodicFired is the hash of each schedule's last fired tick: field =
+// name, value = "<tick ms>|<task id>" (no task id for the baseline a new or
+// resumed schedule starts from). A tick at or before it never fires again.
+func (k Keys) PeriodicFired() string { return k.prefix + "periodic:fired" }
+
 // SchedulerLock is the leader lock of the queue's scheduler.
 func (k Keys) SchedulerLock() string { return k.prefix + "scheduler" }
 
@@ -134,6 +147,8 @@ const (
 	FieldFinished  = "finished" // Unix ms, for tasks finished without an execution
 	FieldRequeued  = "requeued" // Unix ms of the last requeue
 	FieldDiscarded = "discarded"
+	FieldSchedule  = "sched" // the schedule that fired the task
+	FieldTick      = "tick"  // Unix ms of the tick it fired for
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"
@@ -148,6 +163,8 @@ const (
 	EntryTimeout     = "o" // ms
 	EntryCreated     = "c" // Unix ms (an entry written again)
 	EntryIdem        = "k"
+	EntrySchedule    = "s" // the schedule that fired the task (an entry written again)
+	EntryTick        = "g" // Unix ms of its tick
 )
 
 // Fields of a dead-letter and of a done entry.

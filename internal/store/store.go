@@ -82,6 +82,10 @@ var (
 	lockSource string
 	//go:embed sweep.lua
 	sweepSource string
+	//go:embed schedule.lua
+	scheduleSource string
+	//go:embed fire.lua
+	fireSource string
 
 	enqueueScript = script.New("enqueue", libSource, enqueueSource)
 	readScript    = script.New("read", libSource, readSource)
@@ -95,11 +99,14 @@ var (
 	trimScript    = script.New("trim", trimSource)
 	lockScript    = script.New("lock", lockSource)
 	sweepScript   = script.New("sweep", libSource, sweepSource)
+	// schedules (periodic tasks)
+	scheduleScript = script.New("schedule", scheduleSource)
+	fireScript     = script.New("fire", libSource, fireSource)
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
 var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScript, finishScript, renewScript,
-	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript}
+	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript}
 
 // bands appends the queue's ten band streams, priority 0 to 9.
 func (k Keys) bands(ks []string) []string {

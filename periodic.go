@@ -1,0 +1,297 @@
+package dtq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/periodic"
+	"github.com/dtq-dev/dtq/internal/store"
+)
+
+// ErrScheduleNotFound is returned for a schedule that does not exist.
+var ErrScheduleNotFound = errors.New("dtq: schedule not found")
+
+// MissedTicks says which ticks of a schedule fire after an outage (no
+// worker of its queue ran, or the schedule's scheduler was down).
+type MissedTicks string
+
+// Missed-tick policies.
+const (
+	// MissedSkip (the default) fires once, for the latest missed tick.
+	MissedSkip MissedTicks = "skip"
+	// MissedCatchUp fires every missed tick, oldest first, up to
+	// Schedule.CatchUpMax of them (the latest ones; default and bound
+	// MaxCatchUp).
+	MissedCatchUp MissedTicks = "catch_up"
+)
+
+// MaxCatchUp bounds the missed ticks a catch-up fires.
+const MaxCatchUp = periodic.MaxCatchUp
+
+// Schedule is a periodic task: at every tick of Cron, read in TimeZone,
+// the queue's scheduler creates one task of TaskType with Payload —
+// exactly one per tick, however many workers run the queue.
+type Schedule struct {
+	// Name identifies the schedule in its queue (the rules of queue
+	// names: 1-64 of A-Z a-z 0-9 _ . -).
+	Name string `json:"name"`
+	// Queue is where the schedule lives and its tasks go ("default").
+	Queue string `json:"queue"`
+	// Cron is 5 fields (minute hour day-of-month month day-of-week), or 6
+	// with a leading seconds field, or a descriptor: @yearly, @monthly,
+	// @weekly, @daily, @hourly, @every <duration> (whole seconds, ≥ 1s,
+	// ticking on multiples of it since the Unix epoch).
+	Cron string `json:"cron"`
+	// TimeZone is an IANA zone name; "" is UTC.
+	TimeZone string `json:"time_zone,omitempty"`
+
+	// The task each tick creates; the limits and defaults of Enqueue.
+	TaskType    string          `json:"task_type"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	Priority    *int            `json:"priority,omitempty"`
+	MaxAttempts int             `json:"max_attempts,omitempty"`
+	Timeout     time.Duration   `json:"-"`
+
+	// Missed is the missed-tick policy ("" is MissedSkip); CatchUpMax
+	// bounds MissedCatchUp (0 is MaxCatchUp).
+	Missed     MissedTicks `json:"missed,omitempty"`
+	CatchUpMax int         `json:"catch_up_max,omitempty"`
+	// Paused schedules fire nothing; resuming skips the ticks missed
+	// meanwhile.
+	Paused bool `json:"paused,omitempty"`
+}
+
+// ScheduleInfo is a stored schedule and its state.
+type ScheduleInfo struct {
+	Schedule
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// NextRun is the next tick, unset while paused.
+	NextRun *time.Time `json:"next_run,omitempty"`
+	// LastTick is the last tick that fired, and LastTaskID the task it
+	// created; unset before the first.
+	LastTick   *time.Time `json:"last_tick,omitempty"`
+	LastTaskID string     `json:"last_task_id,omitempty"`
+}
+
+// UpsertSchedule creates the schedule s.Name of s.Queue or replaces its
+// definition. A new schedule's first tick is the first after now; a
+// changed one keeps its last fired tick (a tick fires once, whatever the
+// changes). It returns the schedule as stored.
+func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo, error) {
+	if s.Queue == "" {
+		s.Queue = DefaultQueue
+	}
+	def, spec, err := c.scheduleDef(s)
+	if err != nil {
+		return nil, err
+	}
+	q := c.store.Queue(s.Queue)
+	now, err := q.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	old, err := c.scheduleState(ctx, s.Queue, s.Name)
+	if err != nil && !errors.Is(err, ErrScheduleNotFound) {
+		return nil, err
+	}
+	def.Created, def.Updated = now, now
+	restart := false
+	if old != nil {
+		def.Created = old.Def.Created
+		// unpaused by its new definition: as a resume, from now
+		restart = old.Def.Paused && !def.Paused
+	}
+	if _, err := q.PutSchedule(ctx, def, nextTick(spec, def, now), now, restart); err != nil {
+		return nil, err
+	}
+	c.audit(ctx, "schedule-upsert", s.Queue, "", s.Name)
+	return c.GetSchedule(ctx, s.Queue, s.Name)
+}
+
+// nextTick is the next tick of def after now, 0 when paused (or never).
+func nextTick(spec *periodic.Spec, def store.ScheduleDef, now int64) int64 {
+	if def.Paused {
+		return 0
+	}
+	n := spec.Next(time.UnixMilli(now))
+	if n.IsZero() {
+		return 0
+	}
+	return n.UnixMilli()
+}
+
+// scheduleDef validates s (filling its defaults) into the stored form.
+func (c *Client) scheduleDef(s Schedule) (store.ScheduleDef, *periodic.Spec, error) {
+	var def store.ScheduleDef
+	if s.Queue == "" {
+		s.Queue = DefaultQueue
+	}
+	if err := keys.CheckName("schedule name", s.Name); err != nil {
+		return def, nil, invalid("name", "%v", err)
+	}
+	spec, err := periodic.Parse(s.Cron, s.TimeZone)
+	if err != nil {
+		return def, nil, invalid("cron", "%v", err)
+	}
+	switch s.Missed {
+	case "":
+		s.Missed = MissedSkip
+	case MissedSkip, MissedCatchUp:
+	default:
+		return def, nil, invalid("missed", "must be %q or %q (got %q)", MissedSkip, MissedCatchUp, s.Missed)
+	}
+	if s.CatchUpMax < 0 || s.CatchUpMax > MaxCatchUp {
+		return def, nil, invalid("catch_up_max", "must be from 0 to %d (got %d)", MaxCatchUp, s.CatchUpMax)
+	}
+	var payload any = s.Payload
+	if s.Payload == nil {
+		payload = nil
+	}
+	_, item, err := c.prepare(s.TaskType, payload, &EnqueueOpts{Queue: s.Queue, Priority: s.Priority,
+		MaxAttempts: s.MaxAttempts, Timeout: s.Timeout})
+	if err != nil {
+		return def, nil, err
+	}
+	tz := s.TimeZone
+	if tz == "" {
+		tz = "UTC"
+	}
+	def = store.ScheduleDef{Name: s.Name, Cron: spec.String(), TimeZone: tz, Type: item.Type,
+		Payload: json.RawMessage(item.Payload), Priority: item.Priority, MaxAtt: item.MaxAttempts,
+		TimeoutMs: item.Timeout.Milliseconds(), Missed: string(s.Missed), CatchUpMax: s.CatchUpMax, Paused: s.Paused}
+	return def, spec, nil
+}
+
+// GetSchedule returns schedule name of queue.
+func (c *Client) GetSchedule(ctx context.Context, queue, name string) (*ScheduleInfo, error) {
+	st, err := c.scheduleState(ctx, queue, name)
+	if err != nil {
+		return nil, err
+	}
+	return scheduleInfo(queue, st), nil
+}
+
+func (c *Client) scheduleState(ctx context.Context, queue, name string) (*store.ScheduleState, error) {
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	if err := keys.CheckName("queue", queue); err != nil {
+		return nil, invalid("queue", "%v", err)
+	}
+	all, err := c.store.Queue(queue).Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].Def.Name == name {
+			return &all[i], nil
+		}
+	}
+	return nil, ErrScheduleNotFound
+}
+
+// ListSchedules returns the schedules of queue, by name.
+func (c *Client) ListSchedules(ctx context.Context, queue string) ([]ScheduleInfo, error) {
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	if err := keys.CheckName("queue", queue); err != nil {
+		return nil, invalid("queue", "%v", err)
+	}
+	all, err := c.store.Queue(queue).Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScheduleInfo, len(all))
+	for i := range all {
+		out[i] = *scheduleInfo(queue, &all[i])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func scheduleInfo(queue string, st *store.ScheduleState) *ScheduleInfo {
+	d := st.Def
+	prio := d.Priority
+	info := &ScheduleInfo{
+		Schedule: Schedule{Name: d.Name, Queue: queue, Cron: d.Cron, TimeZone: d.TimeZone, TaskType: d.Type,
+			Payload: d.Payload, Priority: &prio, MaxAttempts: d.MaxAtt, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond,
+			Missed: MissedTicks(d.Missed), CatchUpMax: d.CatchUpMax, Paused: d.Paused},
+		CreatedAt:  msTime(d.Created),
+		UpdatedAt:  msTime(d.Updated),
+		NextRun:    msTimePtr(st.Next),
+		LastTaskID: st.LastTaskID,
+	}
+	if st.LastTaskID != "" {
+		info.LastTick = msTimePtr(st.LastTick)
+	}
+	return info
+}
+
+// DeleteSchedule deletes schedule name of queue; the tasks it created
+// stay.
+func (c *Client) DeleteSchedule(ctx context.Context, queue, name string) error {
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	if err := keys.CheckName("queue", queue); err != nil {
+		return invalid("queue", "%v", err)
+	}
+	existed, err := c.store.Queue(queue).DeleteSchedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !existed {
+		return ErrScheduleNotFound
+	}
+	c.audit(ctx, "schedule-delete", queue, "", name)
+	return nil
+}
+
+// PauseSchedule stops schedule name of queue from firing.
+func (c *Client) PauseSchedule(ctx context.Context, queue, name string) error {
+	return c.setSchedulePaused(ctx, queue, name, true)
+}
+
+// ResumeSchedule lets a paused schedule fire again from its next tick
+// after now: the ticks missed while it was paused do not fire.
+func (c *Client) ResumeSchedule(ctx context.Context, queue, name string) error {
+	return c.setSchedulePaused(ctx, queue, name, false)
+}
+
+func (c *Client) setSchedulePaused(ctx context.Context, queue, name string, paused bool) error {
+	st, err := c.scheduleState(ctx, queue, name)
+	if err != nil {
+		return err
+	}
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	q := c.store.Queue(queue)
+	now, err := q.Now(ctx)
+	if err != nil {
+		return err
+	}
+	def := st.Def
+	wasPaused := def.Paused
+	def.Paused, def.Updated = paused, now
+	spec, err := periodic.Parse(def.Cron, def.TimeZone)
+	if err != nil {
+		return err
+	}
+	// A resume restarts from now: what was missed while paused is skipped.
+	if _, err := q.PutSchedule(ctx, def, nextTick(spec, def, now), now, wasPaused && !paused); err != nil {
+		return err
+	}
+	action := "schedule-resume"
+	if paused {
+		action = "schedule-pause"
+	}
+	c.audit(ctx, action, queue, "", name)
+	return nil
+}
