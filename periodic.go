@@ -90,6 +90,9 @@ func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo,
 	if err != nil {
 		return nil, err
 	}
+	if err := c.register(ctx, c.queue(s.Queue)); err != nil {
+		return nil, err
+	}
 	q := c.store.Queue(s.Queue)
 	now, err := q.Now(ctx)
 	if err != nil {

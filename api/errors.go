@@ -119,6 +119,8 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 			Message: "Idempotency-Key was used for a different request", TaskID: conflict.TaskID}, ""
 	case errors.Is(err, dtq.ErrNotFound):
 		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such task"}, ""
+	case errors.Is(err, dtq.ErrScheduleNotFound):
+		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such schedule"}, ""
 	case errors.Is(err, dtq.ErrNotCancellable):
 		return http.StatusConflict, errorDetail{Code: codeNotCancellable, Message: "the task has already finished"}, ""
 	case errors.Is(err, dtq.ErrNotDead):

@@ -36,6 +36,12 @@ const (
 	opPause      = "POST /api/v1/queues/{name}/pause"
 	opResume     = "POST /api/v1/queues/{name}/resume"
 	opWorkers    = "GET /api/v1/workers"
+	opSchedules  = "GET /api/v1/schedules"
+	opSchedule   = "GET /api/v1/schedules/{queue}/{name}"
+	opPutSched   = "PUT /api/v1/schedules/{queue}/{name}"
+	opDelSched   = "DELETE /api/v1/schedules/{queue}/{name}"
+	opPauseSch   = "POST /api/v1/schedules/{queue}/{name}/pause"
+	opResumeSch  = "POST /api/v1/schedules/{queue}/{name}/resume"
 	opAudit      = "GET /api/v1/audit"
 	opEvents     = "GET /ws/events"
 	opHealth     = "GET /health"
@@ -65,6 +71,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		done := p.tasks(open)
 		p.deadLetters(open, done)
 		p.admin(open)
+		p.schedules(open)
 		p.events(open)
 		p.closed(open)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)
@@ -152,6 +159,43 @@ func (p *prober) answer(op string, status int, h http.Header, raw []byte) {
 	for _, problem := range p.spec.validate(media["schema"], v) {
 		p.t.Errorf("%s %d: %s\n%s", op, status, problem, raw)
 	}
+}
+
+// schedules provokes the answers of the schedule routes.
+func (p *prober) schedules(e *env) {
+	path := "/api/v1/schedules/default/nightly"
+	body := `{"cron":"0 3 * * *","time_zone":"Europe/Berlin","task_type":"echo","payload":{"k":1},"priority":3,"max_attempts":2,"timeout_seconds":1.5,"missed":"catch_up","catch_up_max":4}`
+	r := p.do(e, 201, opPutSched, path, body)
+	if r.str("name") != "nightly" || r.str("next_run") == "" || r.header.Get("Location") != path {
+		p.t.Errorf("created schedule: %s", r.raw)
+	}
+	p.do(e, 200, opPutSched, path, `{"cron":"@every 1h","task_type":"echo"}`)
+	p.do(e, 400, opPutSched, path, `{"cron":"61 * * * *","task_type":"echo"}`)
+	p.do(e, 400, opPutSched, "/api/v1/schedules/default/bad%20name", `{"cron":"@hourly","task_type":"echo"}`)
+	p.do(e, 400, opPutSched, path, `{"task_type":"echo"}`)
+	p.do(e, 413, opPutSched, path, `{"cron":"@hourly","task_type":"echo","payload":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opPutSched, path, `{"cron":"@hourly","task_type":"echo"}`, "Content-Type", "text/plain")
+	p.do(e, 200, opSchedule, path, "")
+	p.do(e, 404, opSchedule, "/api/v1/schedules/default/none", "")
+	p.do(e, 400, opSchedule, "/api/v1/schedules/bad%20queue/nightly", "")
+	if r := p.do(e, 200, opSchedules, "/api/v1/schedules", ""); len(r.body["schedules"].([]any)) != 1 {
+		p.t.Errorf("list: %s", r.raw)
+	}
+	p.do(e, 200, opSchedules, "/api/v1/schedules?queue=default", "")
+	p.do(e, 400, opSchedules, "/api/v1/schedules?queue=bad%20queue", "")
+	if r := p.do(e, 200, opPauseSch, path+"/pause", ""); r.body["paused"] != true || r.body["next_run"] != nil {
+		p.t.Errorf("paused: %s", r.raw)
+	}
+	p.do(e, 404, opPauseSch, "/api/v1/schedules/default/none/pause", "")
+	p.do(e, 400, opPauseSch, "/api/v1/schedules/bad%20queue/nightly/pause", "")
+	if r := p.do(e, 200, opResumeSch, path+"/resume", ""); r.body["paused"] != false || r.str("next_run") == "" {
+		p.t.Errorf("resumed: %s", r.raw)
+	}
+	p.do(e, 404, opResumeSch, "/api/v1/schedules/default/none/resume", "")
+	p.do(e, 400, opResumeSch, "/api/v1/schedules/bad%20queue/nightly/resume", "")
+	p.do(e, 200, opDelSched, path, "")
+	p.do(e, 404, opDelSched, path, "")
+	p.do(e, 400, opDelSched, "/api/v1/schedules/bad%20queue/nightly", "")
 }
 
 // tasks provokes the answers of the task routes and returns the id of a
@@ -390,8 +434,10 @@ func (p *prober) closed(e *env) {
 // filled in, and a valid body if it takes one.
 func concrete(key string) (method, path, body string) {
 	method, tmpl, _ := strings.Cut(key, " ")
-	path = strings.NewReplacer("{id}", unknownID, "{name}", "default").Replace(tmpl)
+	path = strings.NewReplacer("{id}", unknownID, "{name}", "default", "{queue}", "default").Replace(tmpl)
 	switch key {
+	case opPutSched:
+		body = `{"cron":"@hourly","task_type":"echo"}`
 	case opSubmit:
 		body = `{"task_type":"echo"}`
 	case opBatch:
@@ -427,7 +473,7 @@ func (p *prober) keyed(e *env, reads bool) {
 func (p *prober) crossSite(e *env) {
 	for _, key := range sortedKeys(anyMap(p.ops)) {
 		method, path, body := concrete(key)
-		if method != http.MethodPost && method != http.MethodDelete {
+		if method != http.MethodPost && method != http.MethodDelete && method != http.MethodPut {
 			continue
 		}
 		r := p.do(e, 403, key, path, body, "Sec-Fetch-Site", "cross-site")

@@ -7,9 +7,11 @@ func Routes(s *Server) []string { return append([]string(nil), s.patterns...) }
 // the name of its schema in openapi.json.
 func BodyTypes() map[string]any {
 	return map[string]any{
-		"Submission":  submission{},
-		"BatchItem":   batchItem{},
-		"Error":       errorBody{},
-		"ErrorDetail": errorDetail{},
+		"Submission":   submission{},
+		"BatchItem":    batchItem{},
+		"Error":        errorBody{},
+		"ErrorDetail":  errorDetail{},
+		"ScheduleBody": scheduleBody{},
+		"Schedule":     scheduleJSON{},
 	}
 }

@@ -117,6 +117,12 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/queues/{name}", s.auth(read, s.getQueue))
 	m.HandleFunc("POST /api/v1/queues/{name}/pause", s.auth(write, s.pause))
 	m.HandleFunc("POST /api/v1/queues/{name}/resume", s.auth(write, s.resume))
+	m.HandleFunc("GET /api/v1/schedules", s.auth(read, s.listSchedules))
+	m.HandleFunc("GET /api/v1/schedules/{queue}/{name}", s.auth(read, s.getSchedule))
+	m.HandleFunc("PUT /api/v1/schedules/{queue}/{name}", s.auth(write, s.putSchedule))
+	m.HandleFunc("DELETE /api/v1/schedules/{queue}/{name}", s.auth(write, s.deleteSchedule))
+	m.HandleFunc("POST /api/v1/schedules/{queue}/{name}/pause", s.auth(write, s.pauseSchedule))
+	m.HandleFunc("POST /api/v1/schedules/{queue}/{name}/resume", s.auth(write, s.resumeSchedule))
 	m.HandleFunc("GET /api/v1/workers", s.auth(read, s.workers))
 	m.HandleFunc("GET /api/v1/audit", s.auth(read, s.audit))
 	m.HandleFunc("GET /health", s.health)
@@ -141,7 +147,7 @@ func (s *Server) Handler() http.Handler {
 	return observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := s.mux.Handler(r); pattern == "" {
 			var allowed []string
-			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 				probe := r.Clone(r.Context())
 				probe.Method = m
 				if _, p := s.mux.Handler(probe); p != "" {
