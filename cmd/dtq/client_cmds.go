@@ -17,6 +17,7 @@ func clientCommands(out, errOut io.Writer) []*cobra.Command {
 		newDLQCmd(out),
 		newRetryDLQCmd(out),
 		newQueueCmd(out),
+		newScheduleCmd(out),
 		newWorkersCmd(out),
 		newAuditCmd(out),
 	}
