@@ -239,4 +239,3 @@ func newScheduleActionCmd(out io.Writer, api *apiOptions, queue *string, action,
 		},
 	}
 }
-
