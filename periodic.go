@@ -81,7 +81,8 @@ type ScheduleInfo struct {
 // UpsertSchedule creates the schedule s.Name of s.Queue or replaces its
 // definition. A new schedule's first tick is the first after now; a
 // changed one keeps its last fired tick (a tick fires once, whatever the
-// changes). It returns the schedule as stored.
+// changes); an unchanged one is not written (its UpdatedAt stays). It
+// returns the schedule as stored.
 func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo, error) {
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
@@ -102,6 +103,9 @@ func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo,
 	if err != nil && !errors.Is(err, ErrScheduleNotFound) {
 		return nil, err
 	}
+	if old != nil && sameDef(old.Def, def) {
+		return scheduleInfo(s.Queue, old), nil // nothing changes: nothing is written
+	}
 	def.Created, def.Updated = now, now
 	restart := false
 	if old != nil {
@@ -114,6 +118,24 @@ func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo,
 	}
 	c.audit(ctx, "schedule-upsert", s.Queue, "", s.Name)
 	return c.GetSchedule(ctx, s.Queue, s.Name)
+}
+
+// sameDef reports whether two definitions differ at most in their times.
+func sameDef(a, b store.ScheduleDef) bool {
+	a.Created, a.Updated, b.Created, b.Updated = 0, 0, 0, 0
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// CheckSchedule validates s as UpsertSchedule would, writing nothing: a
+// *ValidationError names the field at fault.
+func (c *Client) CheckSchedule(s Schedule) error {
+	if s.Queue == "" {
+		s.Queue = DefaultQueue
+	}
+	_, _, err := c.scheduleDef(s)
+	return err
 }
 
 // nextTick is the next tick of def after now, 0 when paused (or never).
@@ -138,8 +160,11 @@ func (c *Client) scheduleDef(s Schedule) (store.ScheduleDef, *periodic.Spec, err
 		return def, nil, invalid("name", "%v", err)
 	}
 	spec, err := periodic.Parse(s.Cron, s.TimeZone)
-	if err != nil {
-		return def, nil, invalid("cron", "%v", err)
+	var pe *periodic.Error
+	if errors.As(err, &pe) {
+		return def, nil, invalid(pe.Field, "%s", pe.Problem)
+	} else if err != nil {
+		return def, nil, err
 	}
 	switch s.Missed {
 	case "":

@@ -25,7 +25,7 @@ func TestScheduleValidation(t *testing.T) {
 			{"bad name", func(s *dtq.Schedule) { s.Name = "a b" }, "name"},
 			{"bad cron", func(s *dtq.Schedule) { s.Cron = "every day" }, "cron"},
 			{"empty cron", func(s *dtq.Schedule) { s.Cron = "" }, "cron"},
-			{"bad zone", func(s *dtq.Schedule) { s.TimeZone = "Nowhere/City" }, "cron"},
+			{"bad zone", func(s *dtq.Schedule) { s.TimeZone = "Nowhere/City" }, "time_zone"},
 			{"sub-second every", func(s *dtq.Schedule) { s.Cron = "@every 500ms" }, "cron"},
 			{"bad missed", func(s *dtq.Schedule) { s.Missed = "all" }, "missed"},
 			{"catch-up bound", func(s *dtq.Schedule) { s.CatchUpMax = dtq.MaxCatchUp + 1 }, "catch_up_max"},
@@ -157,6 +157,12 @@ func TestScheduleUpsertReplaces(t *testing.T) {
 		loc, _ := time.LoadLocation("Europe/Berlin")
 		if n := b.NextRun.In(loc); n.Hour() != 4 || n.Minute() != 30 {
 			t.Errorf("next run %v, want 04:30 in Europe/Berlin", n)
+		}
+		time.Sleep(2 * time.Millisecond)
+		same, err := e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "30 4 * * *", TaskType: "y", TimeZone: "Europe/Berlin",
+			Missed: dtq.MissedCatchUp, CatchUpMax: 5})
+		if err != nil || !same.UpdatedAt.Equal(b.UpdatedAt) {
+			t.Errorf("the same definition again: %+v %v, want it unchanged (updated %v)", same, err, b.UpdatedAt)
 		}
 		_, err = e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "61 * * * *", TaskType: "y"})
 		if err == nil || !strings.Contains(err.Error(), "61 * * * *") {

@@ -51,6 +51,7 @@ type processOptions struct {
 	queues            []string
 	concurrency       int
 	visibilityTimeout time.Duration
+	schedulesFile     string
 
 	shutdownTimeout time.Duration
 	pprofAddr       string
@@ -107,6 +108,8 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 		bindEnv(cmd, "concurrency", "DTQ_CONCURRENCY")
 		f.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "how long a task of a dead worker stays claimed before another worker takes it over")
 		bindEnv(cmd, "visibility-timeout", "DTQ_VISIBILITY_TIMEOUT")
+		f.StringVar(&o.schedulesFile, "schedules", "", "a YAML file of schedules (periodic tasks) to create or update at start; schedules it does not name are left alone")
+		bindEnv(cmd, "schedules", "DTQ_SCHEDULES")
 	}
 }
 
@@ -166,6 +169,11 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	}
 
 	var worker *dtq.Worker
+	if r.worker && o.schedulesFile != "" {
+		if err := applySchedules(ctx, log, client, o.schedulesFile); err != nil {
+			return err
+		}
+	}
 	if r.worker {
 		worker, err = dtq.NewWorker(client, &dtq.WorkerConfig{
 			Queues:            o.queues,

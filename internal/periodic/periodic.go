@@ -7,7 +7,6 @@
 package periodic
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -43,38 +42,51 @@ type Spec struct {
 	sched cron.Schedule
 }
 
+// Error is a refused expression or time zone; Field is "cron" or
+// "time_zone".
+type Error struct {
+	Field, Problem string
+}
+
+func (e *Error) Error() string { return e.Field + " " + e.Problem }
+
+func cronErr(format string, args ...any) error {
+	return &Error{Field: "cron", Problem: fmt.Sprintf(format, args...)}
+}
+
 // Parse parses expr in the IANA time zone tz ("" is UTC). The expression
-// may not carry a time zone of its own (CRON_TZ=, TZ=): tz says it.
+// may not carry a time zone of its own (CRON_TZ=, TZ=): tz says it. A
+// refusal is an *Error.
 func Parse(expr, tz string) (*Spec, error) {
 	expr = strings.TrimSpace(expr)
 	if expr == "" {
-		return nil, errors.New("cron expression is empty")
+		return nil, cronErr("is empty")
 	}
 	if strings.HasPrefix(expr, "CRON_TZ=") || strings.HasPrefix(expr, "TZ=") {
-		return nil, errors.New("cron expression carries a time zone: give it as the schedule's time zone instead")
+		return nil, cronErr("%q carries a time zone: give it as the schedule's time zone instead", expr)
 	}
 	if tz == "" {
 		tz = "UTC"
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil || tz == "Local" {
-		return nil, fmt.Errorf("time zone %q is not an IANA time zone name (e.g. UTC, Europe/Berlin)", tz)
+		return nil, &Error{Field: "time_zone", Problem: fmt.Sprintf("%q is not an IANA time zone name (e.g. UTC, Europe/Berlin)", tz)}
 	}
 	s, err := parser.Parse(expr)
 	if err != nil {
-		return nil, fmt.Errorf("cron expression %q: %v", expr, err)
+		return nil, cronErr("%q: %v", expr, err)
 	}
 	if d, ok := strings.CutPrefix(expr, "@every "); ok {
 		// robfig/cron rounds the period to whole seconds: refuse what it
 		// would change
 		p, err := time.ParseDuration(strings.TrimSpace(d))
 		if err != nil || p < time.Second || p%time.Second != 0 {
-			return nil, fmt.Errorf("cron expression %q: @every needs whole seconds, at least 1s", expr)
+			return nil, cronErr("%q: @every needs whole seconds, at least 1s", expr)
 		}
 	}
 	sp := &Spec{expr: expr, loc: loc, sched: s}
 	if sp.Next(time.Unix(0, 0)).IsZero() {
-		return nil, fmt.Errorf("cron expression %q never fires", expr)
+		return nil, cronErr("%q never fires", expr)
 	}
 	return sp, nil
 }

@@ -38,14 +38,14 @@ func mustParse(t *testing.T, expr, tz string) *Spec {
 
 func TestParseRejectsBadInput(t *testing.T) {
 	for _, c := range []struct{ expr, tz, want string }{
-		{"", "", "empty"},
-		{"* * *", "", "cron expression"},
-		{"61 * * * *", "", "cron expression"},
+		{"", "", "cron is empty"},
+		{"* * *", "", `cron "* * *": expected`},
+		{"61 * * * *", "", `cron "61 * * * *": `},
 		{"0 0 30 2 *", "", "never fires"},
 		{"@every 100ms", "", "at least 1s"},
-		{"CRON_TZ=UTC 0 * * * *", "", "time zone"},
-		{"0 * * * *", "Mars/Olympus", "IANA"},
-		{"0 * * * *", "Local", "IANA"},
+		{"CRON_TZ=UTC 0 * * * *", "", "carries a time zone"},
+		{"0 * * * *", "Mars/Olympus", `time_zone "Mars/Olympus" is not an IANA`},
+		{"0 * * * *", "Local", "time_zone"},
 	} {
 		_, err := Parse(c.expr, c.tz)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
