@@ -35,6 +35,10 @@ func populate(t *testing.T, p *proctest.Proc) string {
 	p.Must(http.StatusOK, "POST", "/api/v1/tasks/"+cancelled+"/cancel", "")
 	p.Submit(`{"task_type":"always_fail","payload":{"permanent":true}}`)
 	dead := p.Submit(`{"task_type":"always_fail","payload":{"order":42},"max_attempts":3}`)
+	// Schedules whose ticks do not come during the test.
+	p.Must(http.StatusCreated, "PUT", "/api/v1/schedules/reports/monthly-report", `{"cron":"0 6 1 * *","time_zone":"Europe/Berlin","task_type":"monthly_report","missed":"catch_up","catch_up_max":3}`)
+	p.Must(http.StatusCreated, "PUT", "/api/v1/schedules/default/cleanup", `{"cron":"0 */6 * * *","task_type":"echo","payload":{"cleanup":true}}`)
+	p.Must(http.StatusCreated, "PUT", "/api/v1/schedules/emails/digest", `{"cron":"0 8 * * MON","time_zone":"America/New_York","task_type":"send_email","paused":true}`)
 	p.WaitStatus(dead, "DEAD")
 	return dead
 }
@@ -66,7 +70,8 @@ func TestScreenshots(t *testing.T) {
 		{"task", "#/tasks/" + dead, `document.querySelectorAll('table.attempts tbody tr').length === 3`},
 		{"dead-letters", "#/dlq?queue=default", `document.querySelectorAll('table.dlq tbody tr').length === 2`},
 		{"workers", "#/workers", `document.querySelectorAll('table.workers tbody tr').length === 1`},
-		{"audit", "#/audit", `document.querySelectorAll('table.audit tbody tr').length === 2`},
+		{"schedules", "#/schedules", `document.querySelectorAll('table.schedules tbody tr').length === 3`},
+		{"audit", "#/audit", `document.querySelectorAll('table.audit tbody tr').length === 5`},
 	}
 	shoot := func(tb *tab, prefix string) {
 		for _, pg := range pages {

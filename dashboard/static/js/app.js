@@ -11,6 +11,7 @@ import * as tasks from './pages/tasks.js';
 import * as task from './pages/task.js';
 import * as dlq from './pages/dlq.js';
 import * as workers from './pages/workers.js';
+import * as schedules from './pages/schedules.js';
 import * as audit from './pages/audit.js';
 
 const $ = (id) => document.getElementById(id);
@@ -155,10 +156,10 @@ const ctx = { api, stream, rates, notify, confirm, act };
 
 // ---- pages ---------------------------------------------------------------
 
-const PAGES = { overview, tasks, task, dlq, workers, audit };
+const PAGES = { overview, tasks, task, dlq, schedules, workers, audit };
 
 // route parses location.hash: "#/", "#/tasks?queue=…", "#/tasks/<id>",
-// "#/dlq?queue=…", "#/workers", "#/audit". Other hashes (a skip link) are
+// "#/dlq?queue=…", "#/schedules", "#/workers", "#/audit". Other hashes (a skip link) are
 // not routes: null.
 function route() {
   const raw = location.hash.replace(/^#/, '') || '/';
