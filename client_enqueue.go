@@ -60,6 +60,30 @@ type EnqueueOpts struct {
 	// creates nothing; with a different request it returns an
 	// IdempotencyConflictError. Defaults to none.
 	IdempotencyKey string
+
+	// Unique makes the task unique among the tasks of its queue and type
+	// (see UniqueOpts): while another such task is in the chosen states,
+	// Enqueue creates nothing and returns that task (Duplicate set).
+	// Exclusive with IdempotencyKey.
+	Unique *UniqueOpts
+}
+
+// UniqueOpts says what makes a task unique. A unique task holds its lock
+// while its status is one of States; it releases it by leaving them —
+// succeeding, failing for good, being cancelled, discarded or expiring —
+// and never holds it once it no longer exists.
+type UniqueOpts struct {
+	// Key identifies the task among those of its queue and type (1-256
+	// bytes of UTF-8); "" means its payload does (unique by arguments).
+	Key string
+	// States are the statuses in which a task holds its lock; empty means
+	// QUEUED, SCHEDULED and RUNNING.
+	States []Status
+	// Period, when set (at least 1s), makes the lock one per period of the
+	// Redis clock (the task's submission time floored to a multiple of
+	// Period since the Unix epoch): at most one such task per period
+	// among those in States (River's ByPeriod).
+	Period time.Duration
 }
 
 // Ptr returns a pointer to v, for optional fields such as
@@ -69,8 +93,9 @@ func Ptr[T any](v T) *T { return &v }
 // EnqueueResult is the outcome of an Enqueue.
 type EnqueueResult struct {
 	Task *Task
-	// Duplicate is set when IdempotencyKey matched an earlier submission:
-	// Task is that original task, as it is now.
+	// Duplicate is set when IdempotencyKey matched an earlier submission,
+	// or another task holds the lock of a unique one: Task is that
+	// original task, as it is now.
 	Duplicate bool
 }
 
@@ -89,6 +114,10 @@ func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts
 	}
 	if err := c.register(ctx, q); err != nil {
 		return nil, err
+	}
+	if opts != nil && opts.Unique != nil {
+		states, _ := checkUnique(opts.Unique, opts.IdempotencyKey) // checked by prepare
+		return c.enqueueUnique(ctx, q, item, opts, states)
 	}
 	var res store.EnqueueResult
 	if c.maxDepth(q.name) == 0 && item.IdemHash == "" && item.Delay == 0 && item.RunAt == 0 {
@@ -131,10 +160,15 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 	}
 	groups := map[string]*group{}
 	var order []*group
+	var unique []int
 	for i, r := range reqs {
 		q, item, err := c.prepare(r.Type, r.Payload, r.Opts)
 		if err != nil {
 			out[i].Err = err
+			continue
+		}
+		if r.Opts != nil && r.Opts.Unique != nil {
+			unique = append(unique, i) // one call each, below
 			continue
 		}
 		g := groups[q.name]
@@ -163,6 +197,12 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 				r, err := c.enqueueResult(ctx, g.q, g.items[k], res[k], reqs[i].Opts)
 				out[i] = EnqueueManyResult{EnqueueResult: r, Err: err}
 			}
+		})
+	}
+	for _, i := range unique {
+		wg.Go(func() {
+			r, err := c.Enqueue(ctx, reqs[i].Type, reqs[i].Payload, reqs[i].Opts)
+			out[i] = EnqueueManyResult{EnqueueResult: r, Err: err}
 		})
 	}
 	wg.Wait()
@@ -220,6 +260,9 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	}
 	if len(o.IdempotencyKey) > MaxIdempotencyKey || !utf8.ValidString(o.IdempotencyKey) {
 		return nil, item, invalid("idempotency_key", "must be valid UTF-8 of at most %d bytes", MaxIdempotencyKey)
+	}
+	if _, err := checkUnique(o.Unique, o.IdempotencyKey); err != nil {
+		return nil, item, err
 	}
 	data, err := marshalPayload(payload)
 	if err != nil {

@@ -3,6 +3,9 @@ package dtq_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/redis/rueidis"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +31,45 @@ func TestEnqueueRunSucceed(t *testing.T) {
 		}
 		if len(done.History) != 1 || done.History[0].Outcome != "ok" || done.Attempt != 1 || done.FinishedAt == nil {
 			t.Fatalf("history %+v attempt %d finished %v", done.History, done.Attempt, done.FinishedAt)
+		}
+	})
+}
+
+// Processes meeting a fresh namespace at once all take it: none reads the
+// queue set another just registered as data of the first layout (the check
+// reads the layout record and the queue set in two steps: CI met the race
+// with 100 concurrent enqueues).
+func TestConcurrentFirstUseOfANamespace(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		for round := range 40 {
+			ns := e.Namespace + "-fresh" + strconv.Itoa(round)
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					// a connection of its own, as another process has
+					var addr string
+					if e.Server != nil {
+						addr = e.Server.Addr
+					} else {
+						addr = e.Embedded.Server.Addr()
+					}
+					rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer rc.Close()
+					c, err := dtq.NewClient(rc, &dtq.Config{Namespace: ns})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := c.Enqueue(t.Context(), "x", nil, nil); err != nil {
+						t.Errorf("round %d: %v", round, err)
+					}
+				})
+			}
+			wg.Wait()
 		}
 	})
 }

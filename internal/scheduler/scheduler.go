@@ -42,6 +42,8 @@ type Scheduler struct {
 	// wake receives the outcome of the outstanding wait on the wakeup
 	// stream, if one is out.
 	wake chan error
+	// uniqCursor is where the sweep of unique locks goes on.
+	uniqCursor string
 }
 
 // Run competes for the queue's leader lock and, while it holds it, promotes
@@ -99,6 +101,7 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 				s.Log.Warn("trimming finished tasks failed", "error", err)
 			}
 			trimDue = err == nil && n >= trimLimit
+			s.sweepUnique(ctx)
 		}
 		wakeID, err := s.Queue.LastWakeup(ctx)
 		if err != nil {
@@ -139,6 +142,28 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			if sleep(ctx, time.Second) != nil {
 				return
 			}
+		}
+	}
+}
+
+// sweepUnique frees the unique locks of tasks that are gone: a whole scan
+// of the queue's locks per pass, up to trimLimit of them (a pass that
+// stops short goes on from its cursor at the next).
+func (s *Scheduler) sweepUnique(ctx context.Context) {
+	if s.uniqCursor == "" {
+		s.uniqCursor = "0"
+	}
+	for range trimLimit / 500 {
+		next, _, err := s.Queue.SweepUnique(ctx, s.uniqCursor, 500)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.Log.Warn("sweeping unique locks failed", "error", err)
+			}
+			return
+		}
+		s.uniqCursor = next
+		if next == "0" {
+			return
 		}
 	}
 }

@@ -45,13 +45,34 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 		return err
 	}
 	if old == 1 {
-		return &LayoutError{Namespace: s.ns, Found: "1"}
+		return s.recheckLayout(ctx)
 	}
 	err = c.Do(ctx, c.B().Set().Key(LayoutKey(s.ns)).Value(Layout).Nx().Build()).Error()
 	if rueidis.IsRedisNil(err) { // another process recorded one first
 		return s.CheckLayout(ctx)
 	}
 	return err
+}
+
+// recheckLayout decides a namespace whose queue set exists while its
+// layout record did not: the first layout's data — or another process of
+// this layout recorded its layout and registered a queue between the two
+// reads (a process records the layout before it registers any queue, and
+// the two keys are in different Cluster slots: no one read sees both).
+// So the record is read again.
+func (s *Store) recheckLayout(ctx context.Context) error {
+	c := s.r
+	v, err := c.Do(ctx, c.B().Get().Key(LayoutKey(s.ns)).Build()).ToString()
+	if err == nil {
+		if v != Layout {
+			return &LayoutError{Namespace: s.ns, Found: v}
+		}
+		return nil
+	}
+	if !rueidis.IsRedisNil(err) {
+		return err
+	}
+	return &LayoutError{Namespace: s.ns, Found: "1"}
 }
 
 // RegisterQueue adds name to the namespace's queue set.

@@ -96,6 +96,10 @@ func (k Keys) PeriodicDue() string { return k.prefix + "periodic:due" }
 // resumed schedule starts from). A tick at or before it never fires again.
 func (k Keys) PeriodicFired() string { return k.prefix + "periodic:fired" }
 
+// Unique is the hash of the queue's unique locks: field = lock (hex),
+// value = the task id holding it (see unique.lua).
+func (k Keys) Unique() string { return k.prefix + "uniq" }
+
 // SchedulerLock is the leader lock of the queue's scheduler.
 func (k Keys) SchedulerLock() string { return k.prefix + "scheduler" }
 
@@ -149,6 +153,7 @@ const (
 	FieldDiscarded = "discarded"
 	FieldSchedule  = "sched" // the schedule that fired the task
 	FieldTick      = "tick"  // Unix ms of the tick it fired for
+	FieldUnique    = "uniq"  // the unique lock it was created under
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"

@@ -51,7 +51,7 @@ func TestLuaFields(t *testing.T) {
 	known := map[string]bool{}
 	for _, f := range []string{FieldType, FieldPayload, FieldPrio, FieldStatus, FieldAttempt, FieldMaxAtt, FieldTimeout,
 		FieldCreated, FieldRun, FieldCrashes, FieldStarted, FieldWorker, FieldDue, FieldResult, FieldError, FieldCancel,
-		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick,
+		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick, FieldUnique,
 		InfoPaused, InfoSucceeded, InfoRetried, InfoDead, InfoCancelled, InfoRequeued, InfoDone} {
 		known[f] = true
 	}

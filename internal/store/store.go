@@ -86,6 +86,10 @@ var (
 	scheduleSource string
 	//go:embed fire.lua
 	fireSource string
+	//go:embed unique.lua
+	uniqueSource string
+	//go:embed unique_sweep.lua
+	uniqueSweepSource string
 
 	enqueueScript = script.New("enqueue", libSource, enqueueSource)
 	readScript    = script.New("read", libSource, readSource)
@@ -102,11 +106,14 @@ var (
 	// schedules (periodic tasks)
 	scheduleScript = script.New("schedule", scheduleSource)
 	fireScript     = script.New("fire", libSource, fireSource)
+	// unique tasks
+	uniqueScript      = script.New("unique", libSource, uniqueSource)
+	uniqueSweepScript = script.New("unique_sweep", uniqueSweepSource)
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
 var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScript, finishScript, renewScript,
-	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript}
+	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript}
 
 // bands appends the queue's ten band streams, priority 0 to 9.
 func (k Keys) bands(ks []string) []string {

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/taskid"
+	"github.com/redis/rueidis"
+)
+
+// UniqueItem is one unique task to create: Item under lock Lock (hex, made
+// by the caller from the task's type and key or payload, and its period
+// bucket), held while the holder's status is one of States (status
+// initials: Q queued, S scheduled, R running, D dead, U succeeded, C
+// cancelled).
+type UniqueItem struct {
+	Item   EnqueueItem
+	Lock   string
+	States string
+}
+
+// StatusInitial is the initial of status in UniqueItem.States.
+func StatusInitial(status string) byte {
+	switch status {
+	case StatusSucceeded:
+		return 'U'
+	default:
+		return status[0]
+	}
+}
+
+// EnqueueUnique creates u's task unless the lock's holder is in its
+// states: then it returns code Replay with the holder's id (a duplicate).
+func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueItem) (EnqueueResult, error) {
+	it := u.Item
+	id := it.RandomID
+	if id == "" {
+		id = taskid.New(q.name, time.Now())
+	}
+	_, ulid, _ := taskid.Parse(id)
+	own := q.k.Task(ulid)
+	c := q.s.r
+	for range 8 { // the holder changed between the read and the script: read again
+		holder, err := c.Do(ctx, c.B().Hget().Key(q.k.Unique()).Field(u.Lock).Build()).ToString()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return EnqueueResult{}, err
+		}
+		holderKey := own
+		if holder != "" {
+			_, hu, err := taskid.Parse(holder)
+			if err != nil {
+				return EnqueueResult{}, unexpected("unique holder", holder)
+			}
+			holderKey = q.k.Task(hu)
+		}
+		ks := q.k.bands([]string{q.k.Unique(), holderKey, q.k.Schedule(), q.k.Wakeup()})
+		ks = append(ks, own)
+		args := []string{u.Lock, holder, u.States, id, it.Type, rueidis.BinaryString(it.Payload), itoa(it.Priority),
+			itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay)}
+		res, err := uniqueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
+		if err != nil {
+			return EnqueueResult{}, err
+		}
+		v, err := res.ToArray()
+		if err != nil || len(v) != 3 {
+			return EnqueueResult{}, unexpected("unique", v)
+		}
+		code, _ := v[0].AsInt64()
+		rid, _ := v[1].ToString()
+		nowS, _ := v[2].ToString()
+		now, _ := strconv.ParseInt(nowS, 10, 64)
+		switch code {
+		case 0:
+			continue
+		case 1:
+			return EnqueueResult{Code: Created, ID: rid, Status: StatusQueued, Created: now}, nil
+		case 3:
+			due := it.RunAt
+			if it.Delay > 0 {
+				due = now + it.Delay.Milliseconds()
+			}
+			return EnqueueResult{Code: Created, ID: rid, Status: StatusScheduled, Created: now, Due: due}, nil
+		case 2:
+			return EnqueueResult{Code: Replay, ID: rid}, nil
+		}
+		return EnqueueResult{}, unexpected("unique", code)
+	}
+	return EnqueueResult{}, unexpected("unique", "the lock's holder kept changing")
+}
+
+// SweepUnique frees up to count unique locks whose holders are gone,
+// scanning the uniq hash from cursor; it returns the next cursor ("0":
+// the scan is complete) and how many it freed.
+func (q *Queue) SweepUnique(ctx context.Context, cursor string, count int) (string, int, error) {
+	c := q.s.r
+	e, err := c.Do(ctx, c.B().Hscan().Key(q.k.Unique()).Cursor(mustUint(cursor)).Count(int64(count)).Build()).AsScanEntry()
+	if err != nil {
+		return cursor, 0, err
+	}
+	if len(e.Elements) == 0 {
+		return strconv.FormatUint(e.Cursor, 10), 0, nil
+	}
+	ks := []string{q.k.Unique()}
+	var args []string
+	for i := 0; i+1 < len(e.Elements); i += 2 {
+		_, ulid, err := taskid.Parse(e.Elements[i+1])
+		if err != nil {
+			ulid = invalidULID
+		}
+		ks = append(ks, q.k.Task(ulid))
+		args = append(args, e.Elements[i], e.Elements[i+1])
+	}
+	n, err := uniqueSweepScript.Exec(ctx, c, ks, args).AsInt64()
+	return strconv.FormatUint(e.Cursor, 10), int(n), err
+}
+
+func mustUint(s string) uint64 {
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return n
+}
