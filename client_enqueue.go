@@ -314,11 +314,14 @@ func (c *Client) enqueueResult(ctx context.Context, q *queueState, item store.En
 	case store.Replay:
 		t, err := c.Get(ctx, res.ID)
 		if errors.Is(err, ErrNotFound) { // the original expired; its key is still remembered
-			return &EnqueueResult{Task: taskOf(&store.Record{ID: res.ID, Queue: q.name}), Duplicate: true}, nil
+			t := taskOf(&store.Record{ID: res.ID, Queue: q.name})
+			t.Duplicate = true
+			return &EnqueueResult{Task: t, Duplicate: true}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
+		t.Duplicate = true
 		return &EnqueueResult{Task: t, Duplicate: true}, nil
 	case store.Conflict:
 		return nil, &IdempotencyConflictError{Key: key, TaskID: res.ID}

@@ -78,6 +78,11 @@ type Task struct {
 	Schedule     string     `json:"schedule,omitempty"`
 	ScheduleTick *time.Time `json:"schedule_tick,omitempty"`
 
+	// Duplicate is set on the task an Enqueue returned without creating
+	// it: an idempotent replay's original, or the task holding a unique
+	// task's lock (EnqueueResult.Duplicate).
+	Duplicate bool `json:"duplicate,omitempty"`
+
 	run     int    // execution number (the fence of this worker's run)
 	band    int    // priority band of the stream entry being run
 	entry   string // stream entry id being run

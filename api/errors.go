@@ -147,6 +147,8 @@ func httpField(f string) string {
 		return "timeout_seconds"
 	case "idempotency_key":
 		return "the Idempotency-Key header"
+	case "unique.period":
+		return "unique.period_seconds"
 	}
 	return f
 }

@@ -218,6 +218,14 @@ func (p *prober) tasks(e *env) string {
 	e.waitStatus(first, "SUCCEEDED")
 	p.do(e, 200, opSubmit, "/api/v1/tasks", once, "Idempotency-Key", "k1")
 	p.do(e, 422, opSubmit, "/api/v1/tasks", `{"task_type":"echo","payload":"twice"}`, "Idempotency-Key", "k1")
+	uniq := `{"task_type":"echo","queue":"idle","payload":{"u":1},"unique":{"key":"one","states":["QUEUED","RUNNING"],"period_seconds":3600}}`
+	held := p.do(e, 201, opSubmit, "/api/v1/tasks", uniq).str("id")
+	if r := p.do(e, 200, opSubmit, "/api/v1/tasks", uniq); r.str("id") != held || r.body["duplicate"] != true {
+		p.t.Errorf("unique duplicate: %s, want %s with duplicate true", r.raw, held)
+	}
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","unique":{"states":["DONE"]}}`)
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","unique":{"period_seconds":0.5}}`)
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","unique":{}}`, "Idempotency-Key", "k-u")
 	idle := `{"task_type":"echo","queue":"idle"}` // no worker takes it
 	p.do(e, 201, opSubmit, "/api/v1/tasks", idle, "Idempotency-Key", "k2")
 	p.do(e, 409, opSubmit, "/api/v1/tasks", idle, "Idempotency-Key", "k2")

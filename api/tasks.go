@@ -26,6 +26,32 @@ type submission struct {
 	DelaySeconds   json.RawMessage `json:"delay_seconds"`
 	MaxAttempts    json.RawMessage `json:"max_attempts"`
 	TimeoutSeconds json.RawMessage `json:"timeout_seconds"`
+	Unique         *uniqueBody     `json:"unique"`
+}
+
+// uniqueBody is a submission's "unique" object.
+type uniqueBody struct {
+	Key           string          `json:"key"`
+	States        []string        `json:"states"`
+	PeriodSeconds json.RawMessage `json:"period_seconds"`
+}
+
+func (u *uniqueBody) opts() (*dtq.UniqueOpts, error) {
+	if u == nil {
+		return nil, nil
+	}
+	o := &dtq.UniqueOpts{Key: u.Key}
+	for _, st := range u.States {
+		o.States = append(o.States, dtq.Status(st))
+	}
+	if given(u.PeriodSeconds) {
+		d, err := secondsField("unique.period_seconds", u.PeriodSeconds)
+		if err != nil {
+			return nil, err
+		}
+		o.Period = d
+	}
+	return o, nil
 }
 
 // request turns a submission into engine arguments, naming a bad field.
@@ -70,6 +96,11 @@ func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
 		}
 		o.Timeout = d
 	}
+	u, err := b.Unique.opts()
+	if err != nil {
+		return dtq.EnqueueRequest{}, err
+	}
+	o.Unique = u
 	payload := b.Payload
 	if payload == nil {
 		payload = json.RawMessage("null")
@@ -148,6 +179,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	case !res.Duplicate:
 		w.Header().Set("Location", "/api/v1/tasks/"+res.Task.ID)
 		writeJSON(w, http.StatusCreated, res.Task)
+	case req.Opts.Unique != nil: // the task holding the lock, as it is now
+		writeJSON(w, http.StatusOK, res.Task)
 	case res.Task.Status == "": // the original finished and expired; the key is still remembered
 		writeJSON(w, http.StatusGone, errorBody{Error: errorDetail{Code: codeExpired,
 			Message: "the task of this Idempotency-Key finished and has expired; the key is remembered until its window ends", TaskID: res.Task.ID}})
@@ -206,7 +239,11 @@ func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
 			out[i] = itemError(res[k].Err)
 			continue
 		}
-		out[i] = batchItem{Status: http.StatusCreated, Task: res[k].Task}
+		status := http.StatusCreated
+		if res[k].Duplicate {
+			status = http.StatusOK // a unique task's holder (a batch takes no idempotency key)
+		}
+		out[i] = batchItem{Status: status, Task: res[k].Task}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"results": out})
 }
