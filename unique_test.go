@@ -113,49 +113,62 @@ func TestUniqueLockReleasedByEachEnd(t *testing.T) {
 			}
 		}
 
-		// succeeded
-		o := opts("succeeded")
-		a := e.enqueue("ok", nil, o)
-		e.waitStatus(a.ID, dtq.StatusSucceeded, 10*time.Second)
-		again("succeeded", "ok", o, a.ID)
-
-		// dead (failed for good), and held while dead when DEAD is a state
-		o = opts("dead")
-		a = e.enqueue("fail", nil, o)
-		e.waitStatus(a.ID, dtq.StatusDead, 10*time.Second)
-		again("dead", "fail", o, a.ID)
-		o = opts("dead-held", dtq.StatusQueued, dtq.StatusRunning, dtq.StatusDead)
-		a = e.enqueue("fail", nil, o)
-		e.waitStatus(a.ID, dtq.StatusDead, 10*time.Second)
-		held("dead, DEAD a state", "fail", o, a.ID)
-		// ... until discarded from the dead-letter stream
-		if err := e.c.Discard(t.Context(), a.ID); err != nil {
-			t.Fatal(err)
-		}
-		again("discarded", "fail", o, a.ID)
-
-		// cancelled while queued (a delayed one: SCHEDULED) and while running
-		o = &dtq.EnqueueOpts{Queue: "work", Delay: time.Hour, Unique: &dtq.UniqueOpts{Key: "cancel-queued"}}
-		a = e.enqueue("ok", nil, o)
-		held("scheduled", "ok", o, a.ID)
-		if _, err := e.c.Cancel(t.Context(), a.ID); err != nil {
-			t.Fatal(err)
-		}
-		again("cancelled while scheduled", "ok", o, a.ID)
-		o = opts("cancel-running")
-		a = e.enqueue("hold", nil, o)
-		e.waitStatus(a.ID, dtq.StatusRunning, 10*time.Second)
-		held("running", "hold", o, a.ID)
-		if _, err := e.c.Cancel(t.Context(), a.ID); err != nil {
-			t.Fatal(err)
-		}
-		e.waitStatus(a.ID, dtq.StatusCancelled, 10*time.Second)
-		b := e.enqueue("hold", nil, o) // takes the lock, and runs until released
-		if b.ID == a.ID {
-			t.Errorf("cancelled while running: the next enqueue is the old task")
-		}
-		close(release)
-		e.waitStatus(b.ID, dtq.StatusSucceeded, 10*time.Second)
+		t.Run("succeeded", func(t *testing.T) {
+			o := opts("succeeded")
+			a := e.enqueue("ok", nil, o)
+			e.waitStatus(a.ID, dtq.StatusSucceeded, 10*time.Second)
+			again("succeeded", "ok", o, a.ID)
+		})
+		t.Run("dead", func(t *testing.T) {
+			o := opts("dead")
+			a := e.enqueue("fail", nil, o)
+			e.waitStatus(a.ID, dtq.StatusDead, 10*time.Second)
+			again("dead", "fail", o, a.ID)
+		})
+		t.Run("discarded", func(t *testing.T) { // held while DEAD when DEAD is a state, until discarded
+			o := opts("dead-held", dtq.StatusQueued, dtq.StatusRunning, dtq.StatusDead)
+			a := e.enqueue("fail", nil, o)
+			e.waitStatus(a.ID, dtq.StatusDead, 10*time.Second)
+			held("dead, DEAD a state", "fail", o, a.ID)
+			if err := e.c.Discard(t.Context(), a.ID); err != nil {
+				t.Fatal(err)
+			}
+			again("discarded", "fail", o, a.ID)
+		})
+		t.Run("cancelled while scheduled", func(t *testing.T) {
+			o := &dtq.EnqueueOpts{Queue: "work", Delay: time.Hour, Unique: &dtq.UniqueOpts{Key: "cancel-queued"}}
+			a := e.enqueue("ok", nil, o)
+			held("scheduled", "ok", o, a.ID)
+			if _, err := e.c.Cancel(t.Context(), a.ID); err != nil {
+				t.Fatal(err)
+			}
+			again("cancelled while scheduled", "ok", o, a.ID)
+		})
+		t.Run("cancelled while queued", func(t *testing.T) {
+			o := &dtq.EnqueueOpts{Queue: "unserved", Unique: &dtq.UniqueOpts{Key: "cancel-queued"}}
+			a := e.enqueue("ok", nil, o)
+			held("queued", "ok", o, a.ID)
+			if _, err := e.c.Cancel(t.Context(), a.ID); err != nil {
+				t.Fatal(err)
+			}
+			again("cancelled while queued", "ok", o, a.ID)
+		})
+		t.Run("cancelled while running", func(t *testing.T) {
+			o := opts("cancel-running")
+			a := e.enqueue("hold", nil, o)
+			e.waitStatus(a.ID, dtq.StatusRunning, 10*time.Second)
+			held("running", "hold", o, a.ID)
+			if _, err := e.c.Cancel(t.Context(), a.ID); err != nil {
+				t.Fatal(err)
+			}
+			e.waitStatus(a.ID, dtq.StatusCancelled, 10*time.Second)
+			b := e.enqueue("hold", nil, o) // takes the lock, and runs until released
+			if b.ID == a.ID {
+				t.Errorf("cancelled while running: the next enqueue is the old task")
+			}
+			close(release)
+			e.waitStatus(b.ID, dtq.StatusSucceeded, 10*time.Second)
+		})
 	})
 }
 
@@ -232,6 +245,30 @@ func TestUniqueValidation(t *testing.T) {
 			if !errors.As(err, &ve) || ve.Field != c.field {
 				t.Errorf("case %s: %v, want a ValidationError of %q", strconv.Itoa(i), err, c.field)
 			}
+		}
+	})
+}
+
+// With RetainNone a succeeded unique task is deleted as it succeeds: its
+// lock goes with it, even with SUCCEEDED among the states.
+func TestUniqueLockReleasedByDeletion(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ns := e.Namespace + "-none"
+		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: ns, Retention: dtq.RetainNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ne := &env{Backend: e.Backend, t: t, c: c}
+		ne.Namespace = ns
+		ne.worker(fast(dtq.WorkerConfig{}), map[string]dtq.HandlerFunc{"ok": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
+		o := &dtq.EnqueueOpts{Unique: &dtq.UniqueOpts{Key: "k", States: []dtq.Status{dtq.StatusQueued, dtq.StatusRunning, dtq.StatusSucceeded}}}
+		a := ne.enqueue("ok", nil, o)
+		eventually(t, 10*time.Second, "the succeeded task deleted", func() bool {
+			_, err := c.Get(t.Context(), a.ID)
+			return errors.Is(err, dtq.ErrNotFound)
+		})
+		if res, err := c.Enqueue(t.Context(), "ok", nil, o); err != nil || res.Duplicate {
+			t.Errorf("after deletion: %+v %v, want a new task", res, err)
 		}
 	})
 }

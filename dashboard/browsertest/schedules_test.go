@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
 // schedCell is the JavaScript text of a schedule row's cell (1-based
@@ -13,10 +15,19 @@ func schedCell(key string, col int) string {
 }
 
 // The schedules page lists a schedule with its next run, shows the task
-// its tick fired with that task's status, and pauses and resumes it.
+// its tick fired with that task's status, and pauses and resumes it — on
+// `dtq serve` with the embedded backend and with real Redis.
 func TestSchedulesPage(t *testing.T) {
 	t.Parallel()
-	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	t.Run("embedded", func(t *testing.T) { t.Parallel(); schedulesPage(t, nil) })
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		schedulesPage(t, []string{"DTQ_REDIS_URL=redis://" + redistest.Shared(t).Addr, "DTQ_NAMESPACE=" + redistest.Namespace(t)})
+	})
+}
+
+func schedulesPage(t *testing.T, env []string) {
+	p := start(t, env, "serve", "--addr", "127.0.0.1:0")
 	tb := newTab(t, 1280, 800)
 	tb.open(p.URL + "/#/schedules")
 	tb.waitFor("the empty state", `document.querySelector('main').textContent.includes('No schedules yet')`)
