@@ -23,6 +23,9 @@ type submitOptions struct {
 	maxAttempts    int
 	taskTimeout    time.Duration
 	idempotencyKey string
+	unique         bool
+	uniqueKey      string
+	uniquePeriod   time.Duration
 }
 
 // submitBody is the body of POST /api/v1/tasks; unset options are left out
@@ -35,6 +38,13 @@ type submitBody struct {
 	DelaySeconds   *float64        `json:"delay_seconds,omitempty"`
 	MaxAttempts    *int            `json:"max_attempts,omitempty"`
 	TimeoutSeconds *float64        `json:"timeout_seconds,omitempty"`
+	Unique         *submitUnique   `json:"unique,omitempty"`
+}
+
+// submitUnique is the body's "unique" object.
+type submitUnique struct {
+	Key           string   `json:"key,omitempty"`
+	PeriodSeconds *float64 `json:"period_seconds,omitempty"`
 }
 
 // newSubmitCmd builds `dtq submit TYPE`: POST /api/v1/tasks.
@@ -76,7 +86,10 @@ when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
 				return ans, err
 			}, func() error {
 				verb := "submitted"
-				if ans.status == http.StatusOK {
+				switch {
+				case ans.status == http.StatusOK && body.Unique != nil:
+					verb = "not submitted: a unique task holds the lock:"
+				case ans.status == http.StatusOK:
 					verb = "already submitted (same Idempotency-Key)"
 				}
 				fmt.Fprintf(out, "%s %s\n", verb, oneLine(task.ID, 0))
@@ -94,6 +107,9 @@ when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts before the task is dead (default: the server's)")
 	f.DurationVar(&o.taskTimeout, "task-timeout", 0, "limit on one execution of the task (default: the server's)")
 	f.StringVar(&o.idempotencyKey, "idempotency-key", "", "submit at most once per key (Idempotency-Key header)")
+	f.BoolVar(&o.unique, "unique", false, "unique by type and payload while one is queued, scheduled or running")
+	f.StringVar(&o.uniqueKey, "unique-key", "", "unique by type and this key (implies --unique)")
+	f.DurationVar(&o.uniquePeriod, "unique-period", 0, "one unique task per period of this length (implies --unique)")
 	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
 	addAPIFlags(cmd, &o.api)
 	return cmd
@@ -149,6 +165,13 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, 
 		}
 		s := o.taskTimeout.Seconds()
 		b.TimeoutSeconds = &s
+	}
+	if o.unique || o.uniqueKey != "" || changed("unique-period") {
+		b.Unique = &submitUnique{Key: o.uniqueKey}
+		if changed("unique-period") {
+			s := o.uniquePeriod.Seconds()
+			b.Unique.PeriodSeconds = &s
+		}
 	}
 	return b, nil
 }

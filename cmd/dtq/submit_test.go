@@ -162,3 +162,25 @@ func TestSubmitQueueFull(t *testing.T) {
 		}
 	})
 }
+
+func TestSubmitUnique(t *testing.T) {
+	forEachAPI(t, &apiEnvOpts{noWorker: true}, func(t *testing.T, e *apiEnv) {
+		out := e.ok("submit", "echo", "--payload", `{"a":1}`, "--unique")
+		if !strings.HasPrefix(out, "submitted ") {
+			t.Fatalf("first unique submit printed %q", out)
+		}
+		id := strings.Fields(lines(out)[0])[1]
+		out = e.ok("submit", "echo", "--payload", `{"a":1}`, "--unique")
+		if !strings.HasPrefix(out, "not submitted: a unique task holds the lock: "+id) {
+			t.Errorf("second unique submit printed %q", out)
+		}
+		if v := e.json("submit", "echo", "--payload", `{"a":2}`, "--unique-key", "k", "--unique-period", "1h"); v["duplicate"] != nil {
+			t.Errorf("a new unique key: %v", v)
+		}
+		if v := e.json("submit", "echo", "--payload", `{"a":3}`, "--unique-key", "k", "--unique-period", "1h"); v["duplicate"] != true {
+			t.Errorf("the same key in the period: %v", v)
+		}
+		e.fails([]string{"submit", "echo", "--unique-period", "10ms"}, "400 invalid_field: unique.period_seconds")
+		e.fails([]string{"submit", "echo", "--unique", "--idempotency-key", "x"}, "400 invalid_field: unique")
+	})
+}
