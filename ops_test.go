@@ -350,3 +350,61 @@ func TestListFinishedPages(t *testing.T) {
 		}
 	})
 }
+
+// A worker serving a queue full of long tasks and another queue keeps
+// serving the other one: each queue has its share of the slots.
+func TestQueueSharesDoNotStarve(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		release := make(chan struct{})
+		defer close(release)
+		var mu sync.Mutex
+		running := map[string]int{}
+		e.worker(&dtq.WorkerConfig{Queues: []string{"long", "short"}, Concurrency: 4, QueueWeights: map[string]int{"long": 3}},
+			map[string]dtq.HandlerFunc{
+				"hold": func(ctx context.Context, task *dtq.Task) (any, error) {
+					mu.Lock()
+					running[task.Queue]++
+					mu.Unlock()
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+					return nil, nil
+				},
+				"quick": func(context.Context, *dtq.Task) (any, error) { return nil, nil },
+			})
+		for range 10 {
+			e.enqueue("hold", nil, &dtq.EnqueueOpts{Queue: "long"})
+		}
+		eventually(t, 10*time.Second, "the long queue's share busy", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return running["long"] == 3
+		})
+		for range 3 {
+			task := e.enqueue("quick", nil, &dtq.EnqueueOpts{Queue: "short"})
+			e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if running["long"] != 3 {
+			t.Errorf("the long queue ran %d at once, want its share 3 of 4", running["long"])
+		}
+	})
+}
+
+func TestQueueWeightsValidation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		for _, cfg := range []*dtq.WorkerConfig{
+			{Queues: []string{"a"}, QueueWeights: map[string]int{"b": 1}},
+			{Queues: []string{"a", "b"}, QueueWeights: map[string]int{"a": 0}},
+			{Queues: []string{"a", "b"}, QueueWeights: map[string]int{"a": 1001}},
+		} {
+			_, err := dtq.NewWorker(e.c, cfg)
+			var ve *dtq.ValidationError
+			if !errors.As(err, &ve) || ve.Field != "WorkerConfig.QueueWeights" {
+				t.Errorf("%v: %v, want a ValidationError of WorkerConfig.QueueWeights", cfg.QueueWeights, err)
+			}
+		}
+	})
+}

@@ -35,6 +35,15 @@ type WorkerConfig struct {
 	// Concurrency is the most tasks the worker runs at once. Defaults to 10.
 	Concurrency int
 
+	// QueueWeights splits Concurrency between the queues: a queue runs at
+	// most Concurrency × its weight / (the sum of the weights) of its
+	// tasks at once (at least 1; the largest remainders get the rounding),
+	// and its tasks never take another queue's slots, so a queue full of
+	// long tasks cannot starve the others. Weights are 1 to 1000; a queue
+	// left out weighs 1 (equal shares by default). With one queue, it has
+	// every slot.
+	QueueWeights map[string]int
+
 	// VisibilityTimeout is how long a task whose worker stopped renewing it
 	// (the process died, or lost Redis) stays claimed before another worker
 	// takes it over. Workers renew their tasks every VisibilityTimeout/4.
@@ -85,6 +94,14 @@ func (c *WorkerConfig) withDefaults() (WorkerConfig, error) {
 	case cfg.Concurrency == 0:
 		cfg.Concurrency = 10
 	}
+	for q, wt := range cfg.QueueWeights {
+		if !seen[q] {
+			return cfg, invalid("WorkerConfig.QueueWeights", "names %q, which is not among the worker's queues", q)
+		}
+		if wt < 1 || wt > 1000 {
+			return cfg, invalid("WorkerConfig.QueueWeights", "of %q must be from 1 to 1000 (got %d)", q, wt)
+		}
+	}
 	switch {
 	case cfg.VisibilityTimeout < 0:
 		return cfg, invalid("WorkerConfig.VisibilityTimeout", "must not be negative (got %v)", cfg.VisibilityTimeout)
@@ -132,7 +149,6 @@ type Worker struct {
 	handlers  map[string]HandlerFunc
 	state     int // 0 new, 1 started, 2 stopping/stopped
 	running   map[string]*execution
-	slots     pool          // execution slots: handlers running
 	recording chan struct{} // tokens: outcomes being recorded
 	queues    []*workerQueue
 	started   time.Time
@@ -177,12 +193,52 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 		running:  map[string]*execution{},
 		stopping: make(chan struct{}),
 	}
-	w.slots.init(wc.Concurrency)
 	w.recording = make(chan struct{}, wc.Concurrency)
-	for _, name := range wc.Queues {
-		w.queues = append(w.queues, w.newQueue(c.queue(name)))
+	shares := slotShares(wc)
+	for i, name := range wc.Queues {
+		wq := w.newQueue(c.queue(name))
+		wq.slots.init(shares[i])
+		w.queues = append(w.queues, wq)
 	}
 	return w, nil
+}
+
+// slotShares splits cfg.Concurrency between cfg.Queues by their weights:
+// the largest remainders get the rounding, and every queue at least one
+// slot.
+func slotShares(cfg WorkerConfig) []int {
+	weight := func(q string) int {
+		if wt, ok := cfg.QueueWeights[q]; ok {
+			return wt
+		}
+		return 1
+	}
+	total := 0
+	for _, q := range cfg.Queues {
+		total += weight(q)
+	}
+	shares := make([]int, len(cfg.Queues))
+	rem := make([]int, len(cfg.Queues))
+	left := cfg.Concurrency
+	for i, q := range cfg.Queues {
+		shares[i] = cfg.Concurrency * weight(q) / total
+		rem[i] = cfg.Concurrency * weight(q) % total
+		left -= shares[i]
+	}
+	for ; left > 0; left-- {
+		best := 0
+		for i := range rem {
+			if rem[i] > rem[best] {
+				best = i
+			}
+		}
+		shares[best]++
+		rem[best] = -1
+	}
+	for i := range shares {
+		shares[i] = max(shares[i], 1)
+	}
+	return shares
 }
 
 // ID returns the worker's id.
@@ -320,10 +376,11 @@ func (w *Worker) retryDelay(attempt int) time.Duration {
 type pool struct {
 	mu      sync.Mutex
 	free    int
+	size    int // slots in all
 	changed chan struct{}
 }
 
-func (p *pool) init(n int) { p.free, p.changed = n, make(chan struct{}) }
+func (p *pool) init(n int) { p.free, p.size, p.changed = n, n, make(chan struct{}) }
 
 // acquire waits for at least one free slot and takes up to max of them.
 // With want > 1 it waits up to linger longer for want slots, so that busy

@@ -69,14 +69,14 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 		}
 		ref := TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}
 		if !record {
-			w.slots.release(1)
+			wq.slots.release(1)
 			w.log.Info("task taken over by another worker; this execution's outcome is dropped",
 				logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
 			obs.finished(ref, OutcomeLost, ran)
 			return
 		}
 		w.recording <- struct{}{}
-		w.slots.release(1)
+		wq.slots.release(1)
 		status := w.finish(ex, item)
 		<-w.recording
 		w.logFailure(t, status, item.Text)

@@ -45,6 +45,7 @@ type workerQueue struct {
 	busy         bool // the last read claimed something: read again without blocking
 	planned      bool // plain priority-planned reads are possible (the script ran once)
 	hot          int  // the band the last read filled its credit from, or -1
+	slots        pool // this queue's execution slots: its handlers running
 }
 
 func (w *Worker) newQueue(q *queueState) *workerQueue {
@@ -100,7 +101,7 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 func (wq *workerQueue) read(ctx context.Context) {
 	var retry backoff.Backoff
 	w := wq.w
-	share := max(1, w.cfg.Concurrency/len(w.queues))
+	share := wq.slots.size
 	for {
 		limit, want := maxFetch, 1
 		if wq.busy {
@@ -110,13 +111,13 @@ func (wq *workerQueue) read(ctx context.Context) {
 		} else {
 			limit = min(maxFetch, share) // a blocking read holds its slots while it waits
 		}
-		n, ok := w.slots.acquire(ctx, want, limit, batchLinger)
+		n, ok := wq.slots.acquire(ctx, want, limit, batchLinger)
 		if !ok {
 			return
 		}
 		entries, pre, err := wq.fetch(ctx, n)
 		if err != nil {
-			w.slots.release(n)
+			wq.slots.release(n)
 			if ctx.Err() != nil {
 				return
 			}
@@ -135,7 +136,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 			}
 		}
 		if len(entries) < n {
-			w.slots.release(n - len(entries))
+			wq.slots.release(n - len(entries))
 		}
 		if len(entries) > 0 {
 			// Start this batch while the next read goes out: the reader is
@@ -258,7 +259,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		// visibility timeout.
 		w.c.redisError("start", err)
 		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
-		w.slots.release(min(slots, len(entries)))
+		wq.slots.release(min(slots, len(entries)))
 		wq.busy = true
 		return
 	}
@@ -308,7 +309,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		launched++
 	}
 	w.c.publish(wq.q.store.Keys().Events(), events)
-	w.slots.release(min(slots, len(entries)) - launched)
+	wq.slots.release(min(slots, len(entries)) - launched)
 }
 
 // startRest starts with start.lua the entries that pre (the outcomes of a

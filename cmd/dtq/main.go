@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -14,7 +15,8 @@ func main() {
 	defer stop()
 	root := newRootCmd(os.Stdout, os.Stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "dtq:", err)
+		// the engine's errors carry their own "dtq: "
+		fmt.Fprintln(os.Stderr, "dtq:", strings.TrimPrefix(err.Error(), "dtq: "))
 		os.Exit(1)
 	}
 }

@@ -52,6 +52,7 @@ type processOptions struct {
 	concurrency       int
 	visibilityTimeout time.Duration
 	schedulesFile     string
+	queueWeights      map[string]int
 
 	shutdownTimeout time.Duration
 	pprofAddr       string
@@ -104,6 +105,8 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	if r.worker {
 		f.StringSliceVar(&o.queues, "queues", []string{dtq.DefaultQueue}, "queues the workers serve, comma-separated")
 		bindEnv(cmd, "queues", "DTQ_QUEUES")
+		f.StringToIntVar(&o.queueWeights, "queue-weights", nil, "each queue's share of --concurrency, e.g. a=3,b=1 (a queue left out weighs 1)")
+		bindEnv(cmd, "queue-weights", "DTQ_QUEUE_WEIGHTS")
 		f.IntVar(&o.concurrency, "concurrency", 10, "most tasks the worker runs at once")
 		bindEnv(cmd, "concurrency", "DTQ_CONCURRENCY")
 		f.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "how long a task of a dead worker stays claimed before another worker takes it over")
@@ -178,6 +181,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		worker, err = dtq.NewWorker(client, &dtq.WorkerConfig{
 			Queues:            o.queues,
 			Concurrency:       o.concurrency,
+			QueueWeights:      o.queueWeights,
 			VisibilityTimeout: o.visibilityTimeout,
 		})
 		if err != nil {
