@@ -204,14 +204,21 @@ func (c *Client) GetSchedule(ctx context.Context, queue, name string) (*Schedule
 	return scheduleInfo(queue, st), nil
 }
 
-func (c *Client) scheduleState(ctx context.Context, queue, name string) (*store.ScheduleState, error) {
+// queueSchedules returns the schedules stored in queue ("" is the
+// default queue) and the queue's name.
+func (c *Client) queueSchedules(ctx context.Context, queue string) (string, []store.ScheduleState, error) {
 	if queue == "" {
 		queue = DefaultQueue
 	}
 	if err := keys.CheckName("queue", queue); err != nil {
-		return nil, invalid("queue", "%v", err)
+		return queue, nil, invalid("queue", "%v", err)
 	}
 	all, err := c.store.Queue(queue).Schedules(ctx)
+	return queue, all, err
+}
+
+func (c *Client) scheduleState(ctx context.Context, queue, name string) (*store.ScheduleState, error) {
+	_, all, err := c.queueSchedules(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
@@ -225,13 +232,7 @@ func (c *Client) scheduleState(ctx context.Context, queue, name string) (*store.
 
 // ListSchedules returns the schedules of queue, by name.
 func (c *Client) ListSchedules(ctx context.Context, queue string) ([]ScheduleInfo, error) {
-	if queue == "" {
-		queue = DefaultQueue
-	}
-	if err := keys.CheckName("queue", queue); err != nil {
-		return nil, invalid("queue", "%v", err)
-	}
-	all, err := c.store.Queue(queue).Schedules(ctx)
+	queue, all, err := c.queueSchedules(ctx, queue)
 	if err != nil {
 		return nil, err
 	}

@@ -61,18 +61,27 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 	s.eachQueue(w, r, "discarded", s.c.Purge)
 }
 
+// queuesOf returns the request's ?queue=, or without it every queue.
+func (s *Server) queuesOf(r *http.Request) ([]string, error) {
+	if q := r.URL.Query().Get("queue"); q != "" {
+		return []string{q}, nil
+	}
+	all, err := s.c.Queues(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	queues := make([]string, 0, len(all))
+	for _, q := range all {
+		queues = append(queues, q.Name)
+	}
+	return queues, nil
+}
+
 func (s *Server) eachQueue(w http.ResponseWriter, r *http.Request, what string, act func(ctx context.Context, queue string) (int, error)) {
-	queues := []string{r.URL.Query().Get("queue")}
-	if queues[0] == "" {
-		all, err := s.c.Queues(r.Context())
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		queues = queues[:0]
-		for _, q := range all {
-			queues = append(queues, q.Name)
-		}
+	queues, err := s.queuesOf(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
 	}
 	total := 0
 	for _, q := range queues {

@@ -111,17 +111,10 @@ func (b *scheduleBody) schedule(queue, name string) (dtq.Schedule, error) {
 
 // listSchedules: GET /api/v1/schedules?queue= (every queue's without it).
 func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
-	queues := []string{r.URL.Query().Get("queue")}
-	if queues[0] == "" {
-		all, err := s.c.Queues(r.Context())
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		queues = queues[:0]
-		for _, q := range all {
-			queues = append(queues, q.Name)
-		}
+	queues, err := s.queuesOf(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
 	}
 	out := []scheduleJSON{}
 	for _, q := range queues {

@@ -30,14 +30,7 @@ func (e *LayoutError) Error() string {
 func (s *Store) CheckLayout(ctx context.Context) error {
 	c := s.r
 	res := c.DoMulti(ctx, c.B().Get().Key(LayoutKey(s.ns)).Build(), c.B().Exists().Key(QueuesKey(s.ns)).Build())
-	v, err := res[0].ToString()
-	if err == nil {
-		if v != Layout {
-			return &LayoutError{Namespace: s.ns, Found: v}
-		}
-		return nil
-	}
-	if !rueidis.IsRedisNil(err) {
+	if done, err := s.layoutRecorded(res[0]); done {
 		return err
 	}
 	old, err := res[1].AsInt64()
@@ -62,17 +55,26 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 // So the record is read again.
 func (s *Store) recheckLayout(ctx context.Context) error {
 	c := s.r
-	v, err := c.Do(ctx, c.B().Get().Key(LayoutKey(s.ns)).Build()).ToString()
-	if err == nil {
-		if v != Layout {
-			return &LayoutError{Namespace: s.ns, Found: v}
-		}
-		return nil
-	}
-	if !rueidis.IsRedisNil(err) {
+	if done, err := s.layoutRecorded(c.Do(ctx, c.B().Get().Key(LayoutKey(s.ns)).Build())); done {
 		return err
 	}
 	return &LayoutError{Namespace: s.ns, Found: "1"}
+}
+
+// layoutRecorded reads the answer to a GET of the layout record: done
+// when there is one (err: nil for this layout, a *LayoutError for
+// another) or the read failed (err); not done when there is none.
+func (s *Store) layoutRecorded(r rueidis.RedisResult) (done bool, err error) {
+	v, err := r.ToString()
+	switch {
+	case rueidis.IsRedisNil(err):
+		return false, nil
+	case err != nil:
+		return true, err
+	case v != Layout:
+		return true, &LayoutError{Namespace: s.ns, Found: v}
+	}
+	return true, nil
 }
 
 // RegisterQueue adds name to the namespace's queue set.
