@@ -99,7 +99,7 @@ func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo,
 	if err != nil {
 		return nil, err
 	}
-	old, err := c.scheduleState(ctx, s.Queue, s.Name)
+	_, old, err := c.scheduleState(ctx, s.Queue, s.Name)
 	if err != nil && !errors.Is(err, ErrScheduleNotFound) {
 		return nil, err
 	}
@@ -197,42 +197,48 @@ func (c *Client) scheduleDef(s Schedule) (store.ScheduleDef, *periodic.Spec, err
 
 // GetSchedule returns schedule name of queue.
 func (c *Client) GetSchedule(ctx context.Context, queue, name string) (*ScheduleInfo, error) {
-	st, err := c.scheduleState(ctx, queue, name)
+	queue, st, err := c.scheduleState(ctx, queue, name)
 	if err != nil {
 		return nil, err
 	}
 	return scheduleInfo(queue, st), nil
 }
 
-// queueSchedules returns the schedules stored in queue ("" is the
-// default queue) and the queue's name.
-func (c *Client) queueSchedules(ctx context.Context, queue string) (string, []store.ScheduleState, error) {
+// scheduleQueue returns the name of a schedule's queue ("" is the
+// default queue), or the error that refuses it.
+func scheduleQueue(queue string) (string, error) {
 	if queue == "" {
 		queue = DefaultQueue
 	}
 	if err := keys.CheckName("queue", queue); err != nil {
-		return queue, nil, invalid("queue", "%v", err)
+		return queue, invalid("queue", "%v", err)
 	}
-	all, err := c.store.Queue(queue).Schedules(ctx)
-	return queue, all, err
+	return queue, nil
 }
 
-func (c *Client) scheduleState(ctx context.Context, queue, name string) (*store.ScheduleState, error) {
-	_, all, err := c.queueSchedules(ctx, queue)
+// scheduleState reads schedule name of queue, with the queue's name.
+func (c *Client) scheduleState(ctx context.Context, queue, name string) (string, *store.ScheduleState, error) {
+	queue, err := scheduleQueue(queue)
 	if err != nil {
-		return nil, err
+		return queue, nil, err
 	}
-	for i := range all {
-		if all[i].Def.Name == name {
-			return &all[i], nil
-		}
+	st, ok, err := c.store.Queue(queue).Schedule(ctx, name)
+	if err != nil {
+		return queue, nil, err
 	}
-	return nil, ErrScheduleNotFound
+	if !ok {
+		return queue, nil, ErrScheduleNotFound
+	}
+	return queue, &st, nil
 }
 
 // ListSchedules returns the schedules of queue, by name.
 func (c *Client) ListSchedules(ctx context.Context, queue string) ([]ScheduleInfo, error) {
-	queue, all, err := c.queueSchedules(ctx, queue)
+	queue, err := scheduleQueue(queue)
+	if err != nil {
+		return nil, err
+	}
+	all, err := c.store.Queue(queue).Schedules(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -265,11 +271,9 @@ func scheduleInfo(queue string, st *store.ScheduleState) *ScheduleInfo {
 // DeleteSchedule deletes schedule name of queue; the tasks it created
 // stay.
 func (c *Client) DeleteSchedule(ctx context.Context, queue, name string) error {
-	if queue == "" {
-		queue = DefaultQueue
-	}
-	if err := keys.CheckName("queue", queue); err != nil {
-		return invalid("queue", "%v", err)
+	queue, err := scheduleQueue(queue)
+	if err != nil {
+		return err
 	}
 	existed, err := c.store.Queue(queue).DeleteSchedule(ctx, name)
 	if err != nil {
@@ -294,12 +298,9 @@ func (c *Client) ResumeSchedule(ctx context.Context, queue, name string) error {
 }
 
 func (c *Client) setSchedulePaused(ctx context.Context, queue, name string, paused bool) error {
-	st, err := c.scheduleState(ctx, queue, name)
+	queue, st, err := c.scheduleState(ctx, queue, name)
 	if err != nil {
 		return err
-	}
-	if queue == "" {
-		queue = DefaultQueue
 	}
 	q := c.store.Queue(queue)
 	now, err := q.Now(ctx)

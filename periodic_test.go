@@ -93,8 +93,8 @@ func TestScheduleFiresTasks(t *testing.T) {
 			t.Errorf("fired task %+v: want schedule every, a tick on a whole second, the payload", got)
 		}
 		info, err = e.c.GetSchedule(t.Context(), "", "every")
-		if err != nil || info.LastTaskID == "" || info.LastTick == nil {
-			t.Fatalf("after ticks: %+v %v, want the last tick and its task", info, err)
+		if err != nil || info.LastTaskID == "" || info.LastTick == nil || info.Queue != dtq.DefaultQueue {
+			t.Fatalf("after ticks: %+v %v, want the last tick and its task, in the default queue", info, err)
 		}
 
 		if err := e.c.PauseSchedule(t.Context(), "", "every"); err != nil {

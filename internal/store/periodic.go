@@ -130,6 +130,36 @@ func (q *Queue) Schedules(ctx context.Context) ([]ScheduleState, error) {
 	return out, nil
 }
 
+// Schedule returns schedule name of the queue; ok is false when there is
+// none.
+func (q *Queue) Schedule(ctx context.Context, name string) (st ScheduleState, ok bool, err error) {
+	c := q.s.r
+	res := c.DoMulti(ctx,
+		c.B().Hget().Key(q.k.Periodic()).Field(name).Build(),
+		c.B().Hget().Key(q.k.PeriodicFired()).Field(name).Build(),
+		c.B().Zscore().Key(q.k.PeriodicDue()).Member(name).Build())
+	raw, err := res[0].ToString()
+	if rueidis.IsRedisNil(err) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	fired, err := res[1].ToString()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		return st, false, err
+	}
+	if st, err = scheduleState(raw, fired); err != nil {
+		return st, false, err
+	}
+	if next, err := res[2].AsFloat64(); err == nil {
+		st.Next = int64(next)
+	} else if !rueidis.IsRedisNil(err) {
+		return st, false, err
+	}
+	return st, true, nil
+}
+
 func scheduleState(raw, fired string) (ScheduleState, error) {
 	st := ScheduleState{Raw: raw}
 	if err := json.Unmarshal([]byte(raw), &st.Def); err != nil {
