@@ -52,16 +52,16 @@ func checkUnique(u *UniqueOpts, idemKey string) (string, error) {
 	return b.String(), nil
 }
 
-// uniqueLock names the lock of a task of type typ with payload data: its
-// key (or, without one, its payload) and its period bucket (bucket is the
-// Redis clock in Unix ms, floored to the period; 0 without a period).
-func uniqueLock(typ string, u *UniqueOpts, data []byte, bucket int64) string {
+// uniqueLock names the lock of a task of type typ with payload data: by
+// its key or, without one, its payload (the store adds the period bucket,
+// on the Redis clock).
+func uniqueLock(typ string, u *UniqueOpts, data []byte) string {
 	parts := []string{typ, "args", string(data)}
 	if u.Key != "" {
 		parts = []string{typ, "key", u.Key}
 	}
 	h := sha256.New()
-	for _, s := range append(parts, strconv.FormatInt(bucket, 10)) {
+	for _, s := range parts {
 		h.Write([]byte(strconv.Itoa(len(s))))
 		h.Write([]byte{':'})
 		h.Write([]byte(s))
@@ -72,17 +72,8 @@ func uniqueLock(typ string, u *UniqueOpts, data []byte, bucket int64) string {
 // enqueueUnique creates a unique task, or finds the one holding its lock.
 func (c *Client) enqueueUnique(ctx context.Context, q *queueState, item store.EnqueueItem, opts *EnqueueOpts, states string) (*EnqueueResult, error) {
 	u := opts.Unique
-	var bucket int64
-	if u.Period > 0 {
-		now, err := q.store.Now(ctx)
-		if err != nil {
-			return nil, err
-		}
-		p := u.Period.Milliseconds()
-		bucket = now - now%p
-	}
 	res, err := q.store.EnqueueUnique(ctx, store.EnqueueConfig{Durability: c.durability()}, store.UniqueItem{
-		Item: item, Lock: uniqueLock(item.Type, u, item.Payload, bucket), States: states})
+		Item: item, Lock: uniqueLock(item.Type, u, item.Payload), Period: u.Period, States: states})
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,14 @@ import (
 )
 
 // UniqueItem is one unique task to create: Item under lock Lock (hex, made
-// by the caller from the task's type and key or payload, and its period
-// bucket), held while the holder's status is one of States (status
-// initials: Q queued, S scheduled, R running, D dead, U succeeded, C
-// cancelled).
+// by the caller from the task's type and its key or payload), per Period
+// of the Redis clock when set, held while the holder's status is one of
+// States (status initials: Q queued, S scheduled, R running, D dead, U
+// succeeded, C cancelled).
 type UniqueItem struct {
 	Item   EnqueueItem
 	Lock   string
+	Period time.Duration
 	States string
 }
 
@@ -32,6 +33,8 @@ func StatusInitial(status string) byte {
 
 // EnqueueUnique creates u's task unless the lock's holder is in its
 // states: then it returns code Replay with the holder's id (a duplicate).
+// A free lock takes one round trip; a held one two (the script needs the
+// holder's hash in its KEYS).
 func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueItem) (EnqueueResult, error) {
 	it := u.Item
 	id := it.RandomID
@@ -40,24 +43,12 @@ func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueIt
 	}
 	_, ulid, _ := taskid.Parse(id)
 	own := q.k.Task(ulid)
-	c := q.s.r
-	for range 8 { // the holder changed between the read and the script: read again
-		holder, err := c.Do(ctx, c.B().Hget().Key(q.k.Unique()).Field(u.Lock).Build()).ToString()
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return EnqueueResult{}, err
-		}
-		holderKey := own
-		if holder != "" {
-			_, hu, err := taskid.Parse(holder)
-			if err != nil {
-				return EnqueueResult{}, unexpected("unique holder", holder)
-			}
-			holderKey = q.k.Task(hu)
-		}
+	holder, holderKey := "", own
+	for range 8 { // the holder changed between two calls: call again
 		ks := q.k.bands([]string{q.k.Unique(), holderKey, q.k.Schedule(), q.k.Wakeup()})
 		ks = append(ks, own)
 		args := []string{u.Lock, holder, u.States, id, it.Type, rueidis.BinaryString(it.Payload), itoa(it.Priority),
-			itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay)}
+			itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), ms(u.Period)}
 		res, err := uniqueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 		if err != nil {
 			return EnqueueResult{}, err
@@ -72,6 +63,14 @@ func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueIt
 		now, _ := strconv.ParseInt(nowS, 10, 64)
 		switch code {
 		case 0:
+			holder, holderKey = rid, own
+			if rid != "" {
+				_, hu, err := taskid.Parse(rid)
+				if err != nil {
+					return EnqueueResult{}, unexpected("unique holder", rid)
+				}
+				holderKey = q.k.Task(hu)
+			}
 			continue
 		case 1:
 			return EnqueueResult{Code: Created, ID: rid, Status: StatusQueued, Created: now}, nil

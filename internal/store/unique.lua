@@ -9,14 +9,17 @@
 -- KEYS[5..14]    band streams of priority 0..9
 -- KEYS[15]       the new task's hash
 --
--- ARGV[1]        lock (hex)
--- ARGV[2]        the holder the caller read ("" for none)
+-- ARGV[1]        lock (hex); with a period, the field is "<lock>@<bucket>",
+--                bucket the Redis clock floored to the period (Unix ms)
+-- ARGV[2]        the holder the caller expects ("" for none: the first
+--                call; KEYS[2] then names the new task's own hash)
 -- ARGV[3]        the lock's states: a string of status initials (Q queued,
 --                S scheduled, R running, D dead, U succeeded, C cancelled)
 -- ARGV[4]        the new task's id
 -- ARGV[5..9]     type, payload, priority, max attempts, timeout ms
 -- ARGV[10]       due time, Unix ms ("0": due now), or
 -- ARGV[11]       delay ms ("0": none)
+-- ARGV[12]       period ms ("0": none)
 --
 -- A unique task always has a hash (its status field says whether it still
 -- holds its lock): status QUEUED and an entry in its band, or SCHEDULED in
@@ -25,15 +28,18 @@
 -- stream, or out of them does not: the lock goes to the new task.
 --
 -- Returns { code, id, now }: 1 created (id the new task, SCHEDULED when
--- due later: code 3), 2 duplicate (id the holder), 0 the holder changed
--- since the caller read it (read it again).
+-- due later: code 3), 2 duplicate (id the holder), 0 the lock has another
+-- holder than expected: id (call again with its hash in KEYS[2]). A free
+-- lock takes one call.
 
 local uniq, holderKey, schedule, wakeup = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local lock, expected, states = ARGV[1], ARGV[2], ARGV[3]
 local now, nowS = now_ms()
+local period = tonumber(ARGV[12])
+if period > 0 then lock = lock .. '@' .. string.format('%d', now - now % period) end
 
 local holder = redis.call('HGET', uniq, lock) or ''
-if holder ~= expected then return { 0, '', nowS } end
+if holder ~= expected then return { 0, holder, nowS } end
 if holder ~= '' then
   -- a discarded DEAD task has left the dead-letter stream: it holds no lock
   local f = redis.call('HMGET', holderKey, 'status', 'discarded')
