@@ -86,6 +86,11 @@ func (s *Scheduler) Run(ctx context.Context) {
 func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 	renewed := time.Now()
 	trimDue := true
+	// The schedules are read again only when a tick may be due: at the
+	// next tick the last read found, or once the wakeup stream moved (a
+	// schedule changed). Unknown at first.
+	var tickAt time.Time
+	tickWake := ""
 	for ctx.Err() == nil {
 		if time.Since(renewed) >= renewEvery {
 			ok, err := lock.Renew(ctx, s.Owner, LockTTL)
@@ -117,12 +122,24 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			}
 			continue
 		}
-		tick, err := s.fireSchedules(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.Log.Warn("firing schedules failed", "error", err)
+		tick := time.Until(tickAt)
+		if tickAt.IsZero() || tick <= 0 || wakeID != tickWake {
+			var err error
+			if tick, err = s.fireSchedules(ctx); err != nil {
+				if ctx.Err() == nil {
+					s.Log.Warn("firing schedules failed", "error", err)
+				}
+				tick = time.Second
 			}
-			tick = time.Second
+			switch {
+			case tick < 0: // no active schedule: until a wakeup
+				tickAt, tick = time.Now().Add(24*time.Hour), -1
+			case tick > 0:
+				tickAt = time.Now().Add(tick)
+			default:
+				tickAt = time.Time{}
+			}
+			tickWake = wakeID
 		}
 		if more || trimDue || tick == 0 {
 			continue
