@@ -420,10 +420,9 @@ func BenchmarkStartFinish(b *testing.B) {
 	})
 }
 
-// BenchmarkEnqueueObserved is the root package's BenchmarkEnqueue (single
-// Enqueue calls from 50 goroutines, own redis-server) with a Metrics as the
-// observer, to compare with it.
-func BenchmarkEnqueueObserved(b *testing.B) {
+// observedClient is a Client on its own redis-server with a Metrics as
+// its observer, and the benchmarks' payload.
+func observedClient(b *testing.B) (*dtq.Client, []byte) {
 	m, err := metrics.New(&metrics.Config{TaskTypes: []string{"noop"}})
 	if err != nil {
 		b.Fatal(err)
@@ -433,7 +432,14 @@ func BenchmarkEnqueueObserved(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	payload := []byte(`{"order_id":"123456","action":"charge","amount_cents":4200,"currency":"EUR"}`)
+	return c, []byte(`{"order_id":"123456","action":"charge","amount_cents":4200,"currency":"EUR"}`)
+}
+
+// BenchmarkEnqueueObserved is the root package's BenchmarkEnqueue (single
+// Enqueue calls from 50 goroutines, own redis-server) with a Metrics as the
+// observer, to compare with it.
+func BenchmarkEnqueueObserved(b *testing.B) {
+	c, payload := observedClient(b)
 	var next atomic.Int64
 	b.ResetTimer()
 	start := time.Now()
@@ -456,16 +462,7 @@ func BenchmarkEnqueueObserved(b *testing.B) {
 // queue drained by one worker of concurrency 50, no-op handler) with a
 // Metrics as the observer.
 func BenchmarkDrainObserved(b *testing.B) {
-	m, err := metrics.New(&metrics.Config{TaskTypes: []string{"noop"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := redistest.Start(b, nil)
-	c, err := dtq.NewClient(redistest.Client(b, srv), &dtq.Config{Observer: m})
-	if err != nil {
-		b.Fatal(err)
-	}
-	payload := []byte(`{"order_id":"123456","action":"charge","amount_cents":4200,"currency":"EUR"}`)
+	c, payload := observedClient(b)
 	reqs := make([]dtq.EnqueueRequest, 1000)
 	for i := range reqs {
 		reqs[i] = dtq.EnqueueRequest{Type: "noop", Payload: payload}
