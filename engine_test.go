@@ -38,7 +38,9 @@ func TestEnqueueRunSucceed(t *testing.T) {
 // Processes meeting a fresh namespace at once all take it: none reads the
 // queue set another just registered as data of the first layout (the check
 // reads the layout record and the queue set in two steps: CI met the race
-// with 100 concurrent enqueues).
+// with 100 concurrent enqueues). A stress test: the window is narrow and
+// 40 rounds here did not hit it without the fix; TestRecheckLayout (store)
+// is the test that fails without it.
 func TestConcurrentFirstUseOfANamespace(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		for round := range 40 {
