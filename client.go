@@ -193,8 +193,14 @@ type queueState struct {
 	name       string
 	store      *store.Queue
 	scripted   *batch.Batcher[store.EnqueueItem, store.EnqueueResult]
-	registered bool // the queue is in the namespace's queue set
+	registered time.Time // when this Client last put the queue in the namespace's queue set
 }
+
+// reregisterAfter is how long a Client trusts its registration of a queue:
+// after it, its next submission registers the queue again (a cheap SADD),
+// so a queue another process deleted while this one still submits to it is
+// listed again.
+const reregisterAfter = time.Minute
 
 // NewClient returns a Client on redis. It does no I/O.
 func NewClient(redis rueidis.Client, cfg *Config) (*Client, error) {
@@ -275,13 +281,13 @@ func (c *Client) CheckLayout(ctx context.Context) error {
 	return nil
 }
 
-// register adds queue to the namespace's queue set, once per Client, after
-// checking the namespace's layout.
+// register adds queue to the namespace's queue set, once per Client and
+// reregisterAfter, after checking the namespace's layout.
 func (c *Client) register(ctx context.Context, q *queueState) error {
 	c.mu.Lock()
-	done := q.registered
+	at := q.registered
 	c.mu.Unlock()
-	if done {
+	if !at.IsZero() && time.Since(at) < reregisterAfter {
 		return nil
 	}
 	if err := c.CheckLayout(ctx); err != nil {
@@ -291,7 +297,7 @@ func (c *Client) register(ctx context.Context, q *queueState) error {
 		return err
 	}
 	c.mu.Lock()
-	q.registered = true
+	q.registered = time.Now()
 	c.mu.Unlock()
 	return nil
 }

@@ -51,6 +51,9 @@ var (
 	// (a *LayoutError says which).
 	ErrLayout = errors.New("dtq: unknown key layout")
 
+	// ErrQueueNotEmpty is wrapped by QueueNotEmptyError.
+	ErrQueueNotEmpty = errors.New("dtq: queue holds tasks")
+
 	// ErrStopped is the cause of a handler's context when the worker stops
 	// without waiting for it (StopAndCancel, or the grace period ran out).
 	ErrStopped = errors.New("dtq: worker stopped")
@@ -96,6 +99,22 @@ func (e *QueueFullError) Error() string {
 
 // Unwrap returns ErrQueueFull.
 func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
+
+// QueueNotEmptyError is returned by DeleteQueue, without
+// DeleteQueueOpts.Force, for a queue that holds tasks not finished: what it
+// holds. Nothing was deleted.
+type QueueNotEmptyError struct {
+	Queue                            string
+	Queued, Scheduled, Running, Dead int64
+}
+
+func (e *QueueNotEmptyError) Error() string {
+	return fmt.Sprintf("dtq: queue %q holds %d queued, %d scheduled, %d running and %d dead tasks: delete it with Force to delete them too",
+		e.Queue, e.Queued, e.Scheduled, e.Running, e.Dead)
+}
+
+// Unwrap returns ErrQueueNotEmpty.
+func (e *QueueNotEmptyError) Unwrap() error { return ErrQueueNotEmpty }
 
 // TooLargeError is returned by Enqueue for a payload over the limit.
 type TooLargeError struct {

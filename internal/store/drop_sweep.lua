@@ -1,0 +1,55 @@
+-- drop_sweep.lua: delete the keys of single tasks of a deleted queue (the
+-- second step of Client.DeleteQueue, after drop.lua), among the keys a
+-- SCAN of the queue's prefix found. A key made after the deletion — by a
+-- submission to the queue, which makes it again — is kept.
+--
+-- KEYS[1]        schedule zset (of the queue as it is again, if it is)
+-- KEYS[2]        run hash (likewise)
+-- KEYS[3..]      candidate keys: task hashes ("...:task:<ULID>"),
+--                idempotency records ("...:idem:<sha>") and operation
+--                records ("...:once:<sha>"); any other key is left alone
+--
+-- ARGV[1]        the deletion's Redis time (Unix ms), from drop.lua
+-- ARGV[2]        the queue's task id prefix ("<queue>-")
+--
+-- A task hash is deleted when it was created at or before the deletion
+-- (or says nothing of when) and is neither SCHEDULED nor RUNNING in the
+-- queue as it is now; an idempotency record when the task it names is of
+-- before the deletion: a birth entry's time (a "=<band>:<ms>-<seq>"
+-- reference) at or before it, or a random id that is neither scheduled nor
+-- running now. Operation records are deleted.
+--
+-- Returns the number of keys deleted.
+
+local schedule, run = KEYS[1], KEYS[2]
+local dropped, prefix = tonumber(ARGV[1]), ARGV[2]
+local deleted = 0
+
+local function live(ulid)
+  return redis.call('HEXISTS', run, ulid) == 1 or redis.call('ZSCORE', schedule, prefix .. ulid) ~= false
+end
+
+for i = 3, #KEYS do
+  local k = KEYS[i]
+  local kind, rest = string.match(k, ':(%a+):([^:]+)$')
+  local del = false
+  if kind == 'task' then
+    local created = tonumber(redis.call('HGET', k, 'created') or '0') or 0
+    del = created <= dropped and not live(rest)
+  elseif kind == 'idem' then
+    local v = redis.call('GET', k)
+    if v then
+      local ref = string.match(v, '^(%S+)')
+      local ms = string.match(ref, '^=%d+:(%d+)%-')
+      if ms then
+        del = tonumber(ms) <= dropped
+      else
+        del = not live(string.sub(ref, -26))
+      end
+    end
+  elseif kind == 'once' then
+    del = true
+  end
+  if del then deleted = deleted + redis.call('DEL', k) end
+end
+return deleted
