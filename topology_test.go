@@ -123,6 +123,20 @@ func coreCases(t *testing.T, e *env) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event arrived")
 	}
+
+	// DeleteQueue finds the records of single tasks on whichever node
+	// holds the queue's slot.
+	idem := &dtq.EnqueueOpts{Queue: "scratch", Delay: time.Hour, IdempotencyKey: "k"}
+	old := e.enqueue("ok", nil, idem)
+	if _, err := e.c.DeleteQueue(t.Context(), "scratch", &dtq.DeleteQueueOpts{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Get(t.Context(), old.ID); !errors.Is(err, dtq.ErrNotFound) {
+		t.Fatalf("Get after DeleteQueue: %v", err)
+	}
+	if again := e.enqueue("ok", nil, idem); again.ID == old.ID {
+		t.Fatal("the deleted queue's idempotency record answered")
+	}
 }
 
 // submitAndRun submits n tasks on queue and waits until they succeed,

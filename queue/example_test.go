@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dtq-dev/dtq/internal/embedded"
 	"github.com/dtq-dev/dtq/queue"
 )
 
@@ -13,13 +12,15 @@ import (
 // priority topic first; a duplicate key is refused.
 func Example() {
 	ctx := context.Background()
-	backend, err := embedded.Start() // or a rueidis client for real Redis
+	// memory:// is an in-process server for trying; redis://host:6379 (or
+	// a Cluster or Sentinel URL) for real use.
+	client, err := queue.Connect(ctx, "memory://")
 	if err != nil {
 		panic(err)
 	}
-	defer backend.Close()
+	defer client.Close()
 
-	q, err := queue.New(backend.Client, "orders", nil)
+	q, err := queue.New(client, "orders", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -52,9 +53,9 @@ func Example() {
 // Release moves a message atomically to another topic, here a retry lane.
 func ExampleMessage_Release() {
 	ctx := context.Background()
-	backend, _ := embedded.Start()
-	defer backend.Close()
-	q, _ := queue.New(backend.Client, "jobs", nil)
+	client, _ := queue.Connect(ctx, "memory://")
+	defer client.Close()
+	q, _ := queue.New(client, "jobs", nil)
 	q.Put(ctx, "work", []byte("flaky job"), nil)
 
 	sub, _ := q.Subscribe(ctx, map[string]int{"retry": 0, "work": 1}, nil)

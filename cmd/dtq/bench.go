@@ -127,7 +127,7 @@ func (o *benchOptions) direct(ctx context.Context, out io.Writer, measure func(c
 	var closeFn func()
 	var c *dtq.Client
 	var usage bench.UsageFunc
-	if o.redisURL == "" {
+	if o.redisURL == "" || o.redisURL == redisconn.Memory {
 		backend = "embedded"
 		b, err := embedded.Start()
 		if err != nil {

@@ -68,7 +68,7 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	bindEnv(cmd, "addr", "DTQ_ADDR")
 	redisHelp := "Redis URL: redis://[user:password@]host:port[/db], redis+cluster://host:port,host:port, redis+sentinel://host:port,…/master (rediss… for TLS)"
 	if r.api && r.worker {
-		redisHelp += "; empty runs the embedded in-memory backend"
+		redisHelp += "; empty (or memory://) runs the embedded in-memory backend"
 	}
 	f.StringVar(&o.redisURL, "redis", "", redisHelp)
 	bindEnv(cmd, "redis", "DTQ_REDIS_URL")
@@ -273,7 +273,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 // URL is given and the process runs everything; it logs which as its first
 // line.
 func connectBackend(ctx context.Context, log *slog.Logger, o processOptions, r role) (rueidis.Client, func(), error) {
-	if o.redisURL == "" {
+	if o.redisURL == "" || o.redisURL == redisconn.Memory {
 		if !(r.api && r.worker) {
 			return nil, nil, fmt.Errorf("dtq %s needs --redis or DTQ_REDIS_URL: separate processes share work only through Redis (dtq serve runs everything in one process on the embedded backend)", r.name)
 		}

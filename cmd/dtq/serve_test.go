@@ -97,9 +97,11 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 func TestAPIAndWorkerNeedRedis(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range []string{"api", "worker"} {
-		_, _, err := execute(t, cmd, "--addr", "127.0.0.1:0")
-		if err == nil || !strings.Contains(err.Error(), "needs --redis") {
-			t.Errorf("dtq %s without Redis: %v", cmd, err)
+		for _, extra := range [][]string{nil, {"--redis", "memory://"}} {
+			_, _, err := execute(t, append([]string{cmd, "--addr", "127.0.0.1:0"}, extra...)...)
+			if err == nil || !strings.Contains(err.Error(), "needs --redis") {
+				t.Errorf("dtq %s %v: %v, want it refused (an embedded backend of its own shares no work)", cmd, extra, err)
+			}
 		}
 	}
 }
