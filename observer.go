@@ -99,8 +99,8 @@ type TaskRef struct {
 // TaskObserver, dtq calls OnSubmitted, OnStarted, OnFinished, OnEnded and
 // OnReclaimed in place of TaskSubmitted, TaskStarted, TaskFinished,
 // TaskEnded and TasksReclaimed (RedisError stays as it is), with the same
-// meaning and on the same goroutines; embed NopObserver for the methods it
-// does not need.
+// meaning and on the same goroutines; embed NopTaskObserver for the methods
+// it does not need.
 type TaskObserver interface {
 	Observer
 	OnSubmitted(t TaskRef)
@@ -112,8 +112,10 @@ type TaskObserver interface {
 	OnReclaimed(t TaskRef)
 }
 
-// NopObserver implements TaskObserver (and so Observer) doing nothing: embed
-// it in an observer to implement only the methods it needs.
+// NopObserver implements Observer doing nothing: embed it in an observer to
+// implement only the methods it needs. (It has no TaskObserver methods, so
+// an observer embedding it gets the plain calls it implements; embed
+// NopTaskObserver for a TaskObserver.)
 type NopObserver struct{}
 
 func (NopObserver) TaskSubmitted(string, string)                        {}
@@ -122,11 +124,16 @@ func (NopObserver) TaskFinished(string, string, Outcome, time.Duration) {}
 func (NopObserver) TaskEnded(string, string, Outcome)                   {}
 func (NopObserver) TasksReclaimed(string, int)                          {}
 func (NopObserver) RedisError(string, error)                            {}
-func (NopObserver) OnSubmitted(TaskRef)                                 {}
-func (NopObserver) OnStarted(TaskRef, time.Duration)                    {}
-func (NopObserver) OnFinished(TaskRef, Outcome, time.Duration)          {}
-func (NopObserver) OnEnded(TaskRef, Outcome)                            {}
-func (NopObserver) OnReclaimed(TaskRef)                                 {}
+
+// NopTaskObserver implements TaskObserver doing nothing: embed it in a
+// TaskObserver to implement only the On methods it needs.
+type NopTaskObserver struct{ NopObserver }
+
+func (NopTaskObserver) OnSubmitted(TaskRef)                        {}
+func (NopTaskObserver) OnStarted(TaskRef, time.Duration)           {}
+func (NopTaskObserver) OnFinished(TaskRef, Outcome, time.Duration) {}
+func (NopTaskObserver) OnEnded(TaskRef, Outcome)                   {}
+func (NopTaskObserver) OnReclaimed(TaskRef)                        {}
 
 // observer dispatches the engine's task events to Config.Observer: to its
 // TaskObserver methods when it has them. The zero value reports nothing.

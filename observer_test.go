@@ -343,7 +343,7 @@ func (s *syncBuffer) String() string {
 // taskRecorder is a TaskObserver: it records each callback with the task's
 // id, and the plain Observer calls it must not get.
 type taskRecorder struct {
-	dtq.NopObserver
+	dtq.NopTaskObserver
 	mu    sync.Mutex
 	calls []string
 	plain int
