@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -71,7 +72,11 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 	if err := w.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Stop(t.Context()) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w.Stop(ctx)
+	})
 	if _, err := client.Enqueue(t.Context(), "echo", map[string]int{"n": 1}, nil); err != nil {
 		t.Fatal(err)
 	}
