@@ -135,6 +135,15 @@ func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string)
 	return cmd
 }
 
+// collectAtScrape adds to m the metrics a dtq process reads from Redis at
+// each scrape: the queues' depths and the live workers.
+func collectAtScrape(m *metrics.Metrics, client *dtq.Client) error {
+	if err := m.CollectQueues(client); err != nil {
+		return err
+	}
+	return m.CollectWorkers(client)
+}
+
 // runProcess runs a dtq process until ctx ends, then shuts it down
 // gracefully: it stops accepting requests and taking tasks, lets running
 // requests and tasks finish within the shutdown timeout, and hands back the
@@ -167,7 +176,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if err != nil {
 		return err
 	}
-	if err := m.CollectQueues(client); err != nil {
+	if err := collectAtScrape(m, client); err != nil {
 		return err
 	}
 

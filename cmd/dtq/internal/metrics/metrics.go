@@ -1,13 +1,14 @@
 // Package metrics exports dtq's Prometheus metrics: the task engine's events
-// (a Metrics is a dtq.Observer), the queues' depths read from Redis at
-// scrape time, and the HTTP API's requests. docs/observability.md lists
-// every metric.
+// (a Metrics is a dtq.Observer), the queues' depths and the live workers
+// read from Redis at scrape time, and the HTTP API's requests.
+// docs/observability.md lists every metric.
 //
 // Wiring, in the process that runs the engine and the API:
 //
 //	m, err := metrics.New(&metrics.Config{TaskTypes: types})
 //	client, err := dtq.NewClient(redis, &dtq.Config{Observer: m})
 //	m.CollectQueues(client)
+//	m.CollectWorkers(client)
 //	srv := api.New(client, redis, &api.Config{ObserveRequest: m.ObserveHTTP})
 //	mux.Handle("GET /metrics", m.Handler())
 //

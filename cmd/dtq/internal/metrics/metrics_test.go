@@ -49,6 +49,9 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *metrics.Config) *env {
 	if err := m.CollectQueues(c); err != nil {
 		t.Fatal(err)
 	}
+	if err := m.CollectWorkers(c); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	return &env{t: t, b: b, m: m, c: c, srv: srv}
@@ -293,8 +296,8 @@ func TestQueueDepth(t *testing.T) {
 	})
 }
 
-// When Redis cannot be read at scrape time, the scrape has no queue gauges
-// (nothing stale) and counts a Redis error.
+// When Redis cannot be read at scrape time, the scrape has no queue or
+// worker gauges (nothing stale) and counts the Redis errors.
 func TestQueueDepthWithRedisDown(t *testing.T) {
 	t.Parallel()
 	be := redistest.Embedded(t)
@@ -308,12 +311,14 @@ func TestQueueDepthWithRedisDown(t *testing.T) {
 	scrape(t, e.srv.URL)
 	got := scrape(t, e.srv.URL) // collectors run concurrently: the first failure shows from the next scrape
 	for name := range got {
-		if strings.HasPrefix(name, "dtq_queue_") {
+		if strings.HasPrefix(name, "dtq_queue_") || strings.HasPrefix(name, "dtq_workers") {
 			t.Errorf("with Redis down the scrape has %s", name)
 		}
 	}
-	if got[`dtq_redis_errors_total{op="queues"}`] < 1 {
-		t.Errorf("no Redis error counted: %v", got[`dtq_redis_errors_total{op="queues"}`])
+	for _, op := range []string{"queues", "workers"} {
+		if n := got[`dtq_redis_errors_total{op="`+op+`"}`]; n < 1 {
+			t.Errorf("no Redis error counted for op %s: %v", op, n)
+		}
 	}
 	check(t, got, map[string]float64{series("dtq_tasks_submitted_total", "default", "other"): 1})
 }
@@ -402,6 +407,9 @@ func TestObserverMethods(t *testing.T) {
 	}
 	if err := m.CollectQueues(nil); !errors.Is(err, dtq.ErrInvalid) {
 		t.Errorf("CollectQueues(nil): %v", err)
+	}
+	if err := m.CollectWorkers(nil); !errors.Is(err, dtq.ErrInvalid) {
+		t.Errorf("CollectWorkers(nil): %v", err)
 	}
 }
 
