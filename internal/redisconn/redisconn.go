@@ -293,11 +293,16 @@ func majorVersion(v string) (int, error) {
 	return strconv.Atoi(head)
 }
 
-// Redact hides the password of a URL, for logs and error messages.
+// Redact hides the passwords of a URL — its user part's and a
+// sentinel_password parameter's — for logs and error messages.
 func Redact(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "(invalid URL)"
+	}
+	if q := u.Query(); q.Has("sentinel_password") {
+		q.Set("sentinel_password", "xxxxx")
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }

@@ -479,3 +479,25 @@ func TestFakeRedisSpeaksEnough(t *testing.T) {
 		t.Fatalf("INFO = %q, %v; want %q", got, err, info)
 	}
 }
+
+// Redact hides both passwords a URL can hold: the user part's and the
+// sentinels' own.
+func TestRedactHidesEveryPassword(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		"redis://alice:s3cret@example.com:6379/1",
+		"redis+sentinel://alice:s3cret@a:26379/mymaster",
+		"redis+sentinel://a:26379/mymaster?sentinel_user=sam&sentinel_password=s3cret",
+		"rediss+sentinel://alice:s3cret@a:26379/mymaster?sentinel_password=s3cret&tls_server_name=x",
+	} {
+		got := redisconn.Redact(raw)
+		if strings.Contains(got, "s3cret") {
+			t.Errorf("Redact(%q) = %q", raw, got)
+		}
+	}
+	// An error about such a URL does not show it either.
+	_, err := redisconn.Parse("redis+sentinel://a:26379/mymaster?sentinel_password=s3cret&bogus=1")
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("error %v", err)
+	}
+}
