@@ -49,7 +49,7 @@ func IdempotentOperation(ctx context.Context, key string, fn func(context.Contex
 		return Retryable(ErrOperationInProgress)
 	}
 	if ferr := fn(ctx); ferr != nil {
-		lock.Release(context.WithoutCancel(ctx), token)
+		_ = lock.Release(context.WithoutCancel(ctx), token) // a release that fails ends with the hold
 		return ferr
 	}
 	return lock.Mark(context.WithoutCancel(ctx), "done", c.cfg.IdempotencyWindow)

@@ -296,7 +296,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.upkeep.Go(func() { w.heartbeat(upkeepCtx) })
 	// The end of ctx stops the worker as StopAndCancel does (as the end
 	// of a queue Subscription's ctx closes it).
-	w.unwatch = context.AfterFunc(ctx, func() { w.StopAndCancel(context.Background()) })
+	w.unwatch = context.AfterFunc(ctx, func() { _ = w.StopAndCancel(context.Background()) }) // what it reports is logged
 	return nil
 }
 

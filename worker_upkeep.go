@@ -126,5 +126,7 @@ func (w *Worker) beat(ctx context.Context) {
 func (w *Worker) deregister(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	w.c.store.Deregister(ctx, w.cfg.ID)
+	if err := w.c.store.Deregister(ctx, w.cfg.ID); err != nil {
+		w.log.Warn("leaving the worker registry failed: the worker is listed until its heartbeat expires", "error", err)
+	}
 }

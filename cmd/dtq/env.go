@@ -28,7 +28,9 @@ func bindEnv(cmd *cobra.Command, flag, env string) {
 		panic("bindEnv: no flag " + flag)
 	}
 	f.Usage += " [" + env + "]"
-	cmd.Flags().SetAnnotation(flag, envAnnotation, []string{env})
+	if err := cmd.Flags().SetAnnotation(flag, envAnnotation, []string{env}); err != nil {
+		panic("bindEnv: " + err.Error())
+	}
 }
 
 // applyEnv sets every flag of cmd that the command line left alone from its

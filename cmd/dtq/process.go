@@ -354,7 +354,7 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }() // ends with ErrServerClosed at stop
 	log.Info("serving pprof profiles", "addr", ln.Addr().String())
 	return func() { srv.Close() }, nil
 }

@@ -181,8 +181,11 @@ leading seconds field, or @yearly, @monthly, @weekly, @daily, @hourly,
 	f.StringVar(&o.missed, "missed", "", "after an outage: skip (fire the latest missed tick; default) or catch_up")
 	f.IntVar(&o.catchUpMax, "catch-up-max", 0, "catch_up fires at most this many missed ticks (0: 1000)")
 	f.BoolVar(&o.paused, "paused", false, "create it paused")
-	cmd.MarkFlagRequired("cron")
-	cmd.MarkFlagRequired("type")
+	for _, f := range []string{"cron", "type"} {
+		if err := cmd.MarkFlagRequired(f); err != nil {
+			panic(err) // a flag defined above
+		}
+	}
 	return cmd
 }
 

@@ -117,7 +117,7 @@ func yamlProblem(err error) string {
 }
 
 // badValue matches the decoder's message for a value of the wrong type.
-var badValue = regexp.MustCompile("^(line \\d+: )cannot unmarshal !!\\w+ (.*) into (\\S+)$")
+var badValue = regexp.MustCompile(`^(line \d+: )cannot unmarshal !!\w+ (.*) into (\S+)$`)
 
 // unknownKey matches the decoder's message for a key no field takes.
 var unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)

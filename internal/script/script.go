@@ -75,10 +75,10 @@ func (s *Script) ExecDurable(ctx context.Context, c rueidis.Client, d Durability
 	if IsNoScript(res[0].Error()) {
 		res = DoPinned(ctx, c, d, s.Command(c, true, keys, args))
 	}
-	if res[0].Error() != nil {
-		return res[0], nil
+	if res[0].Error() == nil {
+		return res[0], d.Check(res[1])
 	}
-	return res[0], d.Check(res[1])
+	return res[0], nil // the script's own error: the caller reads it from the result
 }
 
 // IsNoScript reports whether err is Redis's NOSCRIPT answer.

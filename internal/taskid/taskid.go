@@ -133,7 +133,7 @@ func Entry(ulid string) (band int, entryID string, ok bool) {
 	for i := 11; i <= 10+seqChars; i++ {
 		seq = seq<<5 | uint64(decode(ulid[i]))
 	}
-	return int(flag & 15), strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10), true
+	return flag & 15, strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10), true
 }
 
 func decode(c byte) int {

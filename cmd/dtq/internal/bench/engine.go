@@ -132,7 +132,7 @@ func Drain(ctx context.Context, c *dtq.Client, o EngineOpts) (Result, error) {
 	if err := w.Start(ctx); err != nil {
 		return nil, err
 	}
-	defer w.Stop(context.WithoutCancel(ctx))
+	defer func() { _ = w.Stop(context.WithoutCancel(ctx)) }() // its no-op handlers have finished
 	select {
 	case <-all:
 	case <-ctx.Done():
@@ -206,7 +206,7 @@ func Latency(ctx context.Context, c *dtq.Client, o LatencyOpts) (Result, error) 
 	if err := w.Start(ctx); err != nil {
 		return nil, err
 	}
-	defer w.Stop(context.WithoutCancel(ctx))
+	defer func() { _ = w.Stop(context.WithoutCancel(ctx)) }() // its no-op handlers have finished
 	if err := warmUp(ctx, c, o.Queue, t, subscribed); err != nil {
 		return nil, err
 	}

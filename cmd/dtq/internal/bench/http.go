@@ -94,8 +94,10 @@ func HTTP(ctx context.Context, o HTTPOpts) (Result, error) {
 	o.defaults()
 	c := client(o.Connections)
 	path, body := o.body()
-	if code, b, err := o.post(ctx, c, path, body); err != nil || (code != 201 && code != 200) {
-		return nil, fmt.Errorf("POST %s%s: %d %v %.200s", o.URL, path, code, err, b)
+	if code, b, err := o.post(ctx, c, path, body); err != nil {
+		return nil, fmt.Errorf("POST %s%s: %w", o.URL, path, err)
+	} else if code != 201 && code != 200 {
+		return nil, fmt.Errorf("POST %s%s: %d %.200s", o.URL, path, code, b)
 	}
 	var mu sync.Mutex
 	statuses := map[string]int{}
@@ -156,7 +158,7 @@ func HTTPDrain(ctx context.Context, o HTTPOpts) (Result, error) {
 	if err := setPaused(ctx, c, o, true); err != nil {
 		return nil, err
 	}
-	defer setPaused(context.WithoutCancel(ctx), c, o, false)
+	defer func() { _ = setPaused(context.WithoutCancel(ctx), c, o, false) }() // best effort: the run's result stands
 	o.Batch = max(o.Batch, 500)
 	path, body := o.body()
 	for sent := 0; sent < o.N; sent += o.Batch {

@@ -114,7 +114,7 @@ func dialEvents(ctx context.Context, o HTTPOpts) (*websocket.Conn, error) {
 	}
 	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(dialCtx, u.String(), &websocket.DialOptions{HTTPHeader: h})
+	conn, _, err := websocket.Dial(dialCtx, u.String(), &websocket.DialOptions{HTTPHeader: h}) //nolint:bodyclose // the websocket owns it
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
