@@ -1,0 +1,143 @@
+package api_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The rules of strict input (CONTRACT §4.1, §2.1.1), each sent as raw
+// bytes on a connection of its own to a real server: what a client writes
+// is what the server reads, with no HTTP client in between to clean a
+// path or set a header.
+
+// raw sends req, the bytes of one HTTP/1.1 request, and returns the answer
+// with its body decoded. An answer that does not come within 10 s (the
+// server waiting for a body it should not read) fails the test.
+func (e *env) raw(req string) *resp {
+	e.t.Helper()
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, req); err != nil {
+		e.t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		e.t.Fatalf("%.80q: no answer: %v", req, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatalf("%.80q: reading the answer: %v", req, err)
+	}
+	r := &resp{status: res.StatusCode, header: res.Header, raw: body}
+	if err := json.Unmarshal(body, &r.body); err != nil {
+		e.t.Fatalf("%.80q: the answer is not a JSON object: %v: %s", req, err, body)
+	}
+	return r
+}
+
+// request is the text of a request with a JSON body and its length.
+func request(method, path, body string) string {
+	return method + " " + path + " HTTP/1.1\r\nHost: dtq.test\r\nContent-Type: application/json\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + body
+}
+
+// refused checks that r is a 400 invalid_field whose message has each of
+// mentions.
+func refused(t *testing.T, what string, r *resp, mentions ...string) {
+	t.Helper()
+	if r.status != http.StatusBadRequest || r.errCode() != "invalid_field" {
+		t.Errorf("%s: %d %s, want 400 invalid_field", what, r.status, r.raw)
+		return
+	}
+	for _, m := range mentions {
+		if !strings.Contains(r.errMessage(), m) {
+			t.Errorf("%s: message %q does not say %s", what, r.errMessage(), m)
+		}
+	}
+}
+
+// noTasks checks that the refused requests created nothing.
+func noTasks(t *testing.T, e *env) {
+	t.Helper()
+	for _, q := range []string{"default", "other"} {
+		if r := e.must(http.StatusOK, "GET", "/api/v1/tasks?queue="+q, ""); len(r.body["tasks"].([]any)) != 0 {
+			t.Errorf("refused requests created tasks in %s: %s", q, r.raw)
+		}
+	}
+}
+
+// Queue and schedule names follow one rule wherever the API takes them: in
+// a body, a query and a path. "" and names made only of dots ("." and "..",
+// steps up a URL path) are not names; an explicit "" is not the default
+// queue (the field or parameter left out is).
+func TestNamesFollowOneRule(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
+		get := func(path string) string {
+			return "GET " + path + " HTTP/1.1\r\nHost: dtq.test\r\nConnection: close\r\n\r\n"
+		}
+		post := func(method, path string) string {
+			return method + " " + path + " HTTP/1.1\r\nHost: dtq.test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+		}
+		const rule = "not only dots"
+		for _, q := range []string{`""`, `"."`, `".."`, `"..."`} {
+			body := `{"task_type":"echo","queue":` + q + `}`
+			refused(t, body, e.raw(request("POST", "/api/v1/tasks", body)), "queue", rule)
+			batch := e.raw(request("POST", "/api/v1/tasks/batch", `{"tasks":[`+body+`]}`))
+			item, _ := batch.body["results"].([]any)
+			if batch.status != http.StatusOK || len(item) != 1 || item[0].(map[string]any)["status"] != 400.0 ||
+				!strings.Contains(item[0].(map[string]any)["error"].(map[string]any)["message"].(string), rule) {
+				t.Errorf("batch item with queue %s: %d %s, want its item refused", q, batch.status, batch.raw)
+			}
+		}
+		for _, name := range []string{"%2E", "%2E%2E", "%2e%2E", "...", "a%20b"} {
+			refused(t, "queue "+name, e.raw(get("/api/v1/queues/"+name)), "queue")
+			refused(t, "pause "+name, e.raw(post("POST", "/api/v1/queues/"+name+"/pause")), "queue")
+			refused(t, "resume "+name, e.raw(post("POST", "/api/v1/queues/"+name+"/resume")), "queue")
+			sched := `{"cron":"@hourly","task_type":"echo"}`
+			refused(t, "schedule queue "+name, e.raw(request("PUT", "/api/v1/schedules/"+name+"/nightly", sched)), "queue")
+			refused(t, "schedule name "+name, e.raw(request("PUT", "/api/v1/schedules/default/"+name, sched)), "name")
+			refused(t, "get schedule "+name, e.raw(get("/api/v1/schedules/default/"+name)), "name")
+			refused(t, "delete schedule "+name, e.raw(post("DELETE", "/api/v1/schedules/default/"+name)), "name")
+			refused(t, "pause schedule "+name, e.raw(post("POST", "/api/v1/schedules/default/"+name+"/pause")), "name")
+			refused(t, "resume schedule "+name, e.raw(post("POST", "/api/v1/schedules/"+name+"/x/resume")), "queue")
+		}
+		for _, q := range []string{"", ".", "..", "%2E%2E"} {
+			for _, req := range []string{
+				get("/api/v1/tasks?queue=" + q),
+				get("/api/v1/dlq?queue=" + q),
+				get("/api/v1/schedules?queue=" + q),
+				post("POST", "/api/v1/dlq/requeue?queue="+q),
+				post("DELETE", "/api/v1/dlq?queue="+q),
+				"GET /ws/events?queue=" + q + " HTTP/1.1\r\nHost: dtq.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+					"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+			} {
+				refused(t, req, e.raw(req), "queue", rule)
+			}
+		}
+		noTasks(t, e)
+		if r := e.must(http.StatusOK, "GET", "/api/v1/queues", ""); len(r.body["queues"].([]any)) != 0 {
+			t.Errorf("refused names made queues: %s", r.raw)
+		}
+		// Left out or null: the default queue.
+		for _, body := range []string{`{"task_type":"echo"}`, `{"task_type":"echo","queue":null}`} {
+			if r := e.raw(request("POST", "/api/v1/tasks", body)); r.status != http.StatusCreated || r.str("queue") != "default" {
+				t.Errorf("%s: %d %s, want 201 in default", body, r.status, r.raw)
+			}
+		}
+		if r := e.raw(get("/api/v1/tasks")); r.status != http.StatusOK || len(r.body["tasks"].([]any)) != 2 {
+			t.Errorf("list without ?queue=: %d %s, want the default queue's 2 tasks", r.status, r.raw)
+		}
+	})
+}
