@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// The rules of strict input (CONTRACT §4.1, §2.1.1), each sent as raw
+// The rules of strict input (CONTRACT §4.1.1, §2.1.1), each sent as raw
 // bytes on a connection of its own to a real server: what a client writes
 // is what the server reads, with no HTTP client in between to clean a
 // path or set a header.
@@ -76,6 +76,105 @@ func noTasks(t *testing.T, e *env) {
 			t.Errorf("refused requests created tasks in %s: %s", q, r.raw)
 		}
 	}
+}
+
+// named checks that r is a 400 invalid_field whose message begins with
+// want: the field's path, then the problem.
+func named(t *testing.T, what string, r *resp, want string) {
+	t.Helper()
+	if r.status != http.StatusBadRequest || r.errCode() != "invalid_field" || !strings.HasPrefix(r.errMessage(), want) {
+		t.Errorf("%s: %d %s, want 400 invalid_field %q…", what, r.status, r.raw, want)
+	}
+}
+
+// A field given twice is refused, at any level, naming its path: Go's
+// decoder would take the last value, another parser the first. Payloads
+// are included: a handler in another language reads them too.
+func TestDuplicateFieldsAreRefused(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
+		for _, c := range []struct{ path, body, want string }{
+			{"/api/v1/tasks", `{"task_type":"echo","queue":"default","queue":"other"}`, "queue appears twice"},
+			{"/api/v1/tasks", `{"task_type":"echo","task_type":"fail"}`, "task_type appears twice"},
+			{"/api/v1/tasks", `{"task_type":"echo","priority":null,"priority":9}`, "priority appears twice"},
+			// An escaped key is the same key.
+			{"/api/v1/tasks", `{"task_type":"echo","queue":"default","\u0071ueue":"other"}`, "queue appears twice"},
+			{"/api/v1/tasks", `{"task_type":"echo","unique":{"key":"a","key":"b"}}`, "unique.key appears twice"},
+			{"/api/v1/tasks", `{"task_type":"echo","payload":{"a":1,"b":2,"a":3}}`, "payload.a appears twice"},
+			{"/api/v1/tasks", `{"task_type":"echo","payload":{"x":[0,{"b":1,"b":1}]}}`, "payload.x[1].b appears twice"},
+			{"/api/v1/tasks", `{"task_type":"echo","payload":{"":1,"":2}}`, `payload."" appears twice`},
+			{"/api/v1/tasks", `{"task_type":"echo","payload":{"a b":{"c.d":1,"c.d":2}}}`, `payload."a b"."c.d" appears twice`},
+			{"/api/v1/tasks", `{"task_type":"echo","payload":{` + manyKeys(40) + `,"k7":0}}`, "payload.k7 appears twice"},
+			{"/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo"},{"task_type":"echo","queue":"a","queue":"b"}]}`, "tasks[1].queue appears twice"},
+			{"/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo"}],"tasks":[]}`, "tasks appears twice"},
+			{"/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo","payload":{"a":{"a":1,"a":2}}}]}`, "tasks[0].payload.a.a appears twice"},
+		} {
+			named(t, c.body, e.raw(request("POST", c.path, c.body)), c.want)
+		}
+		sched := "/api/v1/schedules/default/nightly"
+		named(t, "schedule", e.raw(request("PUT", sched, `{"cron":"@hourly","task_type":"echo","cron":"@daily"}`)), "cron appears twice")
+		named(t, "schedule payload", e.raw(request("PUT", sched, `{"cron":"@hourly","task_type":"echo","payload":{"n":1,"n":2}}`)), "payload.n appears twice")
+		// A long key is cut in the message.
+		long := strings.Repeat("é", 100)
+		r := e.raw(request("POST", "/api/v1/tasks", `{"task_type":"echo","payload":{"`+long+`":1,"`+long+`":2}}`))
+		named(t, "long key", r, `payload."`+strings.Repeat("é", 20)+`…" appears twice`)
+		noTasks(t, e)
+		e.must(http.StatusNotFound, "GET", sched, "")
+
+		// The same keys in different objects, and a large object of
+		// distinct keys, are fine.
+		r = e.raw(request("POST", "/api/v1/tasks", `{"task_type":"echo","payload":{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":{`+manyKeys(40)+`}}}`))
+		if r.status != http.StatusCreated {
+			t.Fatalf("distinct keys: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// manyKeys is n distinct members "k0":0, "k1":1, ….
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":` + strconv.Itoa(i))
+	}
+	return b.String()
+}
+
+// A field name is matched exactly: Go's decoder matches names regardless of
+// letter case, another reads "Queue" as an unknown field. The answer names
+// the field and the one meant. A payload's keys are the client's own.
+func TestFieldNamesAreCaseSensitive(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
+		const cs = " is not a known field (field names are case-sensitive: did you mean "
+		for _, c := range []struct{ method, path, body, want string }{
+			{"POST", "/api/v1/tasks", `{"task_type":"echo","Queue":"other"}`, `Queue` + cs + `"queue"?)`},
+			{"POST", "/api/v1/tasks", `{"TASK_TYPE":"echo"}`, `TASK_TYPE` + cs + `"task_type"?)`},
+			{"POST", "/api/v1/tasks", `{"task_type":"echo","Payload":1,"payload":2}`, `Payload` + cs + `"payload"?)`},
+			{"POST", "/api/v1/tasks", `{"task_type":"echo","unique":{"Key":"k"}}`, `unique.Key` + cs + `"key"?)`},
+			// U+212A KELVIN SIGN: Go's decoder takes it for k.
+			{"POST", "/api/v1/tasks", `{"task_type":"echo","unique":{"\u212aey":"k"}}`, "unique.\"\u212aey\"" + cs + `"key"?)`},
+			{"POST", "/api/v1/tasks/batch", `{"Tasks":[{"task_type":"echo"}]}`, `Tasks` + cs + `"tasks"?)`},
+			{"POST", "/api/v1/tasks/batch", `{"tasks":[{"task_type":"echo"},{"task_type":"echo","Priority":9}]}`, `tasks[1].Priority` + cs + `"priority"?)`},
+			{"PUT", "/api/v1/schedules/default/nightly", `{"Cron":"@hourly","task_type":"echo"}`, `Cron` + cs + `"cron"?)`},
+			// Unknown fields, as before, name the field.
+			{"POST", "/api/v1/tasks", `{"task_type":"echo","colour":"red"}`, `colour is not a known field`},
+			{"POST", "/api/v1/tasks", `{"task_type":"echo","unique":{"keys":"k"}}`, `unique.keys is not a known field`},
+		} {
+			named(t, c.body, e.raw(request(c.method, c.path, c.body)), c.want)
+		}
+		noTasks(t, e)
+		e.must(http.StatusNotFound, "GET", "/api/v1/schedules/default/nightly", "")
+
+		// Payload keys are free: both letter cases, as sent.
+		r := e.raw(request("POST", "/api/v1/tasks", `{"task_type":"echo","payload":{"a":1,"A":2,"Queue":3}}`))
+		if r.status != http.StatusCreated {
+			t.Fatalf("payload keys in two cases: %d %s", r.status, r.raw)
+		}
+		if p, _ := r.body["payload"].(map[string]any); len(p) != 3 || p["a"] != 1.0 || p["A"] != 2.0 || p["Queue"] != 3.0 {
+			t.Fatalf("payload: %s", r.raw)
+		}
+	})
 }
 
 // Queue and schedule names follow one rule wherever the API takes them: in
