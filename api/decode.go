@@ -18,10 +18,10 @@ const maxDepth = 32
 var sprintf = fmt.Sprintf
 
 // readJSON reads a JSON request body into v strictly: an application/json
-// content type (415 otherwise), at most limit bytes (413), valid UTF-8, at
-// most maxDepth levels of nesting, no unknown fields, no trailing data, and
-// the keys of checkKeys: field names exactly as documented, none twice at
-// any level.
+// content type (415 otherwise), at most limit bytes (413, at once when
+// Content-Length says more), valid UTF-8, at most maxDepth levels of
+// nesting, no unknown fields, no trailing data, and the keys of checkKeys:
+// field names exactly as documented, none twice at any level.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -31,6 +31,13 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 	} else {
 		return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json (no Content-Type given)"}
 	}
+	if r.ContentLength > limit {
+		// Refused before a byte is read (nor a 100 Continue sent): the
+		// server closes the connection after the answer rather than read
+		// the rest of a body this large.
+		return tooLarge(limit)
+	}
+	// A body of unknown length (chunked) is cut at the limit.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError

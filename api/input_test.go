@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtq-dev/dtq/api"
 )
 
 // The rules of strict input (CONTRACT §4.1.1, §2.1.1), each sent as raw
@@ -173,6 +175,45 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 		}
 		if p, _ := r.body["payload"].(map[string]any); len(p) != 3 || p["a"] != 1.0 || p["A"] != 2.0 || p["Queue"] != 3.0 {
 			t.Fatalf("payload: %s", r.raw)
+		}
+	})
+}
+
+// A body that Content-Length says is over the limit is refused with 413
+// at once, before any of it is read: the client sends the headers and no
+// body, and the answer comes (a server that waited for the body would
+// hit the read deadline of raw). A body of unknown length (chunked) is cut
+// at the limit.
+func TestBodyOverTheLimit(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true, api: api.Config{MaxBodyBytes: 4096}}, func(t *testing.T, e *env) {
+		const empty = `{"task_type":"echo","payload":""}`
+		for _, route := range []string{"POST /api/v1/tasks", "POST /api/v1/tasks/batch", "PUT /api/v1/schedules/default/nightly"} {
+			for _, expect := range []string{"", "Expect: 100-continue\r\n"} {
+				r := e.raw(route + " HTTP/1.1\r\nHost: dtq.test\r\nContent-Type: application/json\r\n" + expect +
+					"Content-Length: 1000000000000\r\n\r\n")
+				if r.status != http.StatusRequestEntityTooLarge || r.errCode() != "too_large" || !strings.Contains(r.errMessage(), "4096 bytes") {
+					t.Errorf("%s %q, Content-Length 10^12 and no body: %d %s, want 413 too_large at once", route, expect, r.status, r.raw)
+				}
+			}
+			// One byte over.
+			body := `{"task_type":"echo","payload":"` + strings.Repeat("x", 4097-len(empty)) + `"}`
+			method, path, _ := strings.Cut(route, " ")
+			if r := e.raw(request(method, path, body)); r.status != http.StatusRequestEntityTooLarge {
+				t.Errorf("%s, 4097 bytes: %d %s, want 413", route, r.status, r.raw)
+			}
+		}
+		chunk := `{"task_type":"echo","payload":"` + strings.Repeat("x", 5000) + `"}`
+		r := e.raw("POST /api/v1/tasks HTTP/1.1\r\nHost: dtq.test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			strconv.FormatInt(int64(len(chunk)), 16) + "\r\n" + chunk + "\r\n0\r\n\r\n")
+		if r.status != http.StatusRequestEntityTooLarge || r.errCode() != "too_large" {
+			t.Errorf("chunked body over the limit: %d %s, want 413", r.status, r.raw)
+		}
+		noTasks(t, e)
+		e.must(http.StatusNotFound, "GET", "/api/v1/schedules/default/nightly", "")
+		// At the limit: accepted.
+		body := `{"task_type":"echo","payload":"` + strings.Repeat("x", 4096-len(empty)) + `"}`
+		if r := e.raw(request("POST", "/api/v1/tasks", body)); r.status != http.StatusCreated {
+			t.Errorf("a body of exactly the limit: %d %s, want 201", r.status, r.raw)
 		}
 	})
 }
