@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -301,6 +302,54 @@ func TestEngineValidation(t *testing.T) {
 		}
 		if _, err := e.c.Get(t.Context(), "nonsense"); !errors.Is(err, dtq.ErrNotFound) {
 			t.Errorf("get of a malformed id: %v", err)
+		}
+	})
+}
+
+// Queue and schedule names follow one rule wherever the library takes
+// them: names made only of dots ("." and "..", steps of a URL path) are
+// refused like any other bad name, with a ValidationError naming the
+// field, and nothing is written.
+func TestNamesAreNotOnlyDots(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		for _, name := range []string{".", "..", "..."} {
+			want := func(what string, err error, field string) {
+				t.Helper()
+				var ve *dtq.ValidationError
+				if !errors.As(err, &ve) || ve.Field != field || !strings.Contains(ve.Problem, "not only dots") {
+					t.Errorf("%s(%q): %v, want a ValidationError of %s stating the rule", what, name, err, field)
+				}
+			}
+			_, err := e.c.Enqueue(ctx, "job", nil, &dtq.EnqueueOpts{Queue: name})
+			want("Enqueue", err, "queue")
+			res, err := e.c.EnqueueMany(ctx, []dtq.EnqueueRequest{{Type: "job", Opts: &dtq.EnqueueOpts{Queue: name}}})
+			if err != nil || len(res) != 1 {
+				t.Fatalf("EnqueueMany: %v %v", res, err)
+			}
+			want("EnqueueMany", res[0].Err, "queue")
+			_, err = dtq.NewWorker(e.c, &dtq.WorkerConfig{Queues: []string{name}})
+			want("NewWorker", err, "WorkerConfig.Queues")
+			_, err = e.c.Stats(ctx, name)
+			want("Stats", err, "queue")
+			want("Pause", e.c.Pause(ctx, name), "queue")
+			_, err = e.c.List(ctx, dtq.ListOpts{Queue: name})
+			want("List", err, "queue")
+			_, _, err = e.c.ListDead(ctx, name, 10, "")
+			want("ListDead", err, "queue")
+			_, err = e.c.UpsertSchedule(ctx, dtq.Schedule{Name: name, Cron: "@hourly", TaskType: "job"})
+			want("UpsertSchedule", err, "name")
+			_, err = e.c.UpsertSchedule(ctx, dtq.Schedule{Name: "n", Queue: name, Cron: "@hourly", TaskType: "job"})
+			want("UpsertSchedule", err, "queue")
+			_, err = e.c.GetSchedule(ctx, "", name)
+			want("GetSchedule", err, "name")
+			want("DeleteSchedule", e.c.DeleteSchedule(ctx, "", name), "name")
+			want("PauseSchedule", e.c.PauseSchedule(ctx, "", name), "name")
+			_, err = e.c.ListSchedules(ctx, name)
+			want("ListSchedules", err, "queue")
+		}
+		if qs, err := e.c.Queues(ctx); err != nil || len(qs) != 0 {
+			t.Errorf("refused names made queues: %v %v", qs, err)
 		}
 	})
 }

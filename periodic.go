@@ -216,9 +216,22 @@ func scheduleQueue(queue string) (string, error) {
 	return queue, nil
 }
 
+// scheduleRef returns the name of a schedule's queue ("" is the default
+// queue), or the error that refuses the queue's or the schedule's name.
+func scheduleRef(queue, name string) (string, error) {
+	queue, err := scheduleQueue(queue)
+	if err != nil {
+		return queue, err
+	}
+	if err := keys.CheckName("schedule name", name); err != nil {
+		return queue, invalid("name", "%v", err)
+	}
+	return queue, nil
+}
+
 // scheduleState reads schedule name of queue, with the queue's name.
 func (c *Client) scheduleState(ctx context.Context, queue, name string) (string, *store.ScheduleState, error) {
-	queue, err := scheduleQueue(queue)
+	queue, err := scheduleRef(queue, name)
 	if err != nil {
 		return queue, nil, err
 	}
@@ -271,7 +284,7 @@ func scheduleInfo(queue string, st *store.ScheduleState) *ScheduleInfo {
 // DeleteSchedule deletes schedule name of queue; the tasks it created
 // stay.
 func (c *Client) DeleteSchedule(ctx context.Context, queue, name string) error {
-	queue, err := scheduleQueue(queue)
+	queue, err := scheduleRef(queue, name)
 	if err != nil {
 		return err
 	}

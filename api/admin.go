@@ -3,17 +3,20 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/keys"
 )
 
 // listDead: GET /api/v1/dlq?queue=&limit=&cursor=
 func (s *Server) listDead(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	queue := q.Get("queue")
-	if queue == "" {
-		queue = dtq.DefaultQueue
+	queue, err := queueParam(q, dtq.DefaultQueue)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
 	}
 	limit := 50
 	if l := q.Get("limit"); l != "" {
@@ -63,8 +66,8 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
 
 // queuesOf returns the request's ?queue=, or without it every queue.
 func (s *Server) queuesOf(r *http.Request) ([]string, error) {
-	if q := r.URL.Query().Get("queue"); q != "" {
-		return []string{q}, nil
+	if q, err := queueParam(r.URL.Query(), ""); q != "" || err != nil {
+		return []string{q}, err
 	}
 	all, err := s.c.Queues(r.Context())
 	if err != nil {
@@ -130,6 +133,27 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, act func(ctx 
 		return
 	}
 	s.getQueue(w, r)
+}
+
+// queueParam returns the ?queue= parameter of query, or def without one.
+// A parameter given empty is refused: "" is not a queue, and
+// "?queue=$QUEUE" with QUEUE unset must not act on the default queue (or,
+// for requeue-all and purge, on every queue).
+func queueParam(query url.Values, def string) (string, error) {
+	if !query.Has("queue") {
+		return def, nil
+	}
+	return queueName(query.Get("queue"))
+}
+
+// queueName refuses an empty queue name given explicitly (in a body or a
+// query), which the engine would take for the default queue, with the
+// rule of names; every other name is the engine's to check.
+func queueName(q string) (string, error) {
+	if q == "" {
+		return "", invalidField("queue", keys.CheckName("queue", q).Error()+" (leave it out for the default queue)")
+	}
+	return q, nil
 }
 
 func (s *Server) workers(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"unicode/utf8"
 )
 
@@ -17,8 +18,10 @@ const maxDepth = 32
 var sprintf = fmt.Sprintf
 
 // readJSON reads a JSON request body into v strictly: an application/json
-// content type (415 otherwise), at most limit bytes (413), valid UTF-8, at
-// most maxDepth levels of nesting, no unknown fields, no trailing data.
+// content type (415 otherwise), at most limit bytes (413, at once when
+// Content-Length says more), valid UTF-8, at most maxDepth levels of
+// nesting, no unknown fields, no trailing data, and the keys of checkKeys:
+// field names exactly as documented, none twice at any level.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -28,15 +31,26 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 	} else {
 		return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json (no Content-Type given)"}
 	}
+	if r.ContentLength > limit {
+		// Refused before a byte is read (nor a 100 Continue sent): the
+		// server closes the connection after the answer rather than read
+		// the rest of a body this large.
+		return tooLarge(limit)
+	}
+	// A body of unknown length (chunked) is cut at the limit.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &httpError{http.StatusRequestEntityTooLarge, codeTooLarge, sprintf("the body is over %d bytes", limit)}
+			return tooLarge(limit)
 		}
 		return badRequest("reading the body: %v", err)
 	}
 	return decodeJSON(body, v)
+}
+
+func tooLarge(limit int64) error {
+	return &httpError{http.StatusRequestEntityTooLarge, codeTooLarge, sprintf("the body is over %d bytes", limit)}
 }
 
 // decodeJSON decodes body into v with the checks of readJSON.
@@ -47,9 +61,14 @@ func decodeJSON(body []byte, v any) error {
 	if !utf8.Valid(body) {
 		return badRequest("the body is not valid UTF-8")
 	}
-	if d := depth(body); d > maxDepth {
+	kerr := checkKeys(body, shapeOf(reflect.TypeOf(v)))
+	switch {
+	case kerr == errTooDeep:
 		return badRequest("the JSON is nested more than %d levels deep", maxDepth)
+	case kerr != nil && kerr != errMalformed && json.Valid(body):
+		return kerr
 	}
+	// Malformed JSON: the decoder says where.
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
@@ -58,6 +77,9 @@ func decodeJSON(body []byte, v any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("unexpected data after the JSON value")
+	}
+	if kerr != nil { // never: what checkKeys cannot read, the decoder refuses
+		return badRequest("malformed JSON")
 	}
 	return nil
 }
@@ -96,30 +118,4 @@ func kind(k string) string {
 		return "an object"
 	}
 	return k
-}
-
-// depth returns the deepest nesting of objects and arrays in JSON text.
-func depth(b []byte) int {
-	d, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			d++
-			deepest = max(deepest, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return deepest
 }

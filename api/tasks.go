@@ -21,7 +21,7 @@ const maxListLimit = 500
 type submission struct {
 	TaskType       *string         `json:"task_type"`
 	Payload        json.RawMessage `json:"payload"`
-	Queue          string          `json:"queue"`
+	Queue          *string         `json:"queue"`
 	Priority       json.RawMessage `json:"priority"`
 	DelaySeconds   json.RawMessage `json:"delay_seconds"`
 	MaxAttempts    json.RawMessage `json:"max_attempts"`
@@ -61,7 +61,14 @@ func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
 	}
 	// The JSON is read here — types, and what an explicit 0 means —; every
 	// range is the engine's to check (its errors name the field).
-	o := &dtq.EnqueueOpts{Queue: b.Queue, IdempotencyKey: idemKey}
+	o := &dtq.EnqueueOpts{IdempotencyKey: idemKey}
+	if b.Queue != nil { // null: the default, as the field left out
+		q, err := queueName(*b.Queue)
+		if err != nil {
+			return dtq.EnqueueRequest{}, err
+		}
+		o.Queue = q
+	}
 	if given(b.Priority) {
 		p, err := intField("priority", b.Priority)
 		if err != nil {
@@ -267,10 +274,12 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 // listTasks: GET /api/v1/tasks?queue=&status=&type=&limit=&cursor=
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	o := dtq.ListOpts{Queue: q.Get("queue"), Status: dtq.Status(q.Get("status")), Type: q.Get("type"), Cursor: q.Get("cursor")}
-	if o.Queue == "" {
-		o.Queue = dtq.DefaultQueue
+	queue, err := queueParam(q, dtq.DefaultQueue)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
 	}
+	o := dtq.ListOpts{Queue: queue, Status: dtq.Status(q.Get("status")), Type: q.Get("type"), Cursor: q.Get("cursor")}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxListLimit {

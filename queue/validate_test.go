@@ -46,6 +46,8 @@ func validation(t *testing.T, e *env) {
 		{"Config.DeadLetterMaxLen", newQ("q", &queue.Config{DeadLetterMaxLen: -1})},
 		{"name", newQ("has space", nil)},
 		{"name", newQ("", nil)},
+		{"name", newQ("..", nil)}, // not only dots: a step of a URL path, not a name
+		{"Config.Namespace", newQ("q", &queue.Config{Namespace: "."})},
 		{"client", func() error { _, err := queue.New(nil, "q", nil); return err }()},
 		{"PutOpts.MaxSize", put("a", nil, &queue.PutOpts{MaxSize: -1})},
 		{"PutOpts.Delay", put("a", nil, &queue.PutOpts{Delay: -time.Second})},
@@ -53,6 +55,7 @@ func validation(t *testing.T, e *env) {
 		{"PutOpts.Key", put("a", nil, &queue.PutOpts{Key: "\xff"})},
 		{"topic", put("a:b", nil, nil)},
 		{"topic", put("{a}", nil, nil)},
+		{"topic", put("..", nil, nil)},
 		{"data", put("a", make([]byte, 1<<20+1), nil)},
 		{"topics", sub(nil, nil)},
 		{"topics", sub(map[string]int{"bad topic": 0}, nil)},
@@ -60,6 +63,8 @@ func validation(t *testing.T, e *env) {
 		{"SubscribeOpts.VisibilityTimeout", sub(map[string]int{"a": 0}, &queue.SubscribeOpts{VisibilityTimeout: time.Millisecond})},
 		{"SubscribeOpts.MaxInFlight", sub(map[string]int{"a": 0}, &queue.SubscribeOpts{MaxInFlight: -1})},
 		{"SubscribeOpts.Group", sub(map[string]int{"a": 0}, &queue.SubscribeOpts{Group: "g g"})},
+		{"SubscribeOpts.Group", sub(map[string]int{"a": 0}, &queue.SubscribeOpts{Group: "."})},
+		{"topics", sub(map[string]int{"..": 0}, nil)},
 	}
 	for _, c := range cases {
 		wantInvalid(t, c.err, c.field)

@@ -64,7 +64,9 @@ func clientRun(cmd *cobra.Command, o *apiOptions, out io.Writer, fn func(c *apiC
 }
 
 // pathID escapes a task id or queue name for a URL path, refusing an empty
-// one (which would name another route).
+// one (which would name another route). "." and ".." are escaped so that
+// they reach the route they are meant for, whose rule refuses them (they
+// are not names): unescaped, they would name another route.
 func pathID(what, s string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("the %s must not be empty", what)

@@ -65,6 +65,13 @@ func TestQueueCommands(t *testing.T) {
 		for _, args := range [][]string{{"queue", "stats", "bad name"}, {"queue", "pause", "a{b}"}, {"queue", "resume", "bad name"}} {
 			e.fails(args, "400 invalid_field: queue")
 		}
+		// Sent escaped, a name of dots reaches the queue route, whose rule
+		// refuses it (unescaped, it would name another route).
+		for _, name := range []string{".", ".."} {
+			for _, verb := range []string{"stats", "pause", "resume"} {
+				e.fails([]string{"queue", verb, name}, "400 invalid_field: queue queue \""+name+"\" is invalid")
+			}
+		}
 		e.fails([]string{"queue", "stats"}, "accepts 1 arg(s), received 0")
 		e.fails([]string{"queue", "pause", "a", "b"}, "accepts 1 arg(s), received 2")
 		e.fails([]string{"queue", "stats", ""}, "the queue name must not be empty")

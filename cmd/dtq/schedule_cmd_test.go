@@ -59,5 +59,7 @@ func TestScheduleCommands(t *testing.T) {
 		e.fails([]string{"schedule", "pause", "nope"}, "404 not_found")
 		e.fails([]string{"schedule", "add", "bad name", "--cron", "@hourly", "--type", "echo"}, "400 invalid_field: name")
 		e.fails([]string{"schedule", "rm", ""}, "the schedule name must not be empty")
+		e.fails([]string{"schedule", "rm", ".."}, "400 invalid_field: name")
+		e.fails([]string{"schedule", "pause", "x", "--queue", ".."}, "400 invalid_field: queue")
 	})
 }

@@ -3,45 +3,59 @@
 //
 // All keys of one queue share the hash tag "{<queue>}", so a queue lives in a
 // single Redis Cluster slot and every multi-key script is legal there. User
-// strings never shape a key: queue, topic and namespace names must match a
-// strict pattern before they are used, and free-form strings (message keys,
-// payloads) are only ever stored as values or hash fields.
+// strings never shape a key: queue, topic, group, schedule and namespace
+// names must follow one strict rule (ValidName) before they are used, and
+// free-form strings (message keys, payloads, task types) are only ever
+// stored as values or hash fields.
 package keys
 
 import "fmt"
 
-// ValidName reports whether s may be used as a queue, topic or group name:
-// 1 to 64 characters from A-Z, a-z, 0-9, '_', '.' and '-'. (A byte loop:
-// it runs on hot paths, where a regexp showed in profiles.)
+// The one rule for the names dtq takes from its users — queue, topic,
+// group and schedule names, and (up to 32 characters) namespaces: 1 to 64
+// characters from A-Z, a-z, 0-9, '_', '.' and '-', not only dots. Names are
+// parts of keys and of URL paths (/api/v1/queues/{name}), where "." and
+// ".." are not names but steps up the path. docs/CONTRACT.md §2.1.1 states
+// it; every check is one of the functions below.
+const nameRule = "1-%d characters from A-Z a-z 0-9 _ . -, not only dots"
+
+// ValidName reports whether s may be used as a queue, topic, group or
+// schedule name (see nameRule). (A byte loop: it runs on hot paths, where
+// a regexp showed in profiles.)
 func ValidName(s string) bool { return validChars(s, 64) }
 
 func validChars(s string, maxLen int) bool {
 	if len(s) == 0 || len(s) > maxLen {
 		return false
 	}
+	dots := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+		if c == '.' {
+			dots++
+			continue
+		}
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
 			return false
 		}
 	}
-	return true
+	return dots < len(s)
 }
 
 // CheckName returns an error naming what (for example "topic") when s is not a
 // valid name.
 func CheckName(what, s string) error {
 	if !ValidName(s) {
-		return fmt.Errorf("%s %q is invalid: want 1-64 characters from A-Z a-z 0-9 _ . -", what, s)
+		return fmt.Errorf("%s %q is invalid: want "+nameRule, what, s, 64)
 	}
 	return nil
 }
 
-// CheckNamespace returns an error when s is not a valid key namespace: 1 to
-// 32 characters from A-Z, a-z, 0-9, '_', '.' and '-'.
+// CheckNamespace returns an error when s is not a valid key namespace: the
+// rule of names, at most 32 characters long.
 func CheckNamespace(s string) error {
 	if !validChars(s, 32) {
-		return fmt.Errorf("namespace %q is invalid: want 1-32 characters from A-Z a-z 0-9 _ . -", s)
+		return fmt.Errorf("namespace %q is invalid: want "+nameRule, s, 32)
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ func TestValidNameAcceptsEachAllowedByteAloneAndNothingElse(t *testing.T) {
 	t.Parallel()
 	for c := range 256 {
 		s := string([]byte{byte(c)})
-		want := strings.IndexByte(allowed, byte(c)) >= 0
+		want := strings.IndexByte(allowed, byte(c)) >= 0 && c != '.' // a name is not only dots
 		if got := ValidName(s); got != want {
 			t.Errorf("ValidName(%q) = %v, want %v", s, got, want)
 		}
@@ -32,7 +32,17 @@ func TestValidName(t *testing.T) {
 		{"a", true},
 		{allowed[:64], true},
 		{"orders.v2-eu_west", true},
-		{"...", true},
+		// Not only dots: "." and ".." are steps of a URL path
+		// (/api/v1/queues/..), not names.
+		{".", false},
+		{"..", false},
+		{"...", false},
+		{strings.Repeat(".", 64), false},
+		{".a", true},
+		{"a.", true},
+		{"..a..", true},
+		{"-", true},
+		{"_", true},
 		{strings.Repeat("x", 64), true},
 		{strings.Repeat("x", 65), false},
 		{"a b", false},
@@ -71,6 +81,14 @@ func TestCheckName(t *testing.T) {
 	if err := CheckName("group", strings.Repeat("g", 65)); err == nil {
 		t.Error("CheckName(65 characters) = nil, want an error")
 	}
+	// The error states the whole rule.
+	err = CheckName("queue", "..")
+	if err == nil || !strings.Contains(err.Error(), "not only dots") || !strings.Contains(err.Error(), "1-64") {
+		t.Errorf(`CheckName("queue", "..") = %v, want the rule`, err)
+	}
+	if err := CheckNamespace(".."); err == nil || !strings.Contains(err.Error(), "1-32") {
+		t.Errorf(`CheckNamespace("..") = %v, want the rule with 32`, err)
+	}
 }
 
 func TestCheckNamespace(t *testing.T) {
@@ -87,6 +105,9 @@ func TestCheckNamespace(t *testing.T) {
 		{"ns:x", false},
 		{"{ns}", false},
 		{"ns\n", false},
+		{"..", false},
+		{".", false},
+		{"n.", true},
 	} {
 		err := CheckNamespace(tc.s)
 		if (err == nil) != tc.ok {
