@@ -2,12 +2,12 @@
 
 GO ?= go
 
-.PHONY: test deps vet build bench serve fuzz faults
+.PHONY: test deps vet lint build bench serve fuzz faults
 
 # FUZZTIME is the budget of `make fuzz`.
 FUZZTIME ?= 20s
 
-test: deps vet
+test: deps vet lint
 	$(GO) test -race -count=1 -timeout 25m ./...
 	@$(MAKE) --no-print-directory fuzz
 
@@ -26,6 +26,11 @@ vet:
 	$(GO) vet -tags faults ./faults
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# lint runs golangci-lint with the linters of .golangci.yml (installed at
+# the version that file is written for, once, by scripts/ensure-golangci-lint.sh).
+lint:
+	@lint=$$(GO=$(GO) scripts/ensure-golangci-lint.sh) && "$$lint" run ./...
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/dtq ./cmd/dtq

@@ -63,9 +63,9 @@ func decodeJSON(body []byte, v any) error {
 	}
 	kerr := checkKeys(body, shapeOf(reflect.TypeOf(v)))
 	switch {
-	case kerr == errTooDeep:
+	case errors.Is(kerr, errTooDeep):
 		return badRequest("the JSON is nested more than %d levels deep", maxDepth)
-	case kerr != nil && kerr != errMalformed && json.Valid(body):
+	case kerr != nil && !errors.Is(kerr, errMalformed) && json.Valid(body):
 		return kerr
 	}
 	// Malformed JSON: the decoder says where.
