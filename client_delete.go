@@ -19,8 +19,11 @@ type DeleteQueueOpts struct {
 
 // DeletedQueue is what DeleteQueue deleted.
 type DeletedQueue struct {
-	Queue                            string
-	Queued, Scheduled, Running, Dead int64
+	Queue     string `json:"queue"`
+	Queued    int64  `json:"queued"`
+	Scheduled int64  `json:"scheduled"`
+	Running   int64  `json:"running"`
+	Dead      int64  `json:"dead"`
 }
 
 // DeleteQueue deletes queue and everything of it: its tasks (finished ones
@@ -66,6 +69,6 @@ func (c *Client) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueu
 		detail += " held " + strconv.FormatInt(held.Queued, 10) + " queued, " + strconv.FormatInt(held.Scheduled, 10) + " scheduled, " +
 			strconv.FormatInt(held.Running, 10) + " running, " + strconv.FormatInt(held.Dead, 10) + " dead"
 	}
-	c.audit(ctx, "delete_queue", queue, "", detail)
+	c.audit(ctx, "queue-delete", queue, "", detail)
 	return &DeletedQueue{Queue: queue, Queued: held.Queued, Scheduled: held.Scheduled, Running: held.Running, Dead: held.Dead}, nil
 }

@@ -82,7 +82,7 @@ func TestDeleteQueue(t *testing.T) {
 			}
 		}
 		audit, err := e.c.Audit(ctx, 1)
-		if err != nil || len(audit) != 1 || audit[0].Action != "delete_queue" || audit[0].Queue != q || !strings.Contains(audit[0].Detail, "force") {
+		if err != nil || len(audit) != 1 || audit[0].Action != "queue-delete" || audit[0].Queue != q || !strings.Contains(audit[0].Detail, "force") {
 			t.Fatalf("audit %+v, %v", audit, err)
 		}
 		// Deleting what does not exist is no error.

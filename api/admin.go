@@ -119,6 +119,25 @@ func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
+// deleteQueue serves DELETE /api/v1/queues/{name}[?force=true].
+func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
+	force := false
+	if q := r.URL.Query(); q.Has("force") {
+		v, err := strconv.ParseBool(q.Get("force"))
+		if err != nil {
+			s.writeErr(w, r, invalidField("force", "must be true or false"))
+			return
+		}
+		force = v
+	}
+	d, err := s.c.DeleteQueue(r.Context(), r.PathValue("name"), &dtq.DeleteQueueOpts{Force: force})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
 	s.setPaused(w, r, s.c.Pause)
 }

@@ -40,6 +40,7 @@ const (
 	codeExpired        = "expired"
 	codeNotCancellable = "not_cancellable"
 	codeNotDead        = "not_dead"
+	codeNotEmpty       = "queue_not_empty"
 	codeInternal       = "internal"
 )
 
@@ -104,6 +105,7 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	var full *dtq.QueueFullError
 	var big *dtq.TooLargeError
 	var conflict *dtq.IdempotencyConflictError
+	var notEmpty *dtq.QueueNotEmptyError
 	switch {
 	case errors.As(err, &he):
 		return he.status, errorDetail{Code: he.code, Message: he.msg}, ""
@@ -123,6 +125,9 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such schedule"}, ""
 	case errors.Is(err, dtq.ErrNotCancellable):
 		return http.StatusConflict, errorDetail{Code: codeNotCancellable, Message: "the task has already finished"}, ""
+	case errors.As(err, &notEmpty):
+		return http.StatusConflict, errorDetail{Code: codeNotEmpty, Message: sprintf("queue %q holds %d queued, %d scheduled, %d running and %d dead tasks: nothing was deleted; ?force=true deletes them too",
+			notEmpty.Queue, notEmpty.Queued, notEmpty.Scheduled, notEmpty.Running, notEmpty.Dead)}, ""
 	case errors.Is(err, dtq.ErrNotDead):
 		return http.StatusConflict, errorDetail{Code: codeNotDead, Message: "the task is not in the dead-letter stream"}, ""
 	case errors.Is(err, dtq.ErrNotReplicated):

@@ -34,6 +34,7 @@ const (
 	opQueues     = "GET /api/v1/queues"
 	opQueue      = "GET /api/v1/queues/{name}"
 	opPause      = "POST /api/v1/queues/{name}/pause"
+	opDelQueue   = "DELETE /api/v1/queues/{name}"
 	opResume     = "POST /api/v1/queues/{name}/resume"
 	opWorkers    = "GET /api/v1/workers"
 	opSchedules  = "GET /api/v1/schedules"
@@ -299,6 +300,15 @@ func (p *prober) admin(e *env) {
 	p.do(e, 400, opPause, "/api/v1/queues/bad!/pause", "")
 	p.do(e, 200, opResume, "/api/v1/queues/default/resume", "")
 	p.do(e, 400, opResume, "/api/v1/queues/bad!/resume", "")
+	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","queue":"doomed","delay_seconds":3600}`)
+	if r := p.do(e, 409, opDelQueue, "/api/v1/queues/doomed", ""); r.errCode() != "queue_not_empty" {
+		p.t.Errorf("delete of a queue holding work: %s", r.raw)
+	}
+	p.do(e, 400, opDelQueue, "/api/v1/queues/doomed?force=maybe", "")
+	p.do(e, 400, opDelQueue, "/api/v1/queues/bad!", "")
+	if r := p.do(e, 200, opDelQueue, "/api/v1/queues/doomed?force=true", ""); r.body["scheduled"] != float64(1) {
+		p.t.Errorf("forced delete: %s", r.raw)
+	}
 	if r := p.do(e, 200, opWorkers, "/api/v1/workers", ""); len(r.body["workers"].([]any)) == 0 {
 		p.t.Errorf("workers: %s", r.raw)
 	}

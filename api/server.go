@@ -115,6 +115,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/v1/dlq", s.auth(write, s.purge))
 	m.HandleFunc("GET /api/v1/queues", s.auth(read, s.listQueues))
 	m.HandleFunc("GET /api/v1/queues/{name}", s.auth(read, s.getQueue))
+	m.HandleFunc("DELETE /api/v1/queues/{name}", s.auth(write, s.deleteQueue))
 	m.HandleFunc("POST /api/v1/queues/{name}/pause", s.auth(write, s.pause))
 	m.HandleFunc("POST /api/v1/queues/{name}/resume", s.auth(write, s.resume))
 	m.HandleFunc("GET /api/v1/schedules", s.auth(read, s.listSchedules))

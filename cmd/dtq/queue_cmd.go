@@ -45,14 +45,15 @@ func newQueueCmd(out io.Writer) *cobra.Command {
 	api := &o.api
 	cmd := &cobra.Command{
 		Use:   "queue",
-		Short: "Inspect, pause and resume queues",
+		Short: "Inspect, pause, resume and delete queues",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	addAPIFlags(cmd, api)
 	cmd.AddCommand(newQueueListCmd(out, api), newQueueStatsCmd(out, api),
 		newQueuePauseCmd(out, api, "pause", "Stop workers from starting tasks of a queue (submits still succeed)"),
-		newQueuePauseCmd(out, api, "resume", "Let workers start tasks of a paused queue again"))
+		newQueuePauseCmd(out, api, "resume", "Let workers start tasks of a paused queue again"),
+		newQueueRmCmd(out, api))
 	return cmd
 }
 
@@ -126,6 +127,45 @@ func newQueuePauseCmd(out io.Writer, api *apiOptions, action, short string) *cob
 			})
 		},
 	}
+}
+
+// newQueueRmCmd builds `dtq queue rm NAME [--force]`: DELETE
+// /api/v1/queues/{name}.
+func newQueueRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:     "rm NAME",
+		Aliases: []string{"delete"},
+		Short:   "Delete a queue and everything of it (refused while it holds work, unless --force)",
+		Long: "Deletes the queue's tasks (finished ones too), dead letters, schedules, unique locks, idempotency\n" +
+			"records, pause flag and totals. A queue that holds queued, scheduled, running or dead tasks is\n" +
+			"refused unless --force, which deletes those too (running tasks' outcomes are then not recorded).",
+		Example: "  dtq queue rm old-imports\n  dtq queue rm old-imports --force",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := pathID("queue name", args[0])
+			if err != nil {
+				return err
+			}
+			path := "/api/v1/queues/" + name
+			if force {
+				path += "?force=true"
+			}
+			var d struct {
+				Queue                            string
+				Queued, Scheduled, Running, Dead int64
+			}
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &d)
+			}, func() error {
+				_, err := fmt.Fprintf(out, "deleted queue %s (it held %d queued, %d scheduled, %d running, %d dead)\n",
+					oneLine(d.Queue, 0), d.Queued, d.Scheduled, d.Running, d.Dead)
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "delete the queue even though it holds queued, scheduled, running or dead tasks")
+	return cmd
 }
 
 // printQueue writes a queue's counts.

@@ -72,6 +72,23 @@ func TestQueueCommands(t *testing.T) {
 				e.fails([]string{"queue", verb, name}, "400 invalid_field: queue queue \""+name+"\" is invalid")
 			}
 		}
+		e.fails([]string{"queue", "rm", "parked"}, "409 queue_not_empty", `queue "parked" holds 3 queued, 1 scheduled, 0 running and 0 dead tasks: nothing was deleted`)
+		if out := e.ok("queue", "rm", "parked", "--force"); out != "deleted queue parked (it held 3 queued, 1 scheduled, 0 running, 0 dead)\n" {
+			t.Errorf("dtq queue rm --force printed %q", out)
+		}
+		if _, err := e.run("queue", "stats", "parked"); err != nil {
+			t.Fatal(err)
+		}
+		if v := e.json("queue", "stats", "parked"); v["queued"] != 0.0 || v["submitted_total"] != 0.0 {
+			t.Errorf("dtq queue stats after rm: %v", v)
+		}
+		if row := rowOf(t, e.ok("queue", "list"), "other"); row[0] != "other" {
+			t.Errorf("dtq queue list after rm: %q", row)
+		}
+		if v := e.json("queue", "rm", "never-used"); v["queue"] != "never-used" || v["queued"] != 0.0 {
+			t.Errorf("dtq queue rm of an unknown queue --json: %v", v)
+		}
+		e.fails([]string{"queue", "rm", "bad name"}, "400 invalid_field: queue")
 		e.fails([]string{"queue", "stats"}, "accepts 1 arg(s), received 0")
 		e.fails([]string{"queue", "pause", "a", "b"}, "accepts 1 arg(s), received 2")
 		e.fails([]string{"queue", "stats", ""}, "the queue name must not be empty")
