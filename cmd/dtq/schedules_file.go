@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -178,7 +179,7 @@ func applySchedules(ctx context.Context, log *slog.Logger, c *dtq.Client, path s
 		case old == nil:
 			created++
 			log.Info("schedule created", "queue", s.Queue, "schedule", s.Name, "cron", in.Cron, "time_zone", in.TimeZone)
-		case !in.UpdatedAt.Equal(old.UpdatedAt):
+		case !reflect.DeepEqual(in.Schedule, old.Schedule): // not UpdatedAt: an update can fall in the creation's millisecond
 			updated++
 			log.Info("schedule updated", "queue", s.Queue, "schedule", s.Name, "cron", in.Cron, "time_zone", in.TimeZone)
 		default:
