@@ -114,8 +114,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return cfg, invalid("Config.MaxDepth", "must not be negative (got %d)", cfg.MaxDepth)
 	}
 	for q, d := range cfg.QueueMaxDepth {
-		if err := keys.CheckName("queue", q); err != nil {
-			return cfg, invalid("Config.QueueMaxDepth", "%v", err)
+		if err := checkQueue("Config.QueueMaxDepth", q); err != nil {
+			return cfg, err
 		}
 		if d < 0 {
 			return cfg, invalid("Config.QueueMaxDepth", "of %q must not be negative (got %d)", q, d)

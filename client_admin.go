@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/internal/taskid"
 )
@@ -48,8 +47,8 @@ type DeadLetter struct {
 // after cursor ("" for the newest); next is the cursor of the following page
 // ("" at the end).
 func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor string) (letters []DeadLetter, next string, err error) {
-	if err := keys.CheckName("queue", queue); err != nil {
-		return nil, "", invalid("queue", "%v", err)
+	if err := checkQueue("queue", queue); err != nil {
+		return nil, "", err
 	}
 	if limit <= 0 || limit > 1000 {
 		return nil, "", invalid("limit", "must be 1-1000 (got %d)", limit)
@@ -134,8 +133,8 @@ func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 }
 
 func (c *Client) dlqAll(ctx context.Context, action store.DLQAction, queue string) (int, error) {
-	if err := keys.CheckName("queue", queue); err != nil {
-		return 0, invalid("queue", "%v", err)
+	if err := checkQueue("queue", queue); err != nil {
+		return 0, err
 	}
 	q := c.store.Queue(queue)
 	// Only the entries there now: a requeued task that dies again while
@@ -190,8 +189,8 @@ func (c *Client) Resume(ctx context.Context, queue string) error {
 }
 
 func (c *Client) setPaused(ctx context.Context, queue string, paused bool) error {
-	if err := keys.CheckName("queue", queue); err != nil {
-		return invalid("queue", "%v", err)
+	if err := checkQueue("queue", queue); err != nil {
+		return err
 	}
 	q := c.queue(queue)
 	if err := c.register(ctx, q); err != nil {
@@ -228,8 +227,8 @@ type QueueStats struct {
 
 // Stats returns the counts of queue.
 func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
-	if err := keys.CheckName("queue", queue); err != nil {
-		return nil, invalid("queue", "%v", err)
+	if err := checkQueue("queue", queue); err != nil {
+		return nil, err
 	}
 	all, err := c.statsMany(ctx, []string{queue})
 	if err != nil {

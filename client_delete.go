@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"time"
-
-	"github.com/dtq-dev/dtq/internal/keys"
 )
 
 // DeleteQueueOpts are the options of DeleteQueue.
@@ -43,8 +41,8 @@ type DeletedQueue struct {
 // queue keep waiting on it (stop them first). It is asynq's DeleteQueue,
 // BullMQ's obliterate.
 func (c *Client) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueueOpts) (*DeletedQueue, error) {
-	if err := keys.CheckName("queue", queue); err != nil {
-		return nil, invalid("queue", "%v", err)
+	if err := checkQueue("queue", queue); err != nil {
+		return nil, err
 	}
 	force := opts != nil && opts.Force
 	q := c.queue(queue)

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -222,8 +221,8 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	if o.Queue == "" {
 		o.Queue = DefaultQueue
 	}
-	if err := keys.CheckName("queue", o.Queue); err != nil {
-		return nil, item, invalid("queue", "%v", err)
+	if err := checkQueue("queue", o.Queue); err != nil {
+		return nil, item, err
 	}
 	if err := checkType(taskType); err != nil {
 		return nil, item, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -34,8 +33,8 @@ type TaskPage struct {
 // recently finished first; listed until they expire). A filter that skips
 // most tasks may return a short page with a cursor to continue.
 func (c *Client) List(ctx context.Context, o ListOpts) (*TaskPage, error) {
-	if err := keys.CheckName("queue", o.Queue); err != nil {
-		return nil, invalid("queue", "%v", err)
+	if err := checkQueue("queue", o.Queue); err != nil {
+		return nil, err
 	}
 	if o.Status != "" && !o.Status.valid() {
 		return nil, invalid("status", "must be one of QUEUED, SCHEDULED, RUNNING, SUCCEEDED, DEAD, CANCELLED (got %q)", o.Status)

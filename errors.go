@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/redis/rueidis"
 )
 
@@ -80,6 +81,14 @@ func (e *ValidationError) Error() string { return "dtq: " + e.Field + " " + e.Pr
 
 // Unwrap returns ErrInvalid.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// checkQueue returns a ValidationError of field when q is no queue name.
+func checkQueue(field, q string) error {
+	if keys.ValidName(q) {
+		return nil
+	}
+	return invalid(field, "%q is not a queue name: want %s", q, keys.NameRule)
+}
 
 func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}

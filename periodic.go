@@ -210,8 +210,8 @@ func scheduleQueue(queue string) (string, error) {
 	if queue == "" {
 		queue = DefaultQueue
 	}
-	if err := keys.CheckName("queue", queue); err != nil {
-		return queue, invalid("queue", "%v", err)
+	if err := checkQueue("queue", queue); err != nil {
+		return queue, err
 	}
 	return queue, nil
 }

@@ -69,7 +69,7 @@ func TestQueueCommands(t *testing.T) {
 		// refuses it (unescaped, it would name another route).
 		for _, name := range []string{".", ".."} {
 			for _, verb := range []string{"stats", "pause", "resume"} {
-				e.fails([]string{"queue", verb, name}, "400 invalid_field: queue queue \""+name+"\" is invalid")
+				e.fails([]string{"queue", verb, name}, "400 invalid_field: queue \""+name+"\" is not a queue name")
 			}
 		}
 		e.fails([]string{"queue", "rm", "parked"}, "409 queue_not_empty", `queue "parked" holds 3 queued, 1 scheduled, 0 running and 0 dead tasks: nothing was deleted`)

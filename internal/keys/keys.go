@@ -42,6 +42,9 @@ func validChars(s string, maxLen int) bool {
 	return dots < len(s)
 }
 
+// NameRule is the rule of names (not namespaces), for messages.
+var NameRule = fmt.Sprintf(nameRule, 64)
+
 // CheckName returns an error naming what (for example "topic") when s is not a
 // valid name.
 func CheckName(what, s string) error {
