@@ -241,23 +241,31 @@ func (c *checker) members(fn func(key []byte) error) error {
 		if err := fn(key); err != nil {
 			return err
 		}
-		c.ws()
-		if c.i >= len(c.b) {
-			return errMalformed
-		}
-		switch c.b[c.i] {
-		case ',':
-			c.i++
-		case '}':
-			c.i++
-			return nil
-		default:
-			return errMalformed
+		if end, err := c.next('}'); end || err != nil {
+			return err
 		}
 	}
 }
 
 // structObject reads an object decoded into a struct of shape s.
+// next reads what follows a member or an element: a comma (end false) or
+// the closing byte (end true).
+func (c *checker) next(closing byte) (end bool, err error) {
+	c.ws()
+	if c.i >= len(c.b) {
+		return false, errMalformed
+	}
+	switch c.b[c.i] {
+	case ',':
+		c.i++
+		return false, nil
+	case closing:
+		c.i++
+		return true, nil
+	}
+	return false, errMalformed
+}
+
 func (c *checker) structObject(s *shape, depth int) error {
 	var seen uint64
 	return c.members(func(key []byte) error {
@@ -335,18 +343,8 @@ func (c *checker) array(s *shape, depth int) error {
 		if err != nil {
 			return err
 		}
-		c.ws()
-		if c.i >= len(c.b) {
-			return errMalformed
-		}
-		switch c.b[c.i] {
-		case ',':
-			c.i++
-		case ']':
-			c.i++
-			return nil
-		default:
-			return errMalformed
+		if end, err := c.next(']'); end || err != nil {
+			return err
 		}
 	}
 }
