@@ -203,6 +203,29 @@ func BenchmarkDrain(b *testing.B) {
 	measure(b, rc, func() { drain(b, c, b.N, 50) })
 }
 
+// BenchmarkDrainLimit: BenchmarkDrain with and without a queue-wide
+// concurrency limit (of 50, the worker's concurrency: it caps nothing, so
+// the difference is the leases' cost). "none" runs the unlimited path,
+// whose commands are those of BenchmarkDrain.
+func BenchmarkDrainLimit(b *testing.B) {
+	for _, limit := range []int64{0, 50} {
+		name := "none"
+		if limit > 0 {
+			name = "limit=" + strconv.FormatInt(limit, 10)
+		}
+		b.Run(name, func(b *testing.B) {
+			c, rc := benchClient(b)
+			if limit > 0 {
+				if err := c.SetConcurrencyLimit(context.Background(), dtq.DefaultQueue, limit); err != nil {
+					b.Fatal(err)
+				}
+			}
+			enqueueManyN(b, c, b.N, 1000)
+			measure(b, rc, func() { drain(b, c, b.N, 50) })
+		})
+	}
+}
+
 // BenchmarkLifecycle: the whole life of a task — enqueue (50 goroutines)
 // and drain (concurrency 50) at once; Redis CPU per task covers enqueue +
 // claim + complete.

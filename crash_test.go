@@ -3,6 +3,7 @@ package dtq_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,10 +24,15 @@ const (
 	childNSEnv     = "DTQ_TEST_CHILD_NS"
 	childEmbedded  = "DTQ_TEST_CHILD_EMBEDDED"
 	childVTEnv     = "DTQ_TEST_CHILD_VT"
+	// childEffectsEnv names a file the child appends "s|e <worker> <unix
+	// ns>" to when a "nap" task starts and ends (O_APPEND: lines of
+	// several processes do not interleave).
+	childEffectsEnv = "DTQ_TEST_CHILD_EFFECTS"
 )
 
-// runChildWorker serves "block" tasks (which never finish) until killed,
-// printing "ready" once started.
+// runChildWorker serves "block" tasks (which never finish) and "nap" tasks
+// (which sleep their payload's milliseconds, logging to childEffectsEnv)
+// until killed, printing "ready" once started.
 func runChildWorker() int {
 	opt := rueidis.ClientOption{InitAddress: []string{os.Getenv(childAddrEnv)}, DisableCache: true}
 	if os.Getenv(childEmbedded) != "" {
@@ -52,6 +58,25 @@ func runChildWorker() int {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
+	id := os.Getenv(childWorkerEnv)
+	w.Handle("nap", func(ctx context.Context, t *dtq.Task) (any, error) {
+		var ms int
+		if err := json.Unmarshal(t.Payload, &ms); err != nil {
+			return nil, dtq.Permanent(err)
+		}
+		f, err := os.OpenFile(os.Getenv(childEffectsEnv), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "s %s %d\n", id, time.Now().UnixNano())
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-ctx.Done():
+		}
+		fmt.Fprintf(f, "e %s %d\n", id, time.Now().UnixNano())
+		return nil, ctx.Err()
+	})
 	w.Start(context.Background())
 	fmt.Println("ready")
 	select {}
@@ -67,11 +92,12 @@ func (e *env) addr() string {
 
 // startChildWorker starts a worker process with id and visibility timeout
 // vt; it is killed at cleanup.
-func startChildWorker(t *testing.T, e *env, id string, vt time.Duration) *exec.Cmd {
+func startChildWorker(t *testing.T, e *env, id string, vt time.Duration, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childWorkerEnv+"="+id, childAddrEnv+"="+e.addr(), childNSEnv+"="+e.Namespace,
 		childVTEnv+"="+vt.String())
+	cmd.Env = append(cmd.Env, env...)
 	if e.Embedded != nil {
 		cmd.Env = append(cmd.Env, childEmbedded+"=1")
 	}

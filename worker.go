@@ -274,6 +274,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.c.CheckLayout(ctx); err != nil {
 		return err
 	}
+	for _, q := range w.queues {
+		if err := q.readLimit(ctx); err != nil {
+			return err
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.state != 0 {

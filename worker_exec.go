@@ -44,7 +44,9 @@ func TaskFromContext(ctx context.Context) (*Task, bool) {
 // tokens instead, so that a new task can start meanwhile, while a slow
 // Redis still throttles claiming (the slot is only freed once a token is
 // taken). The task stays renewed until its outcome is recorded.
-func (w *Worker) launch(wq *workerQueue, t *Task) {
+// A leased task (of a queue with a concurrency limit) gives its lease back
+// once its outcome is recorded.
+func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 	ctx, cancel := context.WithCancelCause(w.runBase)
 	ex := &execution{task: t, queue: wq, cancel: cancel}
 	w.mu.Lock()
@@ -68,6 +70,9 @@ func (w *Worker) launch(wq *workerQueue, t *Task) {
 			ran = time.Since(began)
 		}
 		ref := TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}
+		if leased {
+			defer wq.releaseLeases(context.WithoutCancel(ctx), 1)
+		}
 		if !record {
 			wq.slots.release(1)
 			w.log.Info("task taken over by another worker; this execution's outcome is dropped",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
@@ -46,6 +47,9 @@ type workerQueue struct {
 	planned      bool // plain priority-planned reads are possible (the script ran once)
 	hot          int  // the band the last read filled its credit from, or -1
 	slots        pool // this queue's execution slots: its handlers running
+
+	limit  atomic.Int64 // the queue-wide concurrency limit; 0: none
+	leases leases       // held while limit > 0
 }
 
 func (w *Worker) newQueue(q *queueState) *workerQueue {
@@ -56,6 +60,7 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		busy:         true, // the first read runs the script, which creates the groups
 		hot:          -1,
 	}
+	wq.leases.releases = newLeaseReleases(wq)
 	keepSucceeded, keepOthers := w.c.cfg.retentions()
 	cfg := store.FinishConfig{Retention: keepOthers, KeepSucceeded: keepSucceeded > 0, IdemWindow: w.c.cfg.IdempotencyWindow,
 		Durability: w.c.durability()}
@@ -115,9 +120,43 @@ func (wq *workerQueue) read(ctx context.Context) {
 		if !ok {
 			return
 		}
+		leased := wq.limit.Load() > 0
+		if leased && !wq.busy && n > 1 {
+			// An idle reader of a limited queue waits for a task with one
+			// lease: the others stay free for the workers that have work.
+			wq.slots.release(n - 1)
+			n = 1
+		}
+		if leased {
+			// A limited queue: claim no more than the leases got.
+			got, err := wq.acquireLeases(ctx, n)
+			if err == nil && wq.limit.Load() == 0 {
+				leased = false // the limit was removed
+			}
+			if err != nil || got < n {
+				wq.slots.release(n - got)
+			}
+			if err != nil || got == 0 {
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					w.c.redisError("lease", err)
+					w.log.Warn("acquiring concurrency leases failed; retrying", "queue", wq.q.name, "error", err)
+					if retry.Sleep(ctx) != nil {
+						return
+					}
+				}
+				continue
+			}
+			n = got
+		}
 		entries, pre, err := wq.fetch(ctx, n)
 		if err != nil {
 			wq.slots.release(n)
+			if leased {
+				wq.releaseLeases(context.WithoutCancel(ctx), n)
+			}
 			if ctx.Err() != nil {
 				return
 			}
@@ -137,11 +176,14 @@ func (wq *workerQueue) read(ctx context.Context) {
 		}
 		if len(entries) < n {
 			wq.slots.release(n - len(entries))
+			if leased {
+				wq.releaseLeases(context.WithoutCancel(ctx), n-len(entries))
+			}
 		}
 		if len(entries) > 0 {
 			// Start this batch while the next read goes out: the reader is
 			// bound by round trips, not by work.
-			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, n) })
+			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, min(n, len(entries)), leased) })
 		}
 	}
 }
@@ -245,8 +287,9 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 }
 
 // start runs start.lua for claimed entries and launches the started tasks;
-// slots is how many slots the caller holds for them.
-func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots int) {
+// slots is how many slots the caller holds for them (and as many leases,
+// when leased).
+func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots int, leased bool) {
 	w := wq.w
 	started, err := wq.startRest(ctx, entries, pre)
 	var nre *store.NotReplicatedError
@@ -260,6 +303,9 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		w.c.redisError("start", err)
 		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
 		wq.slots.release(min(slots, len(entries)))
+		if leased {
+			wq.releaseLeases(ctx, min(slots, len(entries)))
+		}
 		wq.busy = true
 		return
 	}
@@ -305,11 +351,14 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		if obs.on() {
 			obs.started(TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}, pickup(e.EntryID, s.Started))
 		}
-		w.launch(wq, t)
+		w.launch(wq, t, leased)
 		launched++
 	}
 	w.c.publish(wq.q.store.Keys().Events(), events)
 	wq.slots.release(min(slots, len(entries)) - launched)
+	if leased {
+		wq.releaseLeases(ctx, min(slots, len(entries))-launched)
+	}
 }
 
 // startRest starts with start.lua the entries that pre (the outcomes of a

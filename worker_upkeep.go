@@ -30,6 +30,9 @@ func (w *Worker) renew(ctx context.Context) {
 }
 
 func (w *Worker) renewOnce(ctx context.Context) {
+	for _, wq := range w.queues {
+		wq.renewLeases(ctx)
+	}
 	byQueue := map[*workerQueue][]*execution{}
 	w.mu.Lock()
 	for _, ex := range w.running {
@@ -109,6 +112,12 @@ func (w *Worker) heartbeat(ctx context.Context) {
 }
 
 func (w *Worker) beat(ctx context.Context) {
+	// A limit set or removed since reaches the readers within a beat.
+	for _, wq := range w.queues {
+		if err := wq.readLimit(ctx); err != nil && ctx.Err() == nil {
+			w.c.redisError("heartbeat", err)
+		}
+	}
 	host, _ := os.Hostname()
 	names := make([]string, len(w.queues))
 	for i, q := range w.queues {

@@ -100,6 +100,16 @@ func (k Keys) PeriodicFired() string { return k.prefix + "periodic:fired" }
 // value = the task id holding it (see unique.lua).
 func (k Keys) Unique() string { return k.prefix + "uniq" }
 
+// Limits is the hash of the queue's flow-control limits: field LimitQueue =
+// the most of its tasks RUNNING at once across every worker (see lease.lua).
+func (k Keys) Limits() string { return k.prefix + "limits" }
+
+// Leases is the sorted set of the queue's concurrency leases: member a
+// lease name ("<worker>|<n>"), score its expiry (Unix ms, Redis clock).
+// A worker holds one per task of the queue it runs (and a few while it
+// reads); one it stops renewing expires, so a lost worker's slots come back.
+func (k Keys) Leases() string { return k.prefix + "leases" }
+
 // SchedulerLock is the leader lock of the queue's scheduler.
 func (k Keys) SchedulerLock() string { return k.prefix + "scheduler" }
 
@@ -157,6 +167,11 @@ const (
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"
+)
+
+// Fields of the limits hash.
+const (
+	LimitQueue = "queue" // the queue-wide concurrency limit
 )
 
 // Fields of a band entry.

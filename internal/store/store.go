@@ -114,7 +114,7 @@ var (
 // scripts lists every script, for the tests that hold them to the schema.
 var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScript, finishScript, renewScript,
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript,
-	dropScript, dropSweepScript}
+	dropScript, dropSweepScript, leaseScript}
 
 // bands appends the queue's ten band streams, priority 0 to 9.
 func (k Keys) bands(ks []string) []string {

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// Leases hold a queue-wide limit across callers: at most the limit are
+// live, a release of a full limit moves the wakeup stream, and a lease no
+// one renews expires.
+func TestLeases(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		names := func(prefix string, n int) []string {
+			var out []string
+			for i := range n {
+				out = append(out, prefix+"|"+itoa(i))
+			}
+			return out
+		}
+		// No limit: everything granted, nothing written.
+		g, err := q.AcquireLeases(ctx, time.Minute, names("a", 5))
+		if err != nil || g.Granted != 5 || g.Limit != 0 {
+			t.Fatalf("without a limit: %+v, %v", g, err)
+		}
+		if n, _ := b.Client.Do(ctx, b.Client.B().Exists().Key(q.k.Leases()).Build()).AsInt64(); n != 0 {
+			t.Fatal("leases written without a limit")
+		}
+
+		if err := q.SetConcurrencyLimit(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		a, err := q.AcquireLeases(ctx, time.Minute, names("a", 2))
+		if err != nil || a.Granted != 2 || a.Limit != 3 {
+			t.Fatalf("a: %+v, %v", a, err)
+		}
+		bb, err := q.AcquireLeases(ctx, time.Minute, names("b", 2))
+		if err != nil || bb.Granted != 1 {
+			t.Fatalf("b, one slot left: %+v, %v", bb, err)
+		}
+		full, err := q.AcquireLeases(ctx, time.Minute, names("c", 1))
+		if err != nil || full.Granted != 0 || full.Earliest.IsZero() || full.Wakeup == "" {
+			t.Fatalf("c, the limit full: %+v, %v", full, err)
+		}
+		if limit, inUse, err := q.ConcurrencyLimit(ctx); err != nil || limit != 3 || inUse != 3 {
+			t.Fatalf("ConcurrencyLimit: %d %d %v", limit, inUse, err)
+		}
+		// A release of a full limit moves the wakeup stream.
+		if err := q.ReleaseLeases(ctx, names("a", 1)); err != nil {
+			t.Fatal(err)
+		}
+		after, err := q.AcquireLeases(ctx, time.Minute, names("c", 2))
+		if err != nil || after.Granted != 1 || after.Wakeup == full.Wakeup {
+			t.Fatalf("c after a release: %+v (before %+v), %v", after, full, err)
+		}
+		// Leases that are not renewed expire; renewed ones stay.
+		if err := q.ReleaseLeases(ctx, append(names("a", 2), names("b", 1)...)); err != nil {
+			t.Fatal(err)
+		}
+		short, err := q.AcquireLeases(ctx, 100*time.Millisecond, names("d", 2)) // with c|0: the limit is full
+		if err != nil || short.Granted != 2 {
+			t.Fatalf("d: %+v, %v", short, err)
+		}
+		if err := q.RenewLeases(ctx, time.Minute, names("d", 1)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		late, err := q.AcquireLeases(ctx, time.Minute, names("e", 2))
+		if err != nil || late.Granted != 1 {
+			t.Fatalf("e, after d|1 expired: %+v, %v (want the one slot it freed)", late, err)
+		}
+		if err := q.SetConcurrencyLimit(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if limit, _, _ := q.ConcurrencyLimit(ctx); limit != 0 {
+			t.Fatalf("limit after removal: %d", limit)
+		}
+	})
+}

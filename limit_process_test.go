@@ -1,0 +1,145 @@
+package dtq_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/store"
+)
+
+// effect is one line of a child worker's effect log.
+type effect struct {
+	start  bool
+	worker string
+	at     int64 // Unix ns
+}
+
+func readEffects(t *testing.T, path string) []effect {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []effect
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		p := strings.Fields(sc.Text())
+		at, err := strconv.ParseInt(p[2], 10, 64)
+		if len(p) != 3 || err != nil {
+			t.Fatalf("effect line %q", sc.Text())
+		}
+		out = append(out, effect{start: p[0] == "s", worker: p[1], at: at})
+	}
+	slices.SortStableFunc(out, func(a, b effect) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		if a.start == b.start {
+			return 0
+		}
+		if a.start { // an end at the same instant comes first
+			return 1
+		}
+		return -1
+	})
+	return out
+}
+
+// mostAtOnce is the largest number of handlers running at one time in es,
+// among those of worker (all for "").
+func mostAtOnce(es []effect, worker string, from int64) int {
+	now, most := 0, 0
+	for _, e := range es {
+		if worker != "" && e.worker != worker {
+			continue
+		}
+		if e.start {
+			now++
+		} else {
+			now--
+		}
+		if e.at >= from {
+			most = max(most, now)
+		}
+	}
+	return most
+}
+
+// A limit of 3 holds across two worker processes (read from their effect
+// log, with start and end times); one of them SIGKILLed mid-task, its
+// leases expire within the visibility timeout and the other runs 3 at once
+// again.
+func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		const vt = time.Second
+		if err := e.c.SetConcurrencyLimit(ctx, dtq.DefaultQueue, 3); err != nil {
+			t.Fatal(err)
+		}
+		log := filepath.Join(t.TempDir(), "effects")
+		effects := childEffectsEnv + "=" + log
+		a := startChildWorker(t, e, "a", vt, effects)
+		startChildWorker(t, e, "b", vt, effects)
+
+		var ids []string
+		for range 40 {
+			ids = append(ids, e.enqueue("nap", 30, nil).ID)
+		}
+		for _, id := range ids {
+			e.waitStatus(id, dtq.StatusSucceeded, 30*time.Second)
+		}
+		es := readEffects(t, log)
+		if most := mostAtOnce(es, "", 0); most != 3 {
+			t.Fatalf("%d tasks ran at once across the two processes, want 3 (the limit)", most)
+		}
+		if mostAtOnce(es, "a", 0) == 0 || mostAtOnce(es, "b", 0) == 0 {
+			t.Fatal("one process ran nothing")
+		}
+
+		// Long tasks, until a's leases hold some of them; then SIGKILL a.
+		var long []string
+		for range 3 {
+			long = append(long, e.enqueue("nap", 60_000, nil).ID)
+		}
+		eventually(t, 10*time.Second, "a running a long task", func() bool {
+			for _, id := range long {
+				if task, err := e.c.Get(ctx, id); err == nil && task.Status == dtq.StatusRunning && task.Worker == "a" {
+					return true
+				}
+			}
+			return false
+		})
+		if err := a.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		a.Wait()
+		killed := time.Now()
+		leases := store.NewKeys(e.Namespace, dtq.DefaultQueue).Leases()
+		eventually(t, vt+2*time.Second, "the killed worker's leases expired", func() bool {
+			tm, err := e.Client.Do(ctx, e.Client.B().Time().Build()).AsIntSlice()
+			if err != nil {
+				return false
+			}
+			now := strconv.FormatInt(tm[0]*1000+tm[1]/1000, 10)
+			live, err := e.Client.Do(ctx, e.Client.B().Zrangebyscore().Key(leases).Min("("+now).Max("+inf").Build()).AsStrSlice()
+			return err == nil && !slices.ContainsFunc(live, func(h string) bool { return strings.HasPrefix(h, "a|") })
+		})
+		// b takes the limit's three slots, a's long tasks among them, and
+		// no more.
+		eventually(t, 10*time.Second, "b running three at once", func() bool {
+			return mostAtOnce(readEffects(t, log), "b", killed.UnixNano()) == 3
+		})
+		time.Sleep(100 * time.Millisecond)
+		if most := mostAtOnce(readEffects(t, log), "b", killed.UnixNano()); most != 3 {
+			t.Fatalf("b ran %d at once after the kill", most)
+		}
+	})
+}
