@@ -57,3 +57,24 @@ func (c *Client) ConcurrencyLimit(ctx context.Context, queue string) (*LimitInfo
 	}
 	return &LimitInfo{Queue: queue, MaxRunning: limit, InUse: inUse}, nil
 }
+
+// ConcurrencyLimits returns the concurrency limits of the namespace's
+// queues that have one, by queue name.
+func (c *Client) ConcurrencyLimits(ctx context.Context) ([]*LimitInfo, error) {
+	names, err := c.store.QueueNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sortStrings(names)
+	out := []*LimitInfo{}
+	for _, n := range names {
+		info, err := c.ConcurrencyLimit(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if info.MaxRunning > 0 {
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}

@@ -154,6 +154,8 @@ func httpField(f string) string {
 		return "the Idempotency-Key header"
 	case "unique.period":
 		return "unique.period_seconds"
+	case "max":
+		return "max_running"
 	}
 	return f
 }

@@ -40,6 +40,10 @@ const (
 	opSchedules  = "GET /api/v1/schedules"
 	opSchedule   = "GET /api/v1/schedules/{queue}/{name}"
 	opPutSched   = "PUT /api/v1/schedules/{queue}/{name}"
+	opLimits     = "GET /api/v1/limits"
+	opLimit      = "GET /api/v1/limits/{queue}"
+	opPutLimit   = "PUT /api/v1/limits/{queue}"
+	opDelLimit   = "DELETE /api/v1/limits/{queue}"
 	opDelSched   = "DELETE /api/v1/schedules/{queue}/{name}"
 	opPauseSch   = "POST /api/v1/schedules/{queue}/{name}/pause"
 	opResumeSch  = "POST /api/v1/schedules/{queue}/{name}/resume"
@@ -73,6 +77,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.deadLetters(open, done)
 		p.admin(open)
 		p.schedules(open)
+		p.limits(open)
 		p.events(open)
 		p.closed(open)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)
@@ -197,6 +202,34 @@ func (p *prober) schedules(e *env) {
 	p.do(e, 200, opDelSched, path, "")
 	p.do(e, 404, opDelSched, path, "")
 	p.do(e, 400, opDelSched, "/api/v1/schedules/bad%20queue/nightly", "")
+}
+
+// limits provokes the answers of the limit routes.
+func (p *prober) limits(e *env) {
+	path := "/api/v1/limits/capped"
+	if r := p.do(e, 200, opLimit, path, ""); r.body["max_running"] != float64(0) {
+		p.t.Errorf("no limit yet: %s", r.raw)
+	}
+	if r := p.do(e, 200, opPutLimit, path, `{"max_running":3}`); r.body["max_running"] != float64(3) || r.str("queue") != "capped" {
+		p.t.Errorf("set: %s", r.raw)
+	}
+	p.do(e, 400, opPutLimit, path, `{"max_running":0}`)
+	p.do(e, 400, opPutLimit, path, `{}`)
+	p.do(e, 400, opPutLimit, path, `{"max_running":1000001}`)
+	p.do(e, 400, opPutLimit, "/api/v1/limits/bad%20queue", `{"max_running":1}`)
+	p.do(e, 413, opPutLimit, path, `{"max_running":1,"x":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opPutLimit, path, `{"max_running":1}`, "Content-Type", "text/plain")
+	if r := p.do(e, 200, opLimits, "/api/v1/limits", ""); len(r.body["limits"].([]any)) != 1 {
+		p.t.Errorf("list: %s", r.raw)
+	}
+	p.do(e, 400, opLimit, "/api/v1/limits/bad%20queue", "")
+	if r := p.do(e, 200, opDelLimit, path, ""); r.body["max_running"] != float64(0) {
+		p.t.Errorf("removed: %s", r.raw)
+	}
+	p.do(e, 400, opDelLimit, "/api/v1/limits/%2E%2E", "")
+	if r := p.do(e, 200, opLimits, "/api/v1/limits", ""); len(r.body["limits"].([]any)) != 0 {
+		p.t.Errorf("list after removal: %s", r.raw)
+	}
 }
 
 // tasks provokes the answers of the task routes and returns the id of a
@@ -456,6 +489,8 @@ func concrete(key string) (method, path, body string) {
 	switch key {
 	case opPutSched:
 		body = `{"cron":"@hourly","task_type":"echo"}`
+	case opPutLimit:
+		body = `{"max_running":1}`
 	case opSubmit:
 		body = `{"task_type":"echo"}`
 	case opBatch:

@@ -18,6 +18,7 @@ func clientCommands(out, errOut io.Writer) []*cobra.Command {
 		newRetryDLQCmd(out),
 		newQueueCmd(out),
 		newScheduleCmd(out),
+		newLimitCmd(out),
 		newWorkersCmd(out),
 		newAuditCmd(out),
 	}
