@@ -203,22 +203,24 @@ func BenchmarkDrain(b *testing.B) {
 	measure(b, rc, func() { drain(b, c, b.N, 50) })
 }
 
-// BenchmarkDrainLimit: BenchmarkDrain with and without a queue-wide
-// concurrency limit (of 50, the worker's concurrency: it caps nothing, so
-// the difference is the leases' cost). "none" runs the unlimited path,
-// whose commands are those of BenchmarkDrain.
+// BenchmarkDrainLimit: BenchmarkDrain with and without a queue-wide limit
+// that caps nothing — a concurrency limit of 50 (the worker's
+// concurrency) or a rate of 1,000,000/s — so the difference is the limits'
+// own cost. "none" runs the unlimited path, whose commands are those of
+// BenchmarkDrain.
 func BenchmarkDrainLimit(b *testing.B) {
-	for _, limit := range []int64{0, 50} {
-		name := "none"
-		if limit > 0 {
-			name = "limit=" + strconv.FormatInt(limit, 10)
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, limit := range []string{"none", "max_running=50", "rate=1000000/s"} {
+		b.Run(limit, func(b *testing.B) {
 			c, rc := benchClient(b)
-			if limit > 0 {
-				if err := c.SetConcurrencyLimit(context.Background(), dtq.DefaultQueue, limit); err != nil {
-					b.Fatal(err)
-				}
+			var err error
+			switch limit {
+			case "max_running=50":
+				err = c.SetConcurrencyLimit(context.Background(), dtq.DefaultQueue, 50)
+			case "rate=1000000/s":
+				err = c.SetRateLimit(context.Background(), dtq.DefaultQueue, 1_000_000, time.Second, 1000)
+			}
+			if err != nil {
+				b.Fatal(err)
 			}
 			enqueueManyN(b, c, b.N, 1000)
 			measure(b, rc, func() { drain(b, c, b.N, 50) })

@@ -3,6 +3,7 @@ package dtq
 import (
 	"context"
 	"strconv"
+	"time"
 )
 
 // MaxConcurrencyLimit bounds a concurrency limit.
@@ -17,6 +18,15 @@ type LimitInfo struct {
 	// InUse is how many leases are held now: one per task running, and
 	// one per worker waiting for a task of the queue.
 	InUse int64 `json:"in_use"`
+
+	// Rate limits how often the queue's tasks start: at most Rate per Per,
+	// at most Burst at once; 0: no rate limit.
+	Rate  int64         `json:"rate,omitempty"`
+	Per   time.Duration `json:"-"`
+	Burst int64         `json:"burst,omitempty"`
+	// PausedUntil is set while a RetryAfter of one of the queue's tasks
+	// holds its limits: no task of it starts before then.
+	PausedUntil *time.Time `json:"paused_until,omitempty"`
 }
 
 // SetConcurrencyLimit limits queue to at most max tasks RUNNING at once
@@ -51,15 +61,71 @@ func (c *Client) ConcurrencyLimit(ctx context.Context, queue string) (*LimitInfo
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, err
 	}
-	limit, inUse, err := c.queue(queue).store.ConcurrencyLimit(ctx)
+	d, inUse, err := c.queue(queue).store.Limits(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &LimitInfo{Queue: queue, MaxRunning: limit, InUse: inUse}, nil
+	info := &LimitInfo{Queue: queue, MaxRunning: d.MaxRunning, InUse: inUse, Rate: d.Rate, Per: d.Per, Burst: d.Burst}
+	if !d.PausedTo.IsZero() {
+		info.PausedUntil = &d.PausedTo
+	}
+	return info, nil
 }
 
-// ConcurrencyLimits returns the concurrency limits of the namespace's
-// queues that have one, by queue name.
+// Bounds of a rate limit.
+const (
+	MaxRate    = 1_000_000
+	MinRatePer = time.Millisecond
+	MaxRatePer = 24 * time.Hour
+)
+
+// SetRateLimit limits how often queue's tasks start, across every worker
+// process: at most rate per per, smoothly (GCRA: one start every per/rate,
+// with bursts of at most burst after an idle spell; burst 0 means 1). rate
+// 0 removes the limit. A task waiting for its turn stays QUEUED in its band
+// (no attempt used). A handler of the queue returning RetryAfter(d, err)
+// pauses the queue's limits for d: the remote asked everyone to slow down.
+// Workers read it when they start and every 5 s. It is audited
+// (limit-set).
+func (c *Client) SetRateLimit(ctx context.Context, queue string, rate int64, per time.Duration, burst int64) error {
+	if err := checkQueue("queue", queue); err != nil {
+		return err
+	}
+	if err := c.CheckRateLimit(rate, per, burst); err != nil {
+		return err
+	}
+	burst = max(burst, 1)
+	q := c.queue(queue)
+	if err := c.register(ctx, q); err != nil {
+		return err
+	}
+	if err := q.store.SetRateLimit(ctx, rate, per, burst); err != nil {
+		return err
+	}
+	detail := "rate=0"
+	if rate > 0 {
+		detail = "rate=" + strconv.FormatInt(rate, 10) + "/" + per.String() + " burst=" + strconv.FormatInt(burst, 10)
+	}
+	c.audit(ctx, "limit-set", queue, "", detail)
+	return nil
+}
+
+// CheckRateLimit validates a rate limit as SetRateLimit would, writing
+// nothing.
+func (c *Client) CheckRateLimit(rate int64, per time.Duration, burst int64) error {
+	switch {
+	case rate < 0 || rate > MaxRate:
+		return invalid("rate", "must be from 0 (no limit) to %d (got %d)", MaxRate, rate)
+	case rate > 0 && (per < MinRatePer || per > MaxRatePer || per%time.Millisecond != 0):
+		return invalid("per", "must be whole milliseconds from %v to %v (got %v)", MinRatePer, MaxRatePer, per)
+	case burst < 0 || burst > max(rate, 1):
+		return invalid("burst", "must be from 1 to the rate, %d (got %d)", rate, burst)
+	}
+	return nil
+}
+
+// ConcurrencyLimits returns the limits of the namespace's queues that have
+// one, by queue name.
 func (c *Client) ConcurrencyLimits(ctx context.Context) ([]*LimitInfo, error) {
 	names, err := c.store.QueueNames(ctx)
 	if err != nil {
@@ -72,7 +138,7 @@ func (c *Client) ConcurrencyLimits(ctx context.Context) ([]*LimitInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		if info.MaxRunning > 0 {
+		if info.MaxRunning > 0 || info.Rate > 0 {
 			out = append(out, info)
 		}
 	}

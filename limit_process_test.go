@@ -2,6 +2,7 @@ package dtq_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -140,6 +141,71 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		if most := mostAtOnce(readEffects(t, log), "b", killed.UnixNano()); most != 3 {
 			t.Fatalf("b ran %d at once after the kill", most)
+		}
+	})
+}
+
+// A rate limit of 100/s with bursts of 10 holds across three worker
+// processes: over 10 s about 1,000 tasks start (±5 %), and no 100 ms window
+// holds more than the bucket allows — its burst and the 10 the rate adds
+// over 100 ms (+1 at the window's edge) — wherever the window falls: a
+// fixed-window counter would allow 200 in the 100 ms around a second's
+// boundary.
+func TestRateLimitAcrossProcesses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		const rate, burst = 100, 10
+		if err := e.c.SetRateLimit(ctx, dtq.DefaultQueue, rate, time.Second, burst); err != nil {
+			t.Fatal(err)
+		}
+		reqs := make([]dtq.EnqueueRequest, 1300)
+		for i := range reqs {
+			reqs[i] = dtq.EnqueueRequest{Type: "nap", Payload: 0}
+		}
+		if _, err := e.c.EnqueueMany(ctx, reqs); err != nil {
+			t.Fatal(err)
+		}
+		log := filepath.Join(t.TempDir(), "effects")
+		for _, id := range []string{"a", "b", "c"} {
+			startChildWorker(t, e, id, 2*time.Second, childEffectsEnv+"="+log)
+		}
+		time.Sleep(11 * time.Second)
+		var starts []int64
+		workers := map[string]bool{}
+		for _, ef := range readEffects(t, log) {
+			if ef.start {
+				starts = append(starts, ef.at)
+				workers[ef.worker] = true
+			}
+		}
+		if len(starts) == 0 || len(workers) != 3 {
+			t.Fatalf("%d starts, on %d workers", len(starts), len(workers))
+		}
+		first := starts[0]
+		in := func(from, to int64) int {
+			n := 0
+			for _, s := range starts {
+				if s >= from && s < to {
+					n++
+				}
+			}
+			return n
+		}
+		got := in(first, first+int64(10*time.Second))
+		if want := rate*10 + burst; got < want*95/100 || got > want*105/100 {
+			t.Fatalf("%d started in the first 10 s, want %d ±5 %% (100/s after a burst of %d)", got, want, burst)
+		}
+		for _, s := range starts {
+			limit := burst + rate/10 + 1
+			if n := in(s, s+int64(100*time.Millisecond)); n > limit {
+				var near []string
+				for _, ef := range readEffects(t, log) {
+					if ef.at >= s-int64(50*time.Millisecond) && ef.at < s+int64(150*time.Millisecond) {
+						near = append(near, fmt.Sprintf("%v %s %v", ef.start, ef.worker, time.Duration(ef.at-first)))
+					}
+				}
+				t.Fatalf("%d started in the 100 ms from %v after the first, more than %d:\n%s", n, time.Duration(s-first), limit, strings.Join(near, "\n"))
+			}
 		}
 	})
 }

@@ -3,6 +3,7 @@ package dtq_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,6 +58,52 @@ func TestConcurrencyLimitAcrossWorkers(t *testing.T) {
 		}
 		if err := e.c.SetConcurrencyLimit(ctx, "..", 1); !errors.Is(err, dtq.ErrInvalid) {
 			t.Fatalf("a bad queue: %v", err)
+		}
+	})
+}
+
+// RetryAfter from a task of a limited queue pauses the queue's limits, not
+// only that task: no other task of the queue starts until it ends.
+func TestRetryAfterPausesTheLimit(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		const pause = 400 * time.Millisecond
+		if err := e.c.SetConcurrencyLimit(ctx, "remote", 1); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var starts []time.Time
+		var slowedAt time.Time
+		e.worker(&dtq.WorkerConfig{Queues: []string{"remote"}, Concurrency: 4}, map[string]dtq.HandlerFunc{
+			"call": func(_ context.Context, task *dtq.Task) (any, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				starts = append(starts, time.Now())
+				if string(task.Payload) == `"first"` && task.Attempt == 1 {
+					slowedAt = time.Now()
+					return nil, dtq.RetryAfter(pause, errors.New("429: slow down"))
+				}
+				return "ok", nil
+			},
+		})
+		first := e.enqueue("call", "first", &dtq.EnqueueOpts{Queue: "remote"})
+		e.waitStatus(first.ID, dtq.StatusScheduled, 10*time.Second)
+		var others []string
+		for range 3 {
+			others = append(others, e.enqueue("call", "other", &dtq.EnqueueOpts{Queue: "remote"}).ID)
+		}
+		for _, id := range append(others, first.ID) {
+			e.waitStatus(id, dtq.StatusSucceeded, 10*time.Second)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range starts[1:] {
+			if s.Before(slowedAt.Add(pause - 20*time.Millisecond)) { // the Redis clock and this one agree to a few ms
+				t.Fatalf("a task started %v after the RetryAfter(%v)", s.Sub(slowedAt), pause)
+			}
+		}
+		if info, err := e.c.ConcurrencyLimit(ctx, "remote"); err != nil || info.PausedUntil != nil {
+			t.Fatalf("after the pause: %+v, %v", info, err)
 		}
 	})
 }

@@ -149,6 +149,9 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 			item.Outcome = store.OutcomeDead
 		case after > 0:
 			item.Outcome, item.RetryDelay = store.OutcomeRetry, after
+			// "Slow down" from the remote: the queue's limits too, not
+			// only this task.
+			ex.queue.pauseLimits(context.WithoutCancel(ctx), after)
 		default:
 			item.Outcome, item.RetryDelay = store.OutcomeRetry, w.retryDelay(t.Attempt)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/batch"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // leases are the concurrency leases a worker holds for one queue with a
@@ -26,25 +27,28 @@ type leases struct {
 // newLeaseReleases returns the batcher of wq's lease releases.
 func newLeaseReleases(wq *workerQueue) *batch.Batcher[string, struct{}] {
 	return batch.New(func(ctx context.Context, names []string) ([]struct{}, error) {
-		return make([]struct{}, len(names)), wq.q.store.ReleaseLeases(ctx, names)
+		return make([]struct{}, len(names)), wq.q.store.ReleaseLeases(ctx, names, 0)
 	}, 256, 1, 10*time.Second)
 }
 
-// readLimit reads the queue's limit into wq.limit.
+// readLimit reads whether the queue has a limit into wq.limited.
 func (wq *workerQueue) readLimit(ctx context.Context) error {
-	limit, err := wq.q.store.Limit(ctx)
+	limited, err := wq.q.store.Limited(ctx)
 	if err != nil {
 		return err
 	}
-	wq.limit.Store(limit)
+	wq.limited.Store(limited)
 	return nil
 }
 
-// acquireLeases takes up to n leases of the queue's limit; with none free it
-// waits until one may be (a release of the full limit appends to the
-// wakeup stream; a lost worker's lease expires) and answers 0. With no limit
-// (it was removed) it answers n and leaves lease mode.
-func (wq *workerQueue) acquireLeases(ctx context.Context, n int) (int, error) {
+// acquireLeases asks the queue's limits for up to n claims and answers how
+// many it got and the mode of the grant (store.Leased: as many leases are
+// held). Granted none, it waits until one may be — a release of the full
+// concurrency limit appends to the wakeup stream; the next rate token, a
+// pause's end or a lost worker's lease expiry comes at a known time — and
+// answers 0. With no limit (it was removed) it answers n and leaves the
+// limited mode.
+func (wq *workerQueue) acquireLeases(ctx context.Context, n int) (int, int, error) {
 	l := &wq.leases
 	l.mu.Lock()
 	names := make([]string, n)
@@ -55,49 +59,80 @@ func (wq *workerQueue) acquireLeases(ctx context.Context, n int) (int, error) {
 	l.mu.Unlock()
 	g, err := wq.q.store.AcquireLeases(ctx, wq.w.cfg.VisibilityTimeout, names)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	wq.limit.Store(g.Limit)
-	if g.Limit == 0 {
-		return n, nil
+	if g.Mode == store.Unlimited {
+		wq.limited.Store(false)
+		return n, g.Mode, nil
 	}
 	if g.Granted > 0 {
-		l.mu.Lock()
-		l.held = append(l.held, names[:g.Granted]...)
-		l.mu.Unlock()
-		return g.Granted, nil
+		if g.Mode == store.Leased {
+			l.mu.Lock()
+			l.held = append(l.held, names[:g.Granted]...)
+			l.mu.Unlock()
+		}
+		return g.Granted, g.Mode, nil
 	}
 	block := time.Second
-	if !g.Earliest.IsZero() {
-		block = min(block, max(time.Until(g.Earliest)+time.Millisecond, time.Millisecond))
+	if !g.Retry.IsZero() {
+		block = min(block, max(time.Until(g.Retry)+time.Millisecond, time.Millisecond))
 	}
-	return 0, wq.q.store.WaitWakeup(ctx, g.Wakeup, block)
+	return 0, g.Mode, wq.q.store.WaitWakeup(ctx, g.Wakeup, block)
 }
 
-// releaseLeases gives back n of the leases held.
-func (wq *workerQueue) releaseLeases(ctx context.Context, n int) {
-	if n <= 0 {
+// giveBack returns unused of the claims a grant of mode gave (their leases
+// too, in mode store.Leased): a task ended, or a read claimed fewer.
+func (wq *workerQueue) giveBack(ctx context.Context, mode, unused int) {
+	if unused <= 0 || mode == store.Unlimited {
 		return
 	}
+	var names []string
+	if mode == store.Leased {
+		names = wq.popLeases(unused)
+	}
+	wq.release(ctx, names, unused)
+}
+
+// releaseLeases gives back n of the leases held, for tasks that ended.
+func (wq *workerQueue) releaseLeases(ctx context.Context, n int) {
+	if names := wq.popLeases(n); len(names) > 0 {
+		wq.release(ctx, names, 0)
+	}
+}
+
+func (wq *workerQueue) popLeases(n int) []string {
 	l := &wq.leases
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	n = min(n, len(l.held))
 	names := append([]string(nil), l.held[len(l.held)-n:]...)
 	l.held = l.held[:len(l.held)-n]
-	l.mu.Unlock()
+	return names
+}
+
+func (wq *workerQueue) release(ctx context.Context, names []string, unused int) {
 	var err error
-	switch len(names) {
-	case 0:
-		return
-	case 1:
-		_, err = l.releases.Do(ctx, names[0])
-	default:
-		err = wq.q.store.ReleaseLeases(ctx, names)
+	if len(names) == 1 && unused == 0 {
+		_, err = wq.leases.releases.Do(ctx, names[0])
+	} else {
+		err = wq.q.store.ReleaseLeases(ctx, names, unused)
 	}
 	if err != nil {
 		// They expire after the visibility timeout instead.
 		wq.w.c.redisError("lease", err)
 		wq.w.log.Warn("releasing concurrency leases failed; they expire after the visibility timeout", logQueue, wq.q.name, "error", err)
+	}
+}
+
+// pauseLimits pauses the queue's limits for d: a task of a limited queue
+// said the remote wants it to slow down (RetryAfter).
+func (wq *workerQueue) pauseLimits(ctx context.Context, d time.Duration) {
+	if !wq.limited.Load() {
+		return
+	}
+	if err := wq.q.store.PauseLimits(ctx, d); err != nil {
+		wq.w.c.redisError("lease", err)
+		wq.w.log.Warn("pausing the queue's limits failed", logQueue, wq.q.name, "error", err)
 	}
 }
 

@@ -48,8 +48,8 @@ type workerQueue struct {
 	hot          int  // the band the last read filled its credit from, or -1
 	slots        pool // this queue's execution slots: its handlers running
 
-	limit  atomic.Int64 // the queue-wide concurrency limit; 0: none
-	leases leases       // held while limit > 0
+	limited atomic.Bool // the queue has a limit: claims are granted first
+	leases  leases      // held under a concurrency limit
 }
 
 func (w *Worker) newQueue(q *queueState) *workerQueue {
@@ -120,19 +120,18 @@ func (wq *workerQueue) read(ctx context.Context) {
 		if !ok {
 			return
 		}
-		leased := wq.limit.Load() > 0
-		if leased && !wq.busy && n > 1 {
+		mode := store.Unlimited
+		if wq.limited.Load() && !wq.busy && n > 1 {
 			// An idle reader of a limited queue waits for a task with one
-			// lease: the others stay free for the workers that have work.
+			// claim granted: the others stay free for the workers that
+			// have work.
 			wq.slots.release(n - 1)
 			n = 1
 		}
-		if leased {
-			// A limited queue: claim no more than the leases got.
-			got, err := wq.acquireLeases(ctx, n)
-			if err == nil && wq.limit.Load() == 0 {
-				leased = false // the limit was removed
-			}
+		if wq.limited.Load() {
+			// A limited queue: claim no more than the limits granted.
+			got, m, err := wq.acquireLeases(ctx, n)
+			mode = m
 			if err != nil || got < n {
 				wq.slots.release(n - got)
 			}
@@ -154,9 +153,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 		entries, pre, err := wq.fetch(ctx, n)
 		if err != nil {
 			wq.slots.release(n)
-			if leased {
-				wq.releaseLeases(context.WithoutCancel(ctx), n)
-			}
+			wq.giveBack(context.WithoutCancel(ctx), mode, n)
 			if ctx.Err() != nil {
 				return
 			}
@@ -176,14 +173,12 @@ func (wq *workerQueue) read(ctx context.Context) {
 		}
 		if len(entries) < n {
 			wq.slots.release(n - len(entries))
-			if leased {
-				wq.releaseLeases(context.WithoutCancel(ctx), n-len(entries))
-			}
+			wq.giveBack(context.WithoutCancel(ctx), mode, n-len(entries))
 		}
 		if len(entries) > 0 {
 			// Start this batch while the next read goes out: the reader is
 			// bound by round trips, not by work.
-			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, min(n, len(entries)), leased) })
+			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, min(n, len(entries)), mode) })
 		}
 	}
 }
@@ -287,9 +282,9 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 }
 
 // start runs start.lua for claimed entries and launches the started tasks;
-// slots is how many slots the caller holds for them (and as many leases,
-// when leased).
-func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots int, leased bool) {
+// slots is how many slots the caller holds for them (and as many granted
+// claims of the queue's limits, of mode).
+func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots int, mode int) {
 	w := wq.w
 	started, err := wq.startRest(ctx, entries, pre)
 	var nre *store.NotReplicatedError
@@ -303,9 +298,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		w.c.redisError("start", err)
 		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
 		wq.slots.release(min(slots, len(entries)))
-		if leased {
-			wq.releaseLeases(ctx, min(slots, len(entries)))
-		}
+		wq.giveBack(ctx, mode, min(slots, len(entries)))
 		wq.busy = true
 		return
 	}
@@ -351,14 +344,12 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		if obs.on() {
 			obs.started(TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}, pickup(e.EntryID, s.Started))
 		}
-		w.launch(wq, t, leased)
+		w.launch(wq, t, mode == store.Leased)
 		launched++
 	}
 	w.c.publish(wq.q.store.Keys().Events(), events)
 	wq.slots.release(min(slots, len(entries)) - launched)
-	if leased {
-		wq.releaseLeases(ctx, min(slots, len(entries))-launched)
-	}
+	wq.giveBack(ctx, mode, min(slots, len(entries))-launched)
 }
 
 // startRest starts with start.lua the entries that pre (the outcomes of a

@@ -156,6 +156,8 @@ func httpField(f string) string {
 		return "unique.period_seconds"
 	case "max":
 		return "max_running"
+	case "per":
+		return "per_seconds"
 	}
 	return f
 }

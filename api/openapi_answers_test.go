@@ -213,6 +213,12 @@ func (p *prober) limits(e *env) {
 	if r := p.do(e, 200, opPutLimit, path, `{"max_running":3}`); r.body["max_running"] != float64(3) || r.str("queue") != "capped" {
 		p.t.Errorf("set: %s", r.raw)
 	}
+	if r := p.do(e, 200, opPutLimit, path, `{"rate":100,"per_seconds":1,"burst":10}`); r.body["rate"] != float64(100) || r.body["max_running"] != float64(0) {
+		p.t.Errorf("set a rate (replacing the concurrency limit): %s", r.raw)
+	}
+	p.do(e, 400, opPutLimit, path, `{"rate":10,"burst":11}`)
+	p.do(e, 400, opPutLimit, path, `{"rate":10,"per_seconds":0.0001}`)
+	p.do(e, 400, opPutLimit, path, `{"burst":2}`)
 	p.do(e, 400, opPutLimit, path, `{"max_running":0}`)
 	p.do(e, 400, opPutLimit, path, `{}`)
 	p.do(e, 400, opPutLimit, path, `{"max_running":1000001}`)

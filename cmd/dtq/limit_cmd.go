@@ -3,16 +3,20 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
 
 // limitView is the API's limit object.
 type limitView struct {
-	Queue      string `json:"queue"`
-	MaxRunning int64  `json:"max_running"`
-	InUse      int64  `json:"in_use"`
+	Queue      string  `json:"queue"`
+	MaxRunning int64   `json:"max_running"`
+	InUse      int64   `json:"in_use"`
+	Rate       int64   `json:"rate"`
+	PerSeconds float64 `json:"per_seconds"`
+	Burst      int64   `json:"burst"`
 }
 
 // newLimitCmd builds `dtq limit` and its subcommands list, set and rm, which
@@ -21,7 +25,7 @@ func newLimitCmd(out io.Writer) *cobra.Command {
 	var api apiOptions
 	cmd := &cobra.Command{
 		Use:   "limit",
-		Short: "List, set and remove queues' concurrency limits (across every worker)",
+		Short: "List, set and remove queues' limits: concurrency and rate, across every worker",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -34,7 +38,7 @@ func newLimitCmd(out io.Writer) *cobra.Command {
 func newLimitListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:     "list",
-		Short:   "List the queues that have a concurrency limit",
+		Short:   "List the queues that have limits",
 		Example: "  dtq limit list",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,9 +52,13 @@ func newLimitListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 					_, err := fmt.Fprintln(out, "no limits")
 					return err
 				}
-				tb := newTable(out, "QUEUE", "MAX RUNNING", "IN USE")
+				tb := newTable(out, "QUEUE", "MAX RUNNING", "IN USE", "RATE")
 				for _, l := range res.Limits {
-					tb.row(l.Queue, num(l.MaxRunning), num(l.InUse))
+					rate := "-"
+					if l.Rate > 0 {
+						rate = fmt.Sprintf("%d/%v burst %d", l.Rate, time.Duration(l.PerSeconds*float64(time.Second)), l.Burst)
+					}
+					tb.row(l.Queue, num(l.MaxRunning), num(l.InUse), rate)
 				}
 				return tb.flush()
 			})
@@ -58,38 +66,79 @@ func newLimitListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	}
 }
 
-// newLimitSetCmd builds `dtq limit set QUEUE N`: PUT /api/v1/limits/{queue}.
+// newLimitSetCmd builds `dtq limit set QUEUE [--max-running N] [--rate N
+// --per D --burst B]`: PUT /api/v1/limits/{queue}, which replaces the
+// queue's limits.
 func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:     "set QUEUE MAX_RUNNING",
-		Short:   "Run at most MAX_RUNNING of the queue's tasks at once, across every worker",
-		Example: "  dtq limit set reports 5",
-		Args:    cobra.ExactArgs(2),
+	var maxRunning, rate, burst int64
+	var per time.Duration
+	cmd := &cobra.Command{
+		Use:   "set QUEUE",
+		Short: "Set a queue's limits across every worker (replacing those it had)",
+		Example: "  dtq limit set reports --max-running 5\n  dtq limit set partner-api --rate 50 --per 1s --burst 5\n" +
+			"  dtq limit set partner-api --max-running 10 --rate 50",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := pathID("queue name", args[0])
 			if err != nil {
 				return err
 			}
-			n, err := strconv.ParseInt(args[1], 10, 64)
-			if err != nil || n < 1 {
-				return fmt.Errorf("MAX_RUNNING must be a whole number of at least 1 (got %q; dtq limit rm removes a limit)", args[1])
+			body := map[string]any{}
+			if cmd.Flags().Changed("max-running") {
+				body["max_running"] = maxRunning
+			}
+			if cmd.Flags().Changed("rate") {
+				body["rate"] = rate
+				body["per_seconds"] = per.Seconds()
+				if cmd.Flags().Changed("burst") {
+					body["burst"] = burst
+				}
+			} else if cmd.Flags().Changed("per") || cmd.Flags().Changed("burst") {
+				return fmt.Errorf("--per and --burst go with --rate")
+			}
+			if len(body) == 0 {
+				return fmt.Errorf("give --max-running, --rate or both (dtq limit rm removes the limits)")
 			}
 			var l limitView
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "PUT", path: "/api/v1/limits/" + name, body: map[string]int64{"max_running": n}}, &l)
-			}, func() error {
-				_, err := fmt.Fprintf(out, "queue %s: at most %d running at once (%d in use)\n", oneLine(l.Queue, 0), l.MaxRunning, l.InUse)
-				return err
-			})
+				return c.doJSON(cmd.Context(), call{method: "PUT", path: "/api/v1/limits/" + name, body: body}, &l)
+			}, func() error { return printLimit(out, &l) })
 		},
 	}
+	f := cmd.Flags()
+	f.Int64Var(&maxRunning, "max-running", 0, "at most this many of the queue's tasks running at once, across every worker")
+	f.Int64Var(&rate, "rate", 0, "at most this many of the queue's tasks starting per --per")
+	f.DurationVar(&per, "per", time.Second, "the rate's period")
+	f.Int64Var(&burst, "burst", 1, "the most starts at once after an idle spell (1 to --rate)")
+	return cmd
+}
+
+// printLimit writes a queue's limits on one line.
+func printLimit(out io.Writer, l *limitView) error {
+	_, err := fmt.Fprintf(out, "queue %s: %s\n", oneLine(l.Queue, 0), l.describe())
+	return err
+}
+
+// describe says what l limits.
+func (l *limitView) describe() string {
+	var parts []string
+	if l.MaxRunning > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d running at once (%d in use)", l.MaxRunning, l.InUse))
+	}
+	if l.Rate > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d starts per %v, bursts of %d", l.Rate, time.Duration(l.PerSeconds*float64(time.Second)), l.Burst))
+	}
+	if len(parts) == 0 {
+		return "no limits"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // newLimitRmCmd builds `dtq limit rm QUEUE`: DELETE /api/v1/limits/{queue}.
 func newLimitRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:     "rm QUEUE",
-		Short:   "Remove a queue's concurrency limit",
+		Short:   "Remove a queue's limits",
 		Example: "  dtq limit rm reports",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -101,8 +150,7 @@ func newLimitRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "DELETE", path: "/api/v1/limits/" + name}, &l)
 			}, func() error {
-				_, err := fmt.Fprintf(out, "queue %s: no concurrency limit\n", oneLine(l.Queue, 0))
-				return err
+				return printLimit(out, &l)
 			})
 		},
 	}

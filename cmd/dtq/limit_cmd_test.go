@@ -11,30 +11,40 @@ func TestLimitCommands(t *testing.T) {
 		if out := e.ok("limit", "list"); out != "no limits\n" {
 			t.Errorf("dtq limit list with none printed %q", out)
 		}
-		if out := e.ok("limit", "set", "reports", "5"); out != "queue reports: at most 5 running at once (0 in use)\n" {
+		if out := e.ok("limit", "set", "reports", "--max-running", "5"); out != "queue reports: at most 5 running at once (0 in use)\n" {
 			t.Errorf("dtq limit set printed %q", out)
 		}
 		out := e.ok("limit", "list")
-		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"QUEUE", "MAX", "RUNNING", "IN", "USE"}) {
+		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"QUEUE", "MAX", "RUNNING", "IN", "USE", "RATE"}) {
 			t.Fatalf("dtq limit list header:\n%s", out)
 		}
-		if row := rowOf(t, out, "reports"); !slices.Equal(row, []string{"reports", "5", "0"}) {
+		if row := rowOf(t, out, "reports"); !slices.Equal(row, []string{"reports", "5", "0", "-"}) {
 			t.Errorf("dtq limit list row: %q", row)
 		}
 		if v := e.json("limit", "list"); len(v["limits"].([]any)) != 1 {
 			t.Errorf("dtq limit list --json: %v", v)
 		}
-		if out := e.ok("limit", "rm", "reports"); out != "queue reports: no concurrency limit\n" {
+		if out := e.ok("limit", "set", "api", "--rate", "50", "--per", "2s", "--burst", "5", "--max-running", "3"); out != "queue api: at most 3 running at once (0 in use); at most 50 starts per 2s, bursts of 5\n" {
+			t.Errorf("dtq limit set --rate printed %q", out)
+		}
+		if row := rowOf(t, e.ok("limit", "list"), "api"); !slices.Equal(row, []string{"api", "3", "0", "50/2s", "burst", "5"}) {
+			t.Errorf("dtq limit list row of api: %q", row)
+		}
+		e.ok("limit", "rm", "api")
+		if out := e.ok("limit", "rm", "reports"); out != "queue reports: no limits\n" {
 			t.Errorf("dtq limit rm printed %q", out)
 		}
 		if out := e.ok("limit", "list"); out != "no limits\n" {
 			t.Errorf("dtq limit list after rm printed %q", out)
 		}
-		e.fails([]string{"limit", "set", "reports", "0"}, "MAX_RUNNING must be a whole number of at least 1")
-		e.fails([]string{"limit", "set", "reports", "many"}, "MAX_RUNNING must be a whole number of at least 1")
-		e.fails([]string{"limit", "set", "reports", "2000000"}, "400 invalid_field: max_running")
-		e.fails([]string{"limit", "set", "bad name", "3"}, "400 invalid_field: queue")
+		e.fails([]string{"limit", "set", "reports", "--max-running", "0"}, "400 invalid_field: max_running")
+		e.fails([]string{"limit", "set", "reports", "--max-running", "many"}, "invalid argument")
+		e.fails([]string{"limit", "set", "reports", "--max-running", "2000000"}, "400 invalid_field: max_running")
+		e.fails([]string{"limit", "set", "reports", "--rate", "10", "--burst", "11"}, "400 invalid_field: burst")
+		e.fails([]string{"limit", "set", "reports", "--burst", "2"}, "--per and --burst go with --rate")
+		e.fails([]string{"limit", "set", "reports"}, "give --max-running, --rate or both")
+		e.fails([]string{"limit", "set", "bad name", "--max-running", "3"}, "400 invalid_field: queue")
 		e.fails([]string{"limit", "rm", ".."}, "400 invalid_field: queue")
-		e.fails([]string{"limit", "set", "reports"}, "accepts 2 arg(s), received 1")
+		e.fails([]string{"limit", "set"}, "accepts 1 arg(s), received 0")
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/script"
@@ -17,44 +18,101 @@ var (
 	leaseScript = script.New("lease", leaseSource)
 )
 
-// ConcurrencyLimit returns the queue-wide concurrency limit (0: none) and
-// how many of its leases are live now.
-func (q *Queue) ConcurrencyLimit(ctx context.Context) (limit, inUse int64, err error) {
+// LimitDef is a queue's flow-control limits.
+type LimitDef struct {
+	MaxRunning int64         // the concurrency limit; 0: none
+	Rate       int64         // at most Rate claims per Per; 0: no rate limit
+	Per        time.Duration // the rate's period
+	Burst      int64         // the most claims at once within the rate (≥ 1)
+	PausedTo   time.Time     // no claim before this (dtq.RetryAfter); zero: none
+}
+
+// Limited reports whether d holds any limit.
+func (d LimitDef) Limited() bool { return d.MaxRunning > 0 || d.Rate > 0 }
+
+// Limits returns the queue's limits and how many of its leases are live.
+func (q *Queue) Limits(ctx context.Context) (d LimitDef, inUse int64, err error) {
 	c := q.s.r
 	t, err := c.Do(ctx, c.B().Time().Build()).AsIntSlice()
 	if err != nil {
-		return 0, 0, err
+		return d, 0, err
 	}
-	now := strconv.FormatInt(t[0]*1000+t[1]/1000, 10)
-	res := c.DoMulti(ctx, c.B().Hget().Key(q.k.Limits()).Field(LimitQueue).Build(),
-		c.B().Zcount().Key(q.k.Leases()).Min("("+now).Max("+inf").Build())
-	if v, err := res[0].ToString(); err == nil {
-		limit, _ = strconv.ParseInt(v, 10, 64)
-	} else if !rueidis.IsRedisNil(err) {
-		return 0, 0, err
+	now := t[0]*1000 + t[1]/1000
+	res := c.DoMulti(ctx, c.B().Hmget().Key(q.k.Limits()).Field(LimitQueue, LimitRate, LimitPause).Build(),
+		c.B().Zcount().Key(q.k.Leases()).Min("("+strconv.FormatInt(now, 10)).Max("+inf").Build())
+	f, err := res[0].ToArray()
+	if err != nil {
+		return d, 0, err
+	}
+	d = parseLimits(f)
+	if !d.PausedTo.After(time.UnixMilli(now)) {
+		d.PausedTo = time.Time{}
 	}
 	inUse, err = res[1].AsInt64()
-	return limit, inUse, err
+	return d, inUse, err
 }
 
-// Limit returns the queue-wide concurrency limit (0: none), in one HGET.
-func (q *Queue) Limit(ctx context.Context) (int64, error) {
-	c := q.s.r
-	v, err := c.Do(ctx, c.B().Hget().Key(q.k.Limits()).Field(LimitQueue).Build()).AsInt64()
-	if rueidis.IsRedisNil(err) {
-		return 0, nil
+// parseLimits reads the answer to HMGET limits queue rate pause.
+func parseLimits(f []rueidis.RedisMessage) LimitDef {
+	var d LimitDef
+	str := func(i int) string { s, _ := f[i].ToString(); return s }
+	d.MaxRunning, _ = strconv.ParseInt(str(0), 10, 64)
+	if parts := strings.Split(str(1), "/"); len(parts) == 3 {
+		d.Rate, _ = strconv.ParseInt(parts[0], 10, 64)
+		ms, _ := strconv.ParseInt(parts[1], 10, 64)
+		d.Per = time.Duration(ms) * time.Millisecond
+		d.Burst, _ = strconv.ParseInt(parts[2], 10, 64)
 	}
-	return v, err
+	if ms, err := strconv.ParseInt(str(2), 10, 64); err == nil && ms > 0 {
+		d.PausedTo = time.UnixMilli(ms)
+	}
+	return d
+}
+
+// Limited reports whether the queue has any limit, in one HMGET.
+func (q *Queue) Limited(ctx context.Context) (bool, error) {
+	c := q.s.r
+	f, err := c.Do(ctx, c.B().Hmget().Key(q.k.Limits()).Field(LimitQueue, LimitRate).Build()).ToArray()
+	if err != nil {
+		return false, err
+	}
+	for _, m := range f {
+		if !m.IsNil() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // SetConcurrencyLimit sets the queue-wide concurrency limit (0 removes it)
-// and wakes the queue's workers, which read it again.
+// and wakes the queue's workers.
 func (q *Queue) SetConcurrencyLimit(ctx context.Context, limit int64) error {
 	c := q.s.r
 	set := c.B().Hdel().Key(q.k.Limits()).Field(LimitQueue).Build()
 	if limit > 0 {
 		set = c.B().Hset().Key(q.k.Limits()).FieldValue().FieldValue(LimitQueue, strconv.FormatInt(limit, 10)).Build()
 	}
+	return q.setLimit(ctx, set)
+}
+
+// SetRateLimit sets the queue-wide rate limit: at most n claims per per, in
+// bursts of at most burst (n 0 removes it); its state starts afresh.
+func (q *Queue) SetRateLimit(ctx context.Context, n int64, per time.Duration, burst int64) error {
+	c := q.s.r
+	if err := c.Do(ctx, c.B().Hdel().Key(q.k.Limits()).Field(LimitTAT).Build()).Error(); err != nil {
+		return err
+	}
+	set := c.B().Hdel().Key(q.k.Limits()).Field(LimitRate).Build()
+	if n > 0 {
+		def := strconv.FormatInt(n, 10) + "/" + strconv.FormatInt(per.Milliseconds(), 10) + "/" + strconv.FormatInt(burst, 10)
+		set = c.B().Hset().Key(q.k.Limits()).FieldValue().FieldValue(LimitRate, def).Build()
+	}
+	return q.setLimit(ctx, set)
+}
+
+// setLimit runs set and wakes the queue's workers.
+func (q *Queue) setLimit(ctx context.Context, set rueidis.Completed) error {
+	c := q.s.r
 	for _, r := range c.DoMulti(ctx, set,
 		c.B().Xadd().Key(q.k.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build()) {
 		if err := r.Error(); err != nil {
@@ -64,18 +122,25 @@ func (q *Queue) SetConcurrencyLimit(ctx context.Context, limit int64) error {
 	return nil
 }
 
+// Lease modes of a Grant.
+const (
+	Unlimited = 0 // no limit: all granted, nothing written
+	RateOnly  = 1 // a rate limit alone: no lease written
+	Leased    = 2 // a concurrency limit: the granted names are leases
+)
+
 // Grant is the answer to AcquireLeases.
 type Grant struct {
-	Granted  int       // the first Granted names are leases now (all, with no limit)
-	Limit    int64     // the queue's limit; 0: none (no lease was written)
-	Earliest time.Time // expiry of the earliest live lease (zero: none)
-	Wakeup   string    // the wakeup stream's last id, to wait after
+	Granted int       // the first Granted names may claim (and are leases, in mode Leased)
+	Mode    int       // Unlimited, RateOnly or Leased
+	Retry   time.Time // with nothing granted: when something may be (zero: at a wakeup)
+	Wakeup  string    // with nothing granted: the wakeup stream's last id, to wait after
 }
 
-// AcquireLeases takes as many of names as the queue's limit has room for,
-// each for ttl (see lease.lua).
+// AcquireLeases grants as many of names' claims as the queue's limits have
+// room for, each lease for ttl (see lease.lua).
 func (q *Queue) AcquireLeases(ctx context.Context, ttl time.Duration, names []string) (Grant, error) {
-	v, err := q.lease(ctx, "acquire", ttl, names).ToArray()
+	v, err := q.lease(ctx, "acquire", ttl, 0, names).ToArray()
 	if err != nil {
 		return Grant{}, err
 	}
@@ -84,10 +149,10 @@ func (q *Queue) AcquireLeases(ctx context.Context, ttl time.Duration, names []st
 	}
 	var g Grant
 	n, _ := v[0].AsInt64()
-	g.Granted = int(n)
-	g.Limit, _ = v[1].AsInt64()
+	m, _ := v[1].AsInt64()
+	g.Granted, g.Mode = int(n), int(m)
 	if ms, _ := v[2].AsInt64(); ms > 0 {
-		g.Earliest = time.UnixMilli(ms)
+		g.Retry = time.UnixMilli(ms)
 	}
 	g.Wakeup, _ = v[3].ToString()
 	return g, nil
@@ -95,16 +160,23 @@ func (q *Queue) AcquireLeases(ctx context.Context, ttl time.Duration, names []st
 
 // RenewLeases moves the expiry of the live ones of names to ttl from now.
 func (q *Queue) RenewLeases(ctx context.Context, ttl time.Duration, names []string) error {
-	return q.lease(ctx, "renew", ttl, names).Error()
+	return q.lease(ctx, "renew", ttl, 0, names).Error()
 }
 
-// ReleaseLeases deletes names, waking the queue's workers when the limit
-// was full.
-func (q *Queue) ReleaseLeases(ctx context.Context, names []string) error {
-	return q.lease(ctx, "release", 0, names).Error()
+// ReleaseLeases deletes names and gives unused granted claims back to the
+// rate limit, waking the queue's workers when the concurrency limit was
+// full.
+func (q *Queue) ReleaseLeases(ctx context.Context, names []string, unused int) error {
+	return q.lease(ctx, "release", 0, unused, names).Error()
 }
 
-func (q *Queue) lease(ctx context.Context, op string, ttl time.Duration, names []string) rueidis.RedisResult {
-	args := append([]string{op, strconv.FormatInt(ttl.Milliseconds(), 10)}, names...)
+// PauseLimits grants no claim of the queue for d (dtq.RetryAfter of a
+// limited task).
+func (q *Queue) PauseLimits(ctx context.Context, d time.Duration) error {
+	return q.lease(ctx, "pause", d, 0, nil).Error()
+}
+
+func (q *Queue) lease(ctx context.Context, op string, ms time.Duration, unused int, names []string) rueidis.RedisResult {
+	args := append([]string{op, strconv.FormatInt(ms.Milliseconds(), 10), strconv.Itoa(unused)}, names...)
 	return leaseScript.Exec(ctx, q.s.r, []string{q.k.Limits(), q.k.Leases(), q.k.Wakeup()}, args)
 }

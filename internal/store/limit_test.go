@@ -25,7 +25,7 @@ func TestLeases(t *testing.T) {
 		}
 		// No limit: everything granted, nothing written.
 		g, err := q.AcquireLeases(ctx, time.Minute, names("a", 5))
-		if err != nil || g.Granted != 5 || g.Limit != 0 {
+		if err != nil || g.Granted != 5 || g.Mode != Unlimited {
 			t.Fatalf("without a limit: %+v, %v", g, err)
 		}
 		if n, _ := b.Client.Do(ctx, b.Client.B().Exists().Key(q.k.Leases()).Build()).AsInt64(); n != 0 {
@@ -36,7 +36,7 @@ func TestLeases(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, err := q.AcquireLeases(ctx, time.Minute, names("a", 2))
-		if err != nil || a.Granted != 2 || a.Limit != 3 {
+		if err != nil || a.Granted != 2 || a.Mode != Leased {
 			t.Fatalf("a: %+v, %v", a, err)
 		}
 		bb, err := q.AcquireLeases(ctx, time.Minute, names("b", 2))
@@ -44,14 +44,14 @@ func TestLeases(t *testing.T) {
 			t.Fatalf("b, one slot left: %+v, %v", bb, err)
 		}
 		full, err := q.AcquireLeases(ctx, time.Minute, names("c", 1))
-		if err != nil || full.Granted != 0 || full.Earliest.IsZero() || full.Wakeup == "" {
+		if err != nil || full.Granted != 0 || full.Retry.IsZero() || full.Wakeup == "" {
 			t.Fatalf("c, the limit full: %+v, %v", full, err)
 		}
-		if limit, inUse, err := q.ConcurrencyLimit(ctx); err != nil || limit != 3 || inUse != 3 {
-			t.Fatalf("ConcurrencyLimit: %d %d %v", limit, inUse, err)
+		if d, inUse, err := q.Limits(ctx); err != nil || d.MaxRunning != 3 || inUse != 3 {
+			t.Fatalf("Limits: %+v %d %v", d, inUse, err)
 		}
 		// A release of a full limit moves the wakeup stream.
-		if err := q.ReleaseLeases(ctx, names("a", 1)); err != nil {
+		if err := q.ReleaseLeases(ctx, names("a", 1), 0); err != nil {
 			t.Fatal(err)
 		}
 		after, err := q.AcquireLeases(ctx, time.Minute, names("c", 2))
@@ -59,7 +59,7 @@ func TestLeases(t *testing.T) {
 			t.Fatalf("c after a release: %+v (before %+v), %v", after, full, err)
 		}
 		// Leases that are not renewed expire; renewed ones stay.
-		if err := q.ReleaseLeases(ctx, append(names("a", 2), names("b", 1)...)); err != nil {
+		if err := q.ReleaseLeases(ctx, append(names("a", 2), names("b", 1)...), 0); err != nil {
 			t.Fatal(err)
 		}
 		short, err := q.AcquireLeases(ctx, 100*time.Millisecond, names("d", 2)) // with c|0: the limit is full
@@ -77,8 +77,64 @@ func TestLeases(t *testing.T) {
 		if err := q.SetConcurrencyLimit(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
-		if limit, _, _ := q.ConcurrencyLimit(ctx); limit != 0 {
-			t.Fatalf("limit after removal: %d", limit)
+		if d, _, _ := q.Limits(ctx); d.Limited() {
+			t.Fatalf("limits after removal: %+v", d)
+		}
+	})
+}
+
+// The rate limit grants a burst after an idle spell, then one claim per
+// emission interval; unused claims given back count again; a pause grants
+// nothing until it ends.
+func TestRateLimitGrants(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		if err := q.SetRateLimit(ctx, 10, time.Second, 3); err != nil { // one per 100 ms, bursts of 3
+			t.Fatal(err)
+		}
+		acquire := func(n int) Grant {
+			t.Helper()
+			names := make([]string, n)
+			for i := range names {
+				names[i] = "w|" + itoa(i)
+			}
+			g, err := q.AcquireLeases(ctx, time.Minute, names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		if g := acquire(5); g.Granted != 3 || g.Mode != RateOnly {
+			t.Fatalf("after idle: %+v, want the burst of 3", g)
+		}
+		g := acquire(1)
+		if g.Granted != 0 || g.Retry.IsZero() || time.Until(g.Retry) > 150*time.Millisecond {
+			t.Fatalf("right after the burst: %+v, want none, retry within ~100 ms", g)
+		}
+		if n, _ := b.Client.Do(ctx, b.Client.B().Exists().Key(q.k.Leases()).Build()).AsInt64(); n != 0 {
+			t.Fatal("a rate limit alone wrote leases")
+		}
+		if err := q.ReleaseLeases(ctx, nil, 2); err != nil { // two of the burst unused
+			t.Fatal(err)
+		}
+		if g := acquire(5); g.Granted != 2 {
+			t.Fatalf("after giving 2 back: %+v", g)
+		}
+		time.Sleep(time.Until(g.Retry) + 120*time.Millisecond)
+		if g := acquire(5); g.Granted < 1 || g.Granted > 2 {
+			t.Fatalf("an interval or two later: %+v", g)
+		}
+		if err := q.PauseLimits(ctx, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if g := acquire(1); g.Granted != 0 || time.Until(g.Retry) < 59*time.Minute {
+			t.Fatalf("paused: %+v", g)
+		}
+		if d, _, _ := q.Limits(ctx); d.Rate != 10 || d.Per != time.Second || d.Burst != 3 || d.PausedTo.IsZero() {
+			t.Fatalf("Limits: %+v", d)
 		}
 	})
 }

@@ -100,8 +100,9 @@ func (k Keys) PeriodicFired() string { return k.prefix + "periodic:fired" }
 // value = the task id holding it (see unique.lua).
 func (k Keys) Unique() string { return k.prefix + "uniq" }
 
-// Limits is the hash of the queue's flow-control limits: field LimitQueue =
-// the most of its tasks RUNNING at once across every worker (see lease.lua).
+// Limits is the hash of the queue's flow-control limits (Limit* fields,
+// see lease.lua): a concurrency limit across every worker, a rate limit,
+// a pause.
 func (k Keys) Limits() string { return k.prefix + "limits" }
 
 // Leases is the sorted set of the queue's concurrency leases: member a
@@ -172,6 +173,9 @@ const (
 // Fields of the limits hash.
 const (
 	LimitQueue = "queue" // the queue-wide concurrency limit
+	LimitRate  = "rate"  // the queue-wide rate limit: "<n>/<period ms>/<burst>"
+	LimitTAT   = "tat"   // the rate limit's theoretical arrival time (Unix ms)
+	LimitPause = "pause" // no claim before this (Unix ms): dtq.RetryAfter
 )
 
 // Fields of a band entry.
