@@ -35,8 +35,8 @@ type LimitInfo struct {
 // a lost worker's leases expire within its VisibilityTimeout, and a slot
 // freed by a finishing task wakes a worker waiting for one. A task waiting
 // for a slot stays QUEUED in its band (no attempt used). Workers read the
-// limit when they start and every 5 s: a new or changed limit holds within
-// that. It is audited (limit-set).
+// limit when they start, when it is set (told on the queue's cancels
+// channel) and every 5 s, in case that message was missed. It is audited (limit-set).
 func (c *Client) SetConcurrencyLimit(ctx context.Context, queue string, max int64) error {
 	if err := checkQueue("queue", queue); err != nil {
 		return err
@@ -85,7 +85,7 @@ const (
 // 0 removes the limit. A task waiting for its turn stays QUEUED in its band
 // (no attempt used). A handler of the queue returning RetryAfter(d, err)
 // pauses the queue's limits for d: the remote asked everyone to slow down.
-// Workers read it when they start and every 5 s. It is audited
+// Workers read it as SetConcurrencyLimit's. It is audited
 // (limit-set).
 func (c *Client) SetRateLimit(ctx context.Context, queue string, rate int64, per time.Duration, burst int64) error {
 	if err := checkQueue("queue", queue); err != nil {

@@ -89,6 +89,16 @@ func outcomeOf(status string) Outcome {
 	return OutcomeLost
 }
 
+// LimitObserver is an Observer that also wants to know when a queue's
+// limits (SetConcurrencyLimit, SetRateLimit) held a worker back. When
+// Config.Observer implements it, Workers call ClaimsThrottled with the
+// number of tasks a read wanted to claim and was not granted (the tasks
+// stay QUEUED); it must not block.
+type LimitObserver interface {
+	Observer
+	ClaimsThrottled(queue string, n int)
+}
+
 // TaskRef names the task a TaskObserver callback is about.
 type TaskRef struct {
 	ID, Queue, Type string
@@ -140,11 +150,19 @@ func (NopTaskObserver) OnReclaimed(TaskRef)                        {}
 type observer struct {
 	o Observer
 	t TaskObserver
+	l LimitObserver
 }
 
 func newObserver(o Observer) observer {
 	t, _ := o.(TaskObserver)
-	return observer{o: o, t: t}
+	l, _ := o.(LimitObserver)
+	return observer{o: o, t: t, l: l}
+}
+
+func (x observer) throttled(queue string, n int) {
+	if x.l != nil && n > 0 {
+		x.l.ClaimsThrottled(queue, n)
+	}
 }
 
 // on reports whether there is an observer: callers skip the work of

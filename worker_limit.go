@@ -49,6 +49,42 @@ func (wq *workerQueue) readLimit(ctx context.Context) error {
 // answers 0. With no limit (it was removed) it answers n and leaves the
 // limited mode.
 func (wq *workerQueue) acquireLeases(ctx context.Context, n int) (int, int, error) {
+	got, mode, g, err := wq.grant(ctx, "acquire", n)
+	if err != nil || got > 0 || mode == store.Unlimited {
+		return got, mode, err
+	}
+	block := time.Second
+	if !g.Retry.IsZero() {
+		block = min(block, max(time.Until(g.Retry)+time.Millisecond, time.Millisecond))
+	}
+	return 0, mode, wq.q.store.WaitWakeup(ctx, g.Wakeup, block)
+}
+
+// leaseLate takes the claims of entries a read made before its worker knew
+// of the queue's limit (of them granted are in hand): entries a script
+// started already (pre) are held whatever the limit, the others get what it
+// has room for, and those beyond go back to their band. It answers the
+// grant's mode and the claims granted.
+func (wq *workerQueue) leaseLate(ctx context.Context, entries []store.Entry, pre []store.Started, n int) (int, int) {
+	op := "acquire"
+	if pre != nil {
+		op = "hold"
+	}
+	got, mode, _, err := wq.grant(ctx, op, n)
+	if err != nil {
+		// Unleased: they run as claimed; the limit holds from the next read.
+		wq.w.c.redisError("lease", err)
+		return store.Unlimited, n
+	}
+	for i := got; i < len(entries); i++ {
+		entries[i].GiveBack = true
+	}
+	return mode, got
+}
+
+// grant runs op ("acquire": what the limits have room for, or "hold": all)
+// for n claims, keeping the leases granted.
+func (wq *workerQueue) grant(ctx context.Context, op string, n int) (int, int, store.Grant, error) {
 	l := &wq.leases
 	l.mu.Lock()
 	names := make([]string, n)
@@ -57,27 +93,21 @@ func (wq *workerQueue) acquireLeases(ctx context.Context, n int) (int, int, erro
 		names[i] = wq.w.cfg.ID + "|" + strconv.Itoa(l.seq)
 	}
 	l.mu.Unlock()
-	g, err := wq.q.store.AcquireLeases(ctx, wq.w.cfg.VisibilityTimeout, names)
+	g, err := wq.q.store.AcquireLeases(ctx, op, wq.w.cfg.VisibilityTimeout, names)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, g, err
 	}
 	if g.Mode == store.Unlimited {
 		wq.limited.Store(false)
-		return n, g.Mode, nil
+		return n, g.Mode, g, nil
 	}
-	if g.Granted > 0 {
-		if g.Mode == store.Leased {
-			l.mu.Lock()
-			l.held = append(l.held, names[:g.Granted]...)
-			l.mu.Unlock()
-		}
-		return g.Granted, g.Mode, nil
+	wq.w.c.obs.throttled(wq.q.name, n-g.Granted)
+	if g.Granted > 0 && g.Mode == store.Leased {
+		l.mu.Lock()
+		l.held = append(l.held, names[:g.Granted]...)
+		l.mu.Unlock()
 	}
-	block := time.Second
-	if !g.Retry.IsZero() {
-		block = min(block, max(time.Until(g.Retry)+time.Millisecond, time.Millisecond))
-	}
-	return 0, g.Mode, wq.q.store.WaitWakeup(ctx, g.Wakeup, block)
+	return g.Granted, g.Mode, g, nil
 }
 
 // giveBack returns unused of the claims a grant of mode gave (their leases

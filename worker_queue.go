@@ -175,10 +175,16 @@ func (wq *workerQueue) read(ctx context.Context) {
 			wq.slots.release(n - len(entries))
 			wq.giveBack(context.WithoutCancel(ctx), mode, n-len(entries))
 		}
+		granted := min(n, len(entries))
+		if mode == store.Unlimited && wq.limited.Load() && len(entries) > 0 {
+			// A limit was set while this read was out: its claims take
+			// leases now, and those beyond the limit go back.
+			mode, granted = wq.leaseLate(context.WithoutCancel(ctx), entries, pre, granted)
+		}
 		if len(entries) > 0 {
 			// Start this batch while the next read goes out: the reader is
 			// bound by round trips, not by work.
-			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, min(n, len(entries)), mode) })
+			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, min(n, len(entries)), mode, granted) })
 		}
 	}
 }
@@ -282,9 +288,9 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 }
 
 // start runs start.lua for claimed entries and launches the started tasks;
-// slots is how many slots the caller holds for them (and as many granted
-// claims of the queue's limits, of mode).
-func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots int, mode int) {
+// slots is how many slots the caller holds for them, granted how many
+// claims the queue's limits gave them (with mode).
+func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots, mode, granted int) {
 	w := wq.w
 	started, err := wq.startRest(ctx, entries, pre)
 	var nre *store.NotReplicatedError
@@ -298,7 +304,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		w.c.redisError("start", err)
 		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
 		wq.slots.release(min(slots, len(entries)))
-		wq.giveBack(ctx, mode, min(slots, len(entries)))
+		wq.giveBack(ctx, mode, granted)
 		wq.busy = true
 		return
 	}
@@ -349,7 +355,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 	}
 	w.c.publish(wq.q.store.Keys().Events(), events)
 	wq.slots.release(min(slots, len(entries)) - launched)
-	wq.giveBack(ctx, mode, min(slots, len(entries))-launched)
+	wq.giveBack(ctx, mode, granted-launched)
 }
 
 // startRest starts with start.lua the entries that pre (the outcomes of a

@@ -71,14 +71,26 @@ func (w *Worker) renewOnce(ctx context.Context) {
 // cancellation is published for it (renewal catches any that are missed).
 func (w *Worker) listenCancels(ctx context.Context) {
 	chans := make([]string, len(w.queues))
+	byChan := map[string]*workerQueue{}
 	for i, q := range w.queues {
 		chans[i] = q.q.store.Keys().Cancels()
+		byChan[chans[i]] = q
 	}
 	var retry backoff.Backoff
 	for ctx.Err() == nil {
 		// A dedicated connection: the subscription never shares a
 		// connection with commands.
-		err := w.c.store.Subscribe(ctx, chans, func(_, taskID string) {
+		err := w.c.store.Subscribe(ctx, chans, func(channel, taskID string) {
+			if taskID == store.LimitsChanged { // a limit was set: read it now, not at the next beat
+				if wq := byChan[channel]; wq != nil {
+					go func() {
+						if err := wq.readLimit(ctx); err != nil && ctx.Err() == nil {
+							w.c.redisError("subscribe", err)
+						}
+					}()
+				}
+				return
+			}
 			w.mu.Lock()
 			ex := w.running[taskID]
 			w.mu.Unlock()

@@ -36,7 +36,7 @@ func TestCancelledTaskIsNotStartedAgain(t *testing.T) {
 	w1 := start(t, env, "worker", "--addr", "127.0.0.1:0", "--visibility-timeout", "1s")
 	id := apiProc.Submit(`{"task_type":"sleep","payload":{"seconds":60}}`)
 	running := apiProc.WaitStatus(id, "RUNNING")
-	if err := w1.Signal(syscall.SIGSTOP); err != nil {
+	if err := w1.Freeze(); err != nil {
 		t.Fatal(err)
 	}
 	defer w1.Signal(syscall.SIGCONT)

@@ -81,6 +81,10 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		t.Fatal(err)
 	}
 	// The series that a short healthy run does not create.
+	if err := client.SetConcurrencyLimit(t.Context(), "limited", 2); err != nil {
+		t.Fatal(err)
+	}
+	m.ClaimsThrottled("limited", 1)
 	m.TasksReclaimed(dtq.DefaultQueue, 0)
 	m.RedisError("read", nil)
 	m.ObserveHTTP("GET /health", 200, time.Millisecond)

@@ -138,6 +138,9 @@ func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string)
 // collectAtScrape adds to m the metrics a dtq process reads from Redis at
 // each scrape: the queues' depths and the live workers.
 func collectAtScrape(m *metrics.Metrics, client *dtq.Client) error {
+	if err := m.CollectLimits(client); err != nil {
+		return err
+	}
 	if err := m.CollectQueues(client); err != nil {
 		return err
 	}

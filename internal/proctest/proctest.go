@@ -2,12 +2,15 @@ package proctest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,6 +143,27 @@ func Start(t testing.TB, binary string, opts *StartOpts, args ...string) *Proc {
 // Signal sends sig to the process; it does not wait.
 func (p *Proc) Signal(sig os.Signal) error {
 	return p.cmd.Process.Signal(sig)
+}
+
+// Freeze sends SIGSTOP and waits until the kernel reports the process
+// stopped (a signal is delivered asynchronously: on a loaded machine the
+// process may run on for a moment after Signal returns).
+func (p *Proc) Freeze() error {
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	stat := "/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return err
+		}
+		// "pid (comm) S …": the state follows the last ')'.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return nil
+		}
+	}
+	return errors.New("proctest: the process did not stop within 10s of SIGSTOP")
 }
 
 // Stop sends SIGTERM (unless the process already exited) and waits for the

@@ -9,7 +9,7 @@
 -- KEYS[2]        leases zset (member lease name, score expiry in Unix ms)
 -- KEYS[3]        wakeup stream (appended to when a full limit frees a slot)
 --
--- ARGV[1]        op: "acquire", "renew", "release" or "pause"
+-- ARGV[1]        op: "acquire", "hold", "renew", "release" or "pause"
 -- ARGV[2]        acquire, renew: lease lifetime, ms; pause: its length, ms
 -- ARGV[3]        release: claims granted and not used, given back to the
 --                rate limit
@@ -24,6 +24,8 @@
 --   the time (Unix ms) something may be (the pause's end, the next token,
 --   the earliest lease expiry; 0: only a wakeup) and wakeup the wakeup
 --   stream's last id ("0-0" for none), to wait after.
+-- hold: as acquire, granting every claim whatever the limits (claims a
+--   worker made before it knew of a limit: they run, and count).
 -- renew: moves the expiry of those of the names that are live. Returns
 --   the number renewed.
 -- release: deletes the names, and gives the unused claims back to the
@@ -80,16 +82,17 @@ end
 local want = #ARGV - 3
 if limit <= 0 and not rn then return {want, 0, 0, '0-0'} end
 local granted, retry = want, 0
-if now < paused then granted, retry = 0, paused end
+local hold = op == 'hold'
+if now < paused and not hold then granted, retry = 0, paused end
 if limit > 0 then
   redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
-  granted = math.max(0, math.min(granted, limit - redis.call('ZCARD', leases)))
+  if not hold then granted = math.max(0, math.min(granted, limit - redis.call('ZCARD', leases))) end
   if granted == 0 and retry == 0 then
     local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
     if first[2] then retry = tonumber(first[2]) end
   end
 end
-if rn and granted > 0 then
+if rn and granted > 0 and not hold then
   -- GCRA: each claim moves tat by the emission interval e; one is allowed
   -- while tat - now stays within the burst's tolerance (burst - 1) * e.
   local e = rperiod / rn

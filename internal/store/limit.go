@@ -110,11 +110,17 @@ func (q *Queue) SetRateLimit(ctx context.Context, n int64, per time.Duration, bu
 	return q.setLimit(ctx, set)
 }
 
-// setLimit runs set and wakes the queue's workers.
+// LimitsChanged is the message on a queue's Cancels channel that tells its
+// workers to read its limits again (no task id looks like it).
+const LimitsChanged = "!limits"
+
+// setLimit runs set, wakes the queue's waiting workers and tells every
+// worker of the queue to read its limits again.
 func (q *Queue) setLimit(ctx context.Context, set rueidis.Completed) error {
 	c := q.s.r
 	for _, r := range c.DoMulti(ctx, set,
-		c.B().Xadd().Key(q.k.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build()) {
+		c.B().Xadd().Key(q.k.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build(),
+		c.B().Publish().Channel(q.k.Cancels()).Message(LimitsChanged).Build()) {
 		if err := r.Error(); err != nil {
 			return err
 		}
@@ -138,9 +144,11 @@ type Grant struct {
 }
 
 // AcquireLeases grants as many of names' claims as the queue's limits have
-// room for, each lease for ttl (see lease.lua).
-func (q *Queue) AcquireLeases(ctx context.Context, ttl time.Duration, names []string) (Grant, error) {
-	v, err := q.lease(ctx, "acquire", ttl, 0, names).ToArray()
+// room for (op "acquire"), or all of them whatever the limits (op "hold":
+// for claims made before a worker knew of a limit), each lease for ttl
+// (see lease.lua).
+func (q *Queue) AcquireLeases(ctx context.Context, op string, ttl time.Duration, names []string) (Grant, error) {
+	v, err := q.lease(ctx, op, ttl, 0, names).ToArray()
 	if err != nil {
 		return Grant{}, err
 	}

@@ -24,7 +24,7 @@ func TestLeases(t *testing.T) {
 			return out
 		}
 		// No limit: everything granted, nothing written.
-		g, err := q.AcquireLeases(ctx, time.Minute, names("a", 5))
+		g, err := q.AcquireLeases(ctx, "acquire", time.Minute, names("a", 5))
 		if err != nil || g.Granted != 5 || g.Mode != Unlimited {
 			t.Fatalf("without a limit: %+v, %v", g, err)
 		}
@@ -35,15 +35,15 @@ func TestLeases(t *testing.T) {
 		if err := q.SetConcurrencyLimit(ctx, 3); err != nil {
 			t.Fatal(err)
 		}
-		a, err := q.AcquireLeases(ctx, time.Minute, names("a", 2))
+		a, err := q.AcquireLeases(ctx, "acquire", time.Minute, names("a", 2))
 		if err != nil || a.Granted != 2 || a.Mode != Leased {
 			t.Fatalf("a: %+v, %v", a, err)
 		}
-		bb, err := q.AcquireLeases(ctx, time.Minute, names("b", 2))
+		bb, err := q.AcquireLeases(ctx, "acquire", time.Minute, names("b", 2))
 		if err != nil || bb.Granted != 1 {
 			t.Fatalf("b, one slot left: %+v, %v", bb, err)
 		}
-		full, err := q.AcquireLeases(ctx, time.Minute, names("c", 1))
+		full, err := q.AcquireLeases(ctx, "acquire", time.Minute, names("c", 1))
 		if err != nil || full.Granted != 0 || full.Retry.IsZero() || full.Wakeup == "" {
 			t.Fatalf("c, the limit full: %+v, %v", full, err)
 		}
@@ -54,7 +54,7 @@ func TestLeases(t *testing.T) {
 		if err := q.ReleaseLeases(ctx, names("a", 1), 0); err != nil {
 			t.Fatal(err)
 		}
-		after, err := q.AcquireLeases(ctx, time.Minute, names("c", 2))
+		after, err := q.AcquireLeases(ctx, "acquire", time.Minute, names("c", 2))
 		if err != nil || after.Granted != 1 || after.Wakeup == full.Wakeup {
 			t.Fatalf("c after a release: %+v (before %+v), %v", after, full, err)
 		}
@@ -62,7 +62,7 @@ func TestLeases(t *testing.T) {
 		if err := q.ReleaseLeases(ctx, append(names("a", 2), names("b", 1)...), 0); err != nil {
 			t.Fatal(err)
 		}
-		short, err := q.AcquireLeases(ctx, 100*time.Millisecond, names("d", 2)) // with c|0: the limit is full
+		short, err := q.AcquireLeases(ctx, "acquire", 100*time.Millisecond, names("d", 2)) // with c|0: the limit is full
 		if err != nil || short.Granted != 2 {
 			t.Fatalf("d: %+v, %v", short, err)
 		}
@@ -70,7 +70,7 @@ func TestLeases(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
-		late, err := q.AcquireLeases(ctx, time.Minute, names("e", 2))
+		late, err := q.AcquireLeases(ctx, "acquire", time.Minute, names("e", 2))
 		if err != nil || late.Granted != 1 {
 			t.Fatalf("e, after d|1 expired: %+v, %v (want the one slot it freed)", late, err)
 		}
@@ -100,7 +100,7 @@ func TestRateLimitGrants(t *testing.T) {
 			for i := range names {
 				names[i] = "w|" + itoa(i)
 			}
-			g, err := q.AcquireLeases(ctx, time.Minute, names)
+			g, err := q.AcquireLeases(ctx, "acquire", time.Minute, names)
 			if err != nil {
 				t.Fatal(err)
 			}

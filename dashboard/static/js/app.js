@@ -12,6 +12,7 @@ import * as task from './pages/task.js';
 import * as dlq from './pages/dlq.js';
 import * as workers from './pages/workers.js';
 import * as schedules from './pages/schedules.js';
+import * as limits from './pages/limits.js';
 import * as audit from './pages/audit.js';
 
 const $ = (id) => document.getElementById(id);
@@ -156,10 +157,10 @@ const ctx = { api, stream, rates, notify, confirm, act };
 
 // ---- pages ---------------------------------------------------------------
 
-const PAGES = { overview, tasks, task, dlq, schedules, workers, audit };
+const PAGES = { overview, tasks, task, dlq, schedules, limits, workers, audit };
 
 // route parses location.hash: "#/", "#/tasks?queue=…", "#/tasks/<id>",
-// "#/dlq?queue=…", "#/schedules", "#/workers", "#/audit". Other hashes (a skip link) are
+// "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit". Other hashes (a skip link) are
 // not routes: null.
 function route() {
   const raw = location.hash.replace(/^#/, '') || '/';

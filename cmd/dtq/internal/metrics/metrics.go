@@ -9,6 +9,7 @@
 //	client, err := dtq.NewClient(redis, &dtq.Config{Observer: m})
 //	m.CollectQueues(client)
 //	m.CollectWorkers(client)
+//	m.CollectLimits(client)
 //	srv := api.New(client, redis, &api.Config{ObserveRequest: m.ObserveHTTP})
 //	mux.Handle("GET /metrics", m.Handler())
 //
@@ -68,6 +69,7 @@ type Metrics struct {
 	running       *prometheus.GaugeVec
 	pickup, run   *prometheus.HistogramVec
 	reclaimed     *prometheus.CounterVec
+	throttled     *prometheus.CounterVec
 	redisErrors   *prometheus.CounterVec
 	httpRequests  *prometheus.CounterVec
 	httpDurations *prometheus.HistogramVec
@@ -142,6 +144,8 @@ func New(cfg *Config) (*Metrics, error) {
 		Name: "dtq_task_run_seconds", Help: "Time a handler ran, per execution.", Buckets: taskBuckets,
 	}, []string{"queue"})
 	m.reclaimed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dtq_tasks_reclaimed_total", Help: "Tasks this process's workers took over from lost workers."}, []string{"queue"})
+	m.throttled = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dtq_throttled_total",
+		Help: "Claims this process's workers wanted and the queue's limits (concurrency, rate, a RetryAfter pause) held back; those tasks stayed queued."}, []string{"queue"})
 	m.redisErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dtq_redis_errors_total", Help: "Failed Redis calls of the engine, by operation."}, []string{"op"})
 	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dtq_http_requests_total", Help: "HTTP API requests, by matched route and status code."}, []string{"route", "code"})
 	m.httpDurations = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -151,7 +155,7 @@ func New(cfg *Config) (*Metrics, error) {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.submitted, m.started, m.succeeded, m.failed, m.retried, m.dead, m.cancelled, m.lost,
-		m.running, m.pickup, m.run, m.reclaimed, m.redisErrors, m.httpRequests, m.httpDurations,
+		m.running, m.pickup, m.run, m.reclaimed, m.throttled, m.redisErrors, m.httpRequests, m.httpDurations,
 	)
 	return m, nil
 }
@@ -220,7 +224,12 @@ func (m *Metrics) queue(queue string) *queueSeries {
 	return got.(*queueSeries)
 }
 
-var _ dtq.Observer = (*Metrics)(nil)
+var _ dtq.LimitObserver = (*Metrics)(nil)
+
+// ClaimsThrottled implements dtq.LimitObserver.
+func (m *Metrics) ClaimsThrottled(queue string, n int) {
+	m.throttled.WithLabelValues(m.queues.get(queue)).Add(float64(n))
+}
 
 // TaskSubmitted implements dtq.Observer.
 func (m *Metrics) TaskSubmitted(queue, taskType string) { m.task(queue, taskType).submitted.Inc() }

@@ -52,6 +52,9 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *metrics.Config) *env {
 	if err := m.CollectWorkers(c); err != nil {
 		t.Fatal(err)
 	}
+	if err := m.CollectLimits(c); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	return &env{t: t, b: b, m: m, c: c, srv: srv}

@@ -1,0 +1,44 @@
+package metrics_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// A limited queue's limits show at each scrape: its concurrency limit, the
+// leases held, its rate in starts per second, its queued tasks; claims the
+// limits held back count in dtq_throttled_total.
+func TestLimitMetrics(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		if err := e.c.SetConcurrencyLimit(ctx, "capped", 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.SetRateLimit(ctx, "capped", 50, 2*time.Second, 1); err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		defer close(release)
+		block := func(ctx context.Context, _ *dtq.Task) (any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		}
+		e.worker(&dtq.WorkerConfig{Queues: []string{"capped"}, Concurrency: 4}, map[string]dtq.HandlerFunc{"block": block})
+		for range 3 {
+			e.enqueue("block", &dtq.EnqueueOpts{Queue: "capped"})
+		}
+		got := e.waitFor(map[string]float64{
+			`dtq_limit_max_running{queue="capped"}`: 1, `dtq_limit_in_use{queue="capped"}`: 1,
+			`dtq_limit_rate{queue="capped"}`: 25, `dtq_limit_waiting{queue="capped"}`: 2,
+		})
+		if got[`dtq_throttled_total{queue="capped"}`] < 1 {
+			t.Fatalf("no throttled claims counted: %v", got)
+		}
+	})
+}

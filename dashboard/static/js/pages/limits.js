@@ -1,0 +1,98 @@
+// Limits: each limited queue's concurrency limit (leases in use against
+// it), rate limit, the tasks waiting and a RetryAfter pause, with Remove;
+// refreshed every 5 s.
+
+import { h, replace, setText, routeHref } from '../dom.js';
+import { timeEl, plural } from '../fmt.js';
+
+export function mount(main, ctx) {
+  document.title = 'Limits · dtq';
+  const { api, act } = ctx;
+  const status = h('p', { class: 'state', role: 'status' }, 'Loading limits…');
+  const tbody = h('tbody');
+  const table = h('table', { class: 'rtable limits', hidden: true },
+    h('caption', { class: 'sr-only' }, 'Limits'),
+    h('thead', {}, h('tr', {}, ['Queue', 'Running at once', 'Rate', 'Waiting', 'Paused until', ''].map((c) => h('th', { scope: 'col' }, c)))),
+    tbody);
+  const summary = h('span', { class: 'muted' });
+  replace(main,
+    h('div', { class: 'page-head' }, h('h1', {}, 'Limits'),
+      h('p', { class: 'muted' }, 'Flow control across every worker: how many of a queue\'s tasks run at once, and how often they start. ', summary)),
+    h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table)));
+
+  const rows = new Map(); // queue -> row
+
+  const row = (l, queued) => {
+    let r = rows.get(l.queue);
+    if (!r) {
+      r = {
+        meter: h('meter', { min: 0, max: 1, value: 0 }), use: h('span'), rate: h('span'), waiting: h('span'), paused: h('span'),
+        btn: h('button', { type: 'button', class: 'btn btn-small' }, 'Remove'),
+      };
+      r.tr = h('tr', { dataset: { limit: l.queue } },
+        h('td', { dataset: { label: 'Queue' } }, h('a', { href: routeHref('tasks', { queue: l.queue }) }, l.queue)),
+        h('td', { dataset: { label: 'Running at once' } }, r.meter, ' ', r.use),
+        h('td', { dataset: { label: 'Rate' } }, r.rate),
+        h('td', { dataset: { label: 'Waiting' } }, r.waiting),
+        h('td', { dataset: { label: 'Paused until' } }, r.paused),
+        h('td', {}, r.btn));
+      r.btn.setAttribute('aria-label', 'Remove the limits of queue ' + l.queue);
+      r.btn.addEventListener('click', () => remove(r));
+      rows.set(l.queue, r);
+    }
+    r.l = l;
+    if (l.max_running > 0) {
+      r.meter.hidden = false;
+      r.meter.max = l.max_running;
+      r.meter.value = Math.min(l.in_use, l.max_running);
+      setText(r.use, l.in_use + ' / ' + l.max_running);
+    } else {
+      r.meter.hidden = true;
+      replace(r.use, h('span', { class: 'muted' }, 'no limit'));
+    }
+    if (l.rate > 0) {
+      setText(r.rate, l.rate + ' per ' + l.per_seconds + ' s' + (l.burst > 1 ? ', bursts of ' + l.burst : ''));
+    } else {
+      replace(r.rate, h('span', { class: 'muted' }, 'no limit'));
+    }
+    setText(r.waiting, queued === undefined ? '–' : String(queued));
+    replace(r.paused, l.paused_until ? timeEl(l.paused_until) : h('span', { class: 'muted' }, '–'));
+    return r;
+  };
+
+  const remove = async (r) => {
+    const q = r.l.queue;
+    const res = await act(r.btn, () => api.del('api/v1/limits/' + api.seg(q)), 'Queue ' + q + ' has no limits now: its tasks start as workers have room.');
+    if (res) load();
+  };
+
+  const load = async () => {
+    try {
+      const [res, qs] = await Promise.all([api.get('api/v1/limits'), api.get('api/v1/queues')]);
+      const queued = new Map((qs.queues || []).map((q) => [q.name, q.queued]));
+      const list = res.limits || [];
+      const keep = new Set();
+      list.forEach((l, i) => {
+        const r = row(l, queued.get(l.queue));
+        keep.add(l.queue);
+        if (tbody.children[i] !== r.tr) tbody.insertBefore(r.tr, tbody.children[i] || null);
+      });
+      for (const [k, r] of rows) if (!keep.has(k)) { r.tr.remove(); rows.delete(k); }
+      table.hidden = !list.length;
+      status.hidden = !!list.length;
+      status.classList.remove('error');
+      setText(summary, list.length ? plural(list.length, 'limited queue') + '.' : '');
+      if (!list.length) {
+        replace(status, 'No limits. Set one with ', h('code', {}, 'dtq limit set QUEUE --max-running N'), ' or ',
+          h('code', {}, '--rate N --per 1s'), ', or a PUT to /api/v1/limits/{queue}.');
+      }
+    } catch (e) {
+      status.hidden = false;
+      status.classList.add('error');
+      setText(status, 'Could not load the limits: ' + e.message);
+    }
+  };
+  const poll = setInterval(load, 5000);
+  load();
+  return () => clearInterval(poll);
+}
