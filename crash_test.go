@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,6 +29,8 @@ const (
 	// ns>" to when a "nap" task starts and ends (O_APPEND: lines of
 	// several processes do not interleave).
 	childEffectsEnv = "DTQ_TEST_CHILD_EFFECTS"
+	// childConcurrencyEnv sets the child worker's Concurrency.
+	childConcurrencyEnv = "DTQ_TEST_CHILD_CONCURRENCY"
 )
 
 // runChildWorker serves "block" tasks (which never finish) and "nap" tasks
@@ -49,7 +52,8 @@ func runChildWorker() int {
 		return 1
 	}
 	vt, _ := time.ParseDuration(os.Getenv(childVTEnv))
-	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: os.Getenv(childWorkerEnv), VisibilityTimeout: vt})
+	concurrency, _ := strconv.Atoi(os.Getenv(childConcurrencyEnv))
+	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: os.Getenv(childWorkerEnv), VisibilityTimeout: vt, Concurrency: concurrency})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -54,12 +55,13 @@ func readEffects(t *testing.T, path string) []effect {
 	return out
 }
 
-// mostAtOnce is the largest number of handlers running at one time in es,
-// among those of worker (all for "").
-func mostAtOnce(es []effect, worker string, from int64) int {
+// mostAtOnce is the largest number of handlers running at one time in es
+// from time from on, among those of worker (all for ""), leaving out those
+// of except.
+func mostAtOnce(es []effect, worker string, from int64, except ...string) int {
 	now, most := 0, 0
 	for _, e := range es {
-		if worker != "" && e.worker != worker {
+		if worker != "" && e.worker != worker || slices.Contains(except, e.worker) {
 			continue
 		}
 		if e.start {
@@ -74,10 +76,10 @@ func mostAtOnce(es []effect, worker string, from int64) int {
 	return most
 }
 
-// A limit of 3 holds across two worker processes (read from their effect
-// log, with start and end times); one of them SIGKILLed mid-task, its
-// leases expire within the visibility timeout and the other runs 3 at once
-// again.
+// A limit of 3 holds across two worker processes of 2 slots each (read from
+// their effect log, with start and end times: reaching 3 takes both); one
+// of them SIGKILLed mid-task, its leases expire within the visibility
+// timeout and the others run 3 at once again.
 func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -87,8 +89,10 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 		}
 		log := filepath.Join(t.TempDir(), "effects")
 		effects := childEffectsEnv + "=" + log
-		a := startChildWorker(t, e, "a", vt, effects)
-		startChildWorker(t, e, "b", vt, effects)
+		procs := map[string]*exec.Cmd{}
+		for _, id := range []string{"a", "b"} {
+			procs[id] = startChildWorker(t, e, id, vt, effects, childConcurrencyEnv+"=2")
+		}
 
 		var ids []string
 		for range 40 {
@@ -97,32 +101,33 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 		for _, id := range ids {
 			e.waitStatus(id, dtq.StatusSucceeded, 30*time.Second)
 		}
-		es := readEffects(t, log)
-		if most := mostAtOnce(es, "", 0); most != 3 {
+		if most := mostAtOnce(readEffects(t, log), "", 0); most != 3 {
 			t.Fatalf("%d tasks ran at once across the two processes, want 3 (the limit)", most)
 		}
-		if mostAtOnce(es, "a", 0) == 0 || mostAtOnce(es, "b", 0) == 0 {
-			t.Fatal("one process ran nothing")
-		}
 
-		// Long tasks, until a's leases hold some of them; then SIGKILL a.
+		// Three long tasks take the three slots, on both processes; SIGKILL
+		// one that runs one, and start a third process.
 		var long []string
 		for range 3 {
 			long = append(long, e.enqueue("nap", 60_000, nil).ID)
 		}
-		eventually(t, 10*time.Second, "a running a long task", func() bool {
+		victim := ""
+		eventually(t, 10*time.Second, "the long tasks running", func() bool {
 			for _, id := range long {
-				if task, err := e.c.Get(ctx, id); err == nil && task.Status == dtq.StatusRunning && task.Worker == "a" {
-					return true
+				task, err := e.c.Get(ctx, id)
+				if err != nil || task.Status != dtq.StatusRunning {
+					return false
 				}
+				victim = task.Worker
 			}
-			return false
+			return true
 		})
-		if err := a.Process.Kill(); err != nil {
+		if err := procs[victim].Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		a.Wait()
+		procs[victim].Wait()
 		killed := time.Now()
+		startChildWorker(t, e, "c", vt, effects)
 		leases := store.NewKeys(e.Namespace, dtq.DefaultQueue).Leases()
 		eventually(t, vt+2*time.Second, "the killed worker's leases expired", func() bool {
 			tm, err := e.Client.Do(ctx, e.Client.B().Time().Build()).AsIntSlice()
@@ -131,16 +136,16 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 			}
 			now := strconv.FormatInt(tm[0]*1000+tm[1]/1000, 10)
 			live, err := e.Client.Do(ctx, e.Client.B().Zrangebyscore().Key(leases).Min("("+now).Max("+inf").Build()).AsStrSlice()
-			return err == nil && !slices.ContainsFunc(live, func(h string) bool { return strings.HasPrefix(h, "a|") })
+			return err == nil && !slices.ContainsFunc(live, func(h string) bool { return strings.HasPrefix(h, victim+"|") })
 		})
-		// b takes the limit's three slots, a's long tasks among them, and
-		// no more.
-		eventually(t, 10*time.Second, "b running three at once", func() bool {
-			return mostAtOnce(readEffects(t, log), "b", killed.UnixNano()) == 3
+		// The others take the limit's three slots, the killed one's long
+		// tasks among them, and no more.
+		eventually(t, 10*time.Second, "three running at once again", func() bool {
+			return mostAtOnce(readEffects(t, log), "", killed.UnixNano(), victim) == 3
 		})
 		time.Sleep(100 * time.Millisecond)
-		if most := mostAtOnce(readEffects(t, log), "b", killed.UnixNano()); most != 3 {
-			t.Fatalf("b ran %d at once after the kill", most)
+		if most := mostAtOnce(readEffects(t, log), "", killed.UnixNano(), victim); most != 3 {
+			t.Fatalf("%d ran at once after the kill", most)
 		}
 	})
 }
