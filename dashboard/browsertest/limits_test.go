@@ -1,18 +1,14 @@
 package browsertest
 
 import (
-	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-// limitCell is the JavaScript text of a limit row's cell (1-based column),
-// "" when the row is not there.
-func limitCell(queue string, col int) string {
-	return fmt.Sprintf(`((r) => r ? r.children[%d].textContent.trim() : '')(document.querySelector('tr[data-limit=%q]'))`, col-1, queue)
-}
+// limitCell is the text of a limit row's cell.
+func limitCell(queue string, col int) string { return rowCell("limit", queue, col) }
 
 // The limits page lists each limited queue with its leases in use against
 // its concurrency limit, its rate and its waiting tasks, and removes a

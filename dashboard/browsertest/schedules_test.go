@@ -8,11 +8,15 @@ import (
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-// schedCell is the JavaScript text of a schedule row's cell (1-based
-// column), "" when the row is not there.
-func schedCell(key string, col int) string {
-	return fmt.Sprintf(`((r) => r ? r.children[%d].textContent.trim() : '')(document.querySelector('tr[data-schedule=%q]'))`, col-1, key)
+// rowCell is the JavaScript text of a table row's cell (1-based column),
+// the row found by its data attribute (data-<attr>="key"); "" when the row
+// is not there.
+func rowCell(attr, key string, col int) string {
+	return fmt.Sprintf(`((r) => r ? r.children[%d].textContent.trim() : '')(document.querySelector('tr[data-%s=%q]'))`, col-1, attr, key)
 }
+
+// schedCell is the text of a schedule row's cell.
+func schedCell(key string, col int) string { return rowCell("schedule", key, col) }
 
 // The schedules page lists a schedule with its next run, shows the task
 // its tick fired with that task's status, and pauses and resumes it — on
