@@ -156,8 +156,12 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 // the window — wherever the window falls: a fixed-window counter would
 // allow 200 in the 100 ms around a second's boundary. The limiter grants
 // claims; the log has handler starts, which follow their grants by a start
-// round trip that a loaded machine (-race, parallel tests) stretches to
-// tens of ms, so the window is widened by startLag.
+// round trip — and, on a loaded machine (-race, the whole suite in
+// parallel), by whatever stall the worker process had in between: CI saw
+// 32 starts in 100 ms after such a stall. So the windows are widened by
+// startLag, and checked over 1 s too, where a stall weighs less. The grants
+// themselves are held to GCRA exactly by internal/store's
+// TestRateLimitGrants.
 func TestRateLimitAcrossProcesses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -202,17 +206,19 @@ func TestRateLimitAcrossProcesses(t *testing.T) {
 		if want := rate*10 + burst; got < want*95/100 || got > want*105/100 {
 			t.Fatalf("%d started in the first 10 s, want %d ±5 %% (100/s after a burst of %d)", got, want, burst)
 		}
-		const startLag = 50 * time.Millisecond
+		const startLag = 250 * time.Millisecond
 		for _, s := range starts {
-			limit := burst + int(rate*(100*time.Millisecond+startLag)/time.Second) + 1
-			if n := in(s, s+int64(100*time.Millisecond)); n > limit {
-				var near []string
-				for _, ef := range readEffects(t, log) {
-					if ef.at >= s-int64(50*time.Millisecond) && ef.at < s+int64(150*time.Millisecond) {
-						near = append(near, fmt.Sprintf("%v %s %v", ef.start, ef.worker, time.Duration(ef.at-first)))
+			for _, w := range []time.Duration{100 * time.Millisecond, time.Second} {
+				limit := burst + int(rate*(w+startLag)/time.Second) + 1
+				if n := in(s, s+int64(w)); n > limit {
+					var near []string
+					for _, ef := range readEffects(t, log) {
+						if ef.start && ef.at >= s && ef.at < s+int64(w) {
+							near = append(near, fmt.Sprintf("%s %v", ef.worker, time.Duration(ef.at-first)))
+						}
 					}
+					t.Fatalf("%d started in the %v from %v after the first, more than %d:\n%s", n, w, time.Duration(s-first), limit, strings.Join(near, "\n"))
 				}
-				t.Fatalf("%d started in the 100 ms from %v after the first, more than %d:\n%s", n, time.Duration(s-first), limit, strings.Join(near, "\n"))
 			}
 		}
 	})

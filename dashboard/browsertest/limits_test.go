@@ -24,7 +24,9 @@ func TestLimitsPage(t *testing.T) {
 }
 
 func limitsPage(t *testing.T, env []string) {
-	p := start(t, env, "serve", "--addr", "127.0.0.1:0")
+	// The tasks below sleep far longer than the page's 5 s refresh; they are
+	// cancelled at the stop.
+	p := start(t, env, "serve", "--addr", "127.0.0.1:0", "--shutdown-timeout", "1s")
 	tb := newTab(t, 1280, 800)
 	tb.open(p.URL + "/#/limits")
 	tb.waitFor("the empty state", `document.querySelector('main').textContent.includes('No limits')`)
@@ -32,7 +34,7 @@ func limitsPage(t *testing.T, env []string) {
 	// One task that runs for a while holds the only slot; two more wait.
 	p.Must(http.StatusOK, "PUT", "/api/v1/limits/default", `{"max_running":1}`)
 	for range 3 {
-		p.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"sleep","payload":{"seconds":5}}`)
+		p.Must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"sleep","payload":{"seconds":120}}`)
 	}
 	p.Must(http.StatusOK, "PUT", "/api/v1/limits/partner", `{"rate":50,"per_seconds":1,"burst":5}`)
 	tb.waitFor("both limits", `document.querySelectorAll('table.limits tbody tr').length === 2`)
