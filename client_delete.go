@@ -2,7 +2,7 @@ package dtq
 
 import (
 	"context"
-	"strconv"
+	"fmt"
 	"time"
 )
 
@@ -64,8 +64,7 @@ func (c *Client) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueu
 		detail = "force"
 	}
 	if held.Work() {
-		detail += " held " + strconv.FormatInt(held.Queued, 10) + " queued, " + strconv.FormatInt(held.Scheduled, 10) + " scheduled, " +
-			strconv.FormatInt(held.Running, 10) + " running, " + strconv.FormatInt(held.Dead, 10) + " dead"
+		detail += fmt.Sprintf(" held %d queued, %d scheduled, %d running, %d dead", held.Queued, held.Scheduled, held.Running, held.Dead)
 	}
 	c.audit(ctx, "queue-delete", queue, "", detail)
 	return &DeletedQueue{Queue: queue, Queued: held.Queued, Scheduled: held.Scheduled, Running: held.Running, Dead: held.Dead}, nil

@@ -38,7 +38,7 @@ func ExampleClient_SetConcurrencyLimit() {
 	for _, id := range ids {
 		wait(client, id, dtq.StatusSucceeded)
 	}
-	info, _ := client.ConcurrencyLimit(ctx, "reports")
+	info, _ := client.Limit(ctx, "reports")
 	fmt.Println("limit", info.MaxRunning, "most at once", most.Load())
 	// Output: limit 2 most at once 2
 }

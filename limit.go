@@ -2,18 +2,37 @@ package dtq
 
 import (
 	"context"
-	"strconv"
+	"fmt"
 	"time"
+
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
-// MaxConcurrencyLimit bounds a concurrency limit.
-const MaxConcurrencyLimit = 1_000_000
+// Bounds of the limits.
+const (
+	MaxConcurrencyLimit = 1_000_000
+	MaxRate             = 1_000_000
+	MinRatePer          = time.Millisecond
+	MaxRatePer          = 24 * time.Hour
+)
 
-// LimitInfo is a queue's concurrency limit and its use.
+// LimitSpec is what limits a queue's tasks across every worker process.
+type LimitSpec struct {
+	// MaxRunning: at most this many of the queue's tasks RUNNING at once (1
+	// to MaxConcurrencyLimit); 0: no concurrency limit.
+	MaxRunning int64
+	// Rate: at most Rate starts per Per, in bursts of at most Burst (1 to
+	// Rate; 0 means 1); Rate 0: no rate limit.
+	Rate  int64
+	Per   time.Duration
+	Burst int64
+}
+
+// LimitInfo is a queue's limits and their use.
 type LimitInfo struct {
 	Queue string `json:"queue"`
-	// MaxRunning is the limit: at most this many of the queue's tasks
-	// RUNNING at once across every worker; 0: none.
+	// MaxRunning is the concurrency limit: at most this many of the
+	// queue's tasks RUNNING at once across every worker; 0: none.
 	MaxRunning int64 `json:"max_running"`
 	// InUse is how many leases are held now: one per task running, and
 	// one per worker waiting for a task of the queue.
@@ -31,115 +50,135 @@ type LimitInfo struct {
 
 // SetConcurrencyLimit limits queue to at most max tasks RUNNING at once
 // across every worker process (1 to MaxConcurrencyLimit; 0 removes the
-// limit). Workers hold a lease per task they run, renewed with the task:
-// a lost worker's leases expire within its VisibilityTimeout, and a slot
-// freed by a finishing task wakes a worker waiting for one. A task waiting
-// for a slot stays QUEUED in its band (no attempt used). Workers read the
-// limit when they start, when it is set (told on the queue's cancels
-// channel) and every 5 s, in case that message was missed. It is audited (limit-set).
+// limit), keeping its rate limit. Workers hold a lease per task they run,
+// renewed with the task: a lost worker's leases expire within its
+// VisibilityTimeout, and a slot freed by a finishing task wakes a worker
+// waiting for one. A task waiting for a slot stays QUEUED in its band (no
+// attempt used). Workers read the limit when they start, when it is set
+// (told on the queue's cancels channel) and every 5 s, in case that
+// message was missed. It is audited (limit-set).
 func (c *Client) SetConcurrencyLimit(ctx context.Context, queue string, max int64) error {
-	if err := checkQueue("queue", queue); err != nil {
+	if err := c.CheckLimits(LimitSpec{MaxRunning: max}); err != nil {
 		return err
 	}
-	if max < 0 || max > MaxConcurrencyLimit {
-		return invalid("max", "must be from 0 (no limit) to %d (got %d)", MaxConcurrencyLimit, max)
-	}
-	q := c.queue(queue)
-	if err := c.register(ctx, q); err != nil {
-		return err
-	}
-	if err := q.store.SetConcurrencyLimit(ctx, max); err != nil {
-		return err
-	}
-	c.audit(ctx, "limit-set", queue, "", "max_running="+strconv.FormatInt(max, 10))
-	return nil
+	return c.setLimits(ctx, queue, fmt.Sprintf("max_running=%d", max), func(q *store.Queue) error {
+		return q.SetConcurrencyLimit(ctx, max)
+	})
 }
-
-// ConcurrencyLimit returns queue's concurrency limit and how many of its
-// leases are held now.
-func (c *Client) ConcurrencyLimit(ctx context.Context, queue string) (*LimitInfo, error) {
-	if err := checkQueue("queue", queue); err != nil {
-		return nil, err
-	}
-	d, inUse, err := c.queue(queue).store.Limits(ctx)
-	if err != nil {
-		return nil, err
-	}
-	info := &LimitInfo{Queue: queue, MaxRunning: d.MaxRunning, InUse: inUse, Rate: d.Rate, Per: d.Per, Burst: d.Burst}
-	if !d.PausedTo.IsZero() {
-		info.PausedUntil = &d.PausedTo
-	}
-	return info, nil
-}
-
-// Bounds of a rate limit.
-const (
-	MaxRate    = 1_000_000
-	MinRatePer = time.Millisecond
-	MaxRatePer = 24 * time.Hour
-)
 
 // SetRateLimit limits how often queue's tasks start, across every worker
-// process: at most rate per per, smoothly (GCRA: one start every per/rate,
-// with bursts of at most burst after an idle spell; burst 0 means 1). rate
-// 0 removes the limit. A task waiting for its turn stays QUEUED in its band
-// (no attempt used). A handler of the queue returning RetryAfter(d, err)
-// pauses the queue's limits for d: the remote asked everyone to slow down.
-// Workers read it as SetConcurrencyLimit's. It is audited
-// (limit-set).
+// process, keeping its concurrency limit: at most rate per per, smoothly
+// (GCRA: one start every per/rate, with bursts of at most burst after an
+// idle spell; burst 0 means 1). rate 0 removes the limit. A task waiting
+// for its turn stays QUEUED in its band (no attempt used). A handler of
+// the queue returning RetryAfter(d, err) pauses the queue's limits for d:
+// the remote asked everyone to slow down. Workers read it as
+// SetConcurrencyLimit's. It is audited (limit-set).
 func (c *Client) SetRateLimit(ctx context.Context, queue string, rate int64, per time.Duration, burst int64) error {
+	spec := LimitSpec{Rate: rate, Per: per, Burst: burst}
+	if err := c.CheckLimits(spec); err != nil {
+		return err
+	}
+	return c.setLimits(ctx, queue, rateDetail(spec), func(q *store.Queue) error {
+		return q.SetRateLimit(ctx, rate, per, max(burst, 1))
+	})
+}
+
+// SetLimits replaces both of queue's limits with spec's, in one step (a
+// zero field removes its limit; the zero LimitSpec removes both). It is
+// audited (limit-set).
+func (c *Client) SetLimits(ctx context.Context, queue string, spec LimitSpec) error {
+	if err := c.CheckLimits(spec); err != nil {
+		return err
+	}
+	detail := fmt.Sprintf("max_running=%d %s", spec.MaxRunning, rateDetail(spec))
+	return c.setLimits(ctx, queue, detail, func(q *store.Queue) error {
+		return q.SetLimits(ctx, store.LimitDef{MaxRunning: spec.MaxRunning, Rate: spec.Rate, Per: spec.Per, Burst: max(spec.Burst, 1)})
+	})
+}
+
+// setLimits registers queue, runs set on its store and audits detail.
+func (c *Client) setLimits(ctx context.Context, queue, detail string, set func(*store.Queue) error) error {
 	if err := checkQueue("queue", queue); err != nil {
 		return err
 	}
-	if err := c.CheckRateLimit(rate, per, burst); err != nil {
-		return err
-	}
-	burst = max(burst, 1)
 	q := c.queue(queue)
 	if err := c.register(ctx, q); err != nil {
 		return err
 	}
-	if err := q.store.SetRateLimit(ctx, rate, per, burst); err != nil {
+	if err := set(q.store); err != nil {
 		return err
-	}
-	detail := "rate=0"
-	if rate > 0 {
-		detail = "rate=" + strconv.FormatInt(rate, 10) + "/" + per.String() + " burst=" + strconv.FormatInt(burst, 10)
 	}
 	c.audit(ctx, "limit-set", queue, "", detail)
 	return nil
 }
 
-// CheckRateLimit validates a rate limit as SetRateLimit would, writing
-// nothing.
-func (c *Client) CheckRateLimit(rate int64, per time.Duration, burst int64) error {
+func rateDetail(s LimitSpec) string {
+	if s.Rate == 0 {
+		return "rate=0"
+	}
+	return fmt.Sprintf("rate=%d/%v burst=%d", s.Rate, s.Per, max(s.Burst, 1))
+}
+
+// CheckLimits validates spec as SetLimits would, writing nothing.
+func (c *Client) CheckLimits(spec LimitSpec) error {
 	switch {
-	case rate < 0 || rate > MaxRate:
-		return invalid("rate", "must be from 0 (no limit) to %d (got %d)", MaxRate, rate)
-	case rate > 0 && (per < MinRatePer || per > MaxRatePer || per%time.Millisecond != 0):
-		return invalid("per", "must be whole milliseconds from %v to %v (got %v)", MinRatePer, MaxRatePer, per)
-	case burst < 0 || burst > max(rate, 1):
-		return invalid("burst", "must be from 1 to the rate, %d (got %d)", rate, burst)
+	case spec.MaxRunning < 0 || spec.MaxRunning > MaxConcurrencyLimit:
+		return invalid("max", "must be from 0 (no limit) to %d (got %d)", MaxConcurrencyLimit, spec.MaxRunning)
+	case spec.Rate < 0 || spec.Rate > MaxRate:
+		return invalid("rate", "must be from 0 (no limit) to %d (got %d)", MaxRate, spec.Rate)
+	case spec.Rate > 0 && (spec.Per < MinRatePer || spec.Per > MaxRatePer || spec.Per%time.Millisecond != 0):
+		return invalid("per", "must be whole milliseconds from %v to %v (got %v)", MinRatePer, MaxRatePer, spec.Per)
+	case spec.Burst < 0 || spec.Burst > max(spec.Rate, 1):
+		return invalid("burst", "must be from 1 to the rate, %d (got %d)", spec.Rate, spec.Burst)
 	}
 	return nil
 }
 
-// ConcurrencyLimits returns the limits of the namespace's queues that have
-// one, by queue name.
-func (c *Client) ConcurrencyLimits(ctx context.Context) ([]*LimitInfo, error) {
+// Limit returns queue's limits and how many of its leases are held now.
+func (c *Client) Limit(ctx context.Context, queue string) (*LimitInfo, error) {
+	if err := checkQueue("queue", queue); err != nil {
+		return nil, err
+	}
+	all, err := c.limitsOf(ctx, []string{queue})
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// Limits returns the limits of the namespace's queues that have any, by
+// queue name.
+func (c *Client) Limits(ctx context.Context) ([]*LimitInfo, error) {
 	names, err := c.store.QueueNames(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sortStrings(names)
+	all, err := c.limitsOf(ctx, names)
+	if err != nil {
+		return nil, err
+	}
 	out := []*LimitInfo{}
-	for _, n := range names {
-		info, err := c.ConcurrencyLimit(ctx, n)
-		if err != nil {
-			return nil, err
-		}
+	for _, info := range all {
 		if info.MaxRunning > 0 || info.Rate > 0 {
 			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+// limitsOf reads the limits of queues names in two round trips.
+func (c *Client) limitsOf(ctx context.Context, names []string) ([]*LimitInfo, error) {
+	defs, inUse, err := c.store.Limits(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*LimitInfo, len(names))
+	for i, d := range defs {
+		out[i] = &LimitInfo{Queue: names[i], MaxRunning: d.MaxRunning, InUse: inUse[i], Rate: d.Rate, Per: d.Per, Burst: d.Burst}
+		if !d.PausedTo.IsZero() {
+			out[i].PausedUntil = &d.PausedTo
 		}
 	}
 	return out, nil

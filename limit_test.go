@@ -41,12 +41,12 @@ func TestConcurrencyLimitAcrossWorkers(t *testing.T) {
 		if m := most.Load(); m != 3 {
 			t.Fatalf("at most %d ran at once, want 3 (the limit)", m)
 		}
-		info, err := e.c.ConcurrencyLimit(ctx, "capped")
+		info, err := e.c.Limit(ctx, "capped")
 		if err != nil || info.MaxRunning != 3 {
 			t.Fatalf("ConcurrencyLimit: %+v, %v", info, err)
 		}
 		eventually(t, 5*time.Second, "the leases of running tasks given back", func() bool {
-			info, err := e.c.ConcurrencyLimit(ctx, "capped")
+			info, err := e.c.Limit(ctx, "capped")
 			return err == nil && info.InUse <= 2 // each idle worker waits with one
 		})
 		// Removed, the limit no longer holds (read again within a beat).
@@ -102,7 +102,7 @@ func TestRetryAfterPausesTheLimit(t *testing.T) {
 				t.Fatalf("a task started %v after the RetryAfter(%v)", s.Sub(slowedAt), pause)
 			}
 		}
-		if info, err := e.c.ConcurrencyLimit(ctx, "remote"); err != nil || info.PausedUntil != nil {
+		if info, err := e.c.Limit(ctx, "remote"); err != nil || info.PausedUntil != nil {
 			t.Fatalf("after the pause: %+v, %v", info, err)
 		}
 	})

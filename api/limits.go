@@ -35,7 +35,7 @@ func viewOfLimit(l *dtq.LimitInfo) limitView {
 
 // listLimits serves GET /api/v1/limits: every queue's limits that are set.
 func (s *Server) listLimits(w http.ResponseWriter, r *http.Request) {
-	ls, err := s.c.ConcurrencyLimits(r.Context())
+	ls, err := s.c.Limits(r.Context())
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -50,7 +50,7 @@ func (s *Server) listLimits(w http.ResponseWriter, r *http.Request) {
 // getLimit serves GET /api/v1/limits/{queue} (max_running 0 and no rate:
 // none).
 func (s *Server) getLimit(w http.ResponseWriter, r *http.Request) {
-	l, err := s.c.ConcurrencyLimit(r.Context(), r.PathValue("queue"))
+	l, err := s.c.Limit(r.Context(), r.PathValue("queue"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -65,8 +65,7 @@ func (s *Server) putLimit(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	var maxRunning, rate, burst int64
-	per := time.Second
+	spec := dtq.LimitSpec{Per: time.Second}
 	switch {
 	case b.MaxRunning == nil && b.Rate == nil:
 		s.writeErr(w, r, invalidField("max_running", "or rate is required (DELETE removes the limits)"))
@@ -82,47 +81,33 @@ func (s *Server) putLimit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if b.MaxRunning != nil {
-		maxRunning = *b.MaxRunning
+		spec.MaxRunning = *b.MaxRunning
 	}
 	if b.Rate != nil {
-		rate = *b.Rate
+		spec.Rate = *b.Rate
 		if b.PerSeconds != nil {
 			d, err := secondsField("per_seconds", b.PerSeconds)
 			if err != nil {
 				s.writeErr(w, r, err)
 				return
 			}
-			per = d
+			spec.Per = d
 		}
 		if b.Burst != nil {
-			burst = *b.Burst
+			spec.Burst = *b.Burst
 		}
 	}
-	// Checked first, so that a bad rate changes nothing.
-	if rate > 0 {
-		if err := s.c.CheckRateLimit(rate, per, burst); err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-	}
-	if err := s.c.SetConcurrencyLimit(r.Context(), r.PathValue("queue"), maxRunning); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	if err := s.c.SetRateLimit(r.Context(), r.PathValue("queue"), rate, per, burst); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	s.getLimit(w, r)
+	s.setLimits(w, r, spec)
 }
 
 // deleteLimit serves DELETE /api/v1/limits/{queue}: removes its limits.
 func (s *Server) deleteLimit(w http.ResponseWriter, r *http.Request) {
-	if err := s.c.SetConcurrencyLimit(r.Context(), r.PathValue("queue"), 0); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	if err := s.c.SetRateLimit(r.Context(), r.PathValue("queue"), 0, 0, 0); err != nil {
+	s.setLimits(w, r, dtq.LimitSpec{})
+}
+
+// setLimits replaces the queue's limits with spec and answers them.
+func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, spec dtq.LimitSpec) {
+	if err := s.c.SetLimits(r.Context(), r.PathValue("queue"), spec); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

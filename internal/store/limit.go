@@ -31,25 +31,47 @@ type LimitDef struct {
 func (d LimitDef) Limited() bool { return d.MaxRunning > 0 || d.Rate > 0 }
 
 // Limits returns the queue's limits and how many of its leases are live.
-func (q *Queue) Limits(ctx context.Context) (d LimitDef, inUse int64, err error) {
-	c := q.s.r
+func (q *Queue) Limits(ctx context.Context) (LimitDef, int64, error) {
+	defs, inUse, err := q.s.Limits(ctx, []string{q.name})
+	if err != nil {
+		return LimitDef{}, 0, err
+	}
+	return defs[0], inUse[0], nil
+}
+
+// Limits returns the limits of queues names and how many of each one's
+// leases are live, in two round trips whatever their number (the Redis
+// clock, then every queue's limits and leases).
+func (s *Store) Limits(ctx context.Context, names []string) (defs []LimitDef, inUse []int64, err error) {
+	c := s.r
 	t, err := c.Do(ctx, c.B().Time().Build()).AsIntSlice()
 	if err != nil {
-		return d, 0, err
+		return nil, nil, err
 	}
 	now := t[0]*1000 + t[1]/1000
-	res := c.DoMulti(ctx, c.B().Hmget().Key(q.k.Limits()).Field(LimitQueue, LimitRate, LimitPause).Build(),
-		c.B().Zcount().Key(q.k.Leases()).Min("("+strconv.FormatInt(now, 10)).Max("+inf").Build())
-	f, err := res[0].ToArray()
-	if err != nil {
-		return d, 0, err
+	live := "(" + strconv.FormatInt(now, 10)
+	cmds := make(rueidis.Commands, 0, 2*len(names))
+	for _, n := range names {
+		k := NewKeys(s.ns, n)
+		cmds = append(cmds, c.B().Hmget().Key(k.Limits()).Field(LimitQueue, LimitRate, LimitPause).Build(),
+			c.B().Zcount().Key(k.Leases()).Min(live).Max("+inf").Build())
 	}
-	d = parseLimits(f)
-	if !d.PausedTo.After(time.UnixMilli(now)) {
-		d.PausedTo = time.Time{}
+	res := c.DoMulti(ctx, cmds...)
+	defs, inUse = make([]LimitDef, len(names)), make([]int64, len(names))
+	for i := range names {
+		f, err := res[2*i].ToArray()
+		if err != nil {
+			return nil, nil, err
+		}
+		defs[i] = parseLimits(f)
+		if !defs[i].PausedTo.After(time.UnixMilli(now)) {
+			defs[i].PausedTo = time.Time{}
+		}
+		if inUse[i], err = res[2*i+1].AsInt64(); err != nil {
+			return nil, nil, err
+		}
 	}
-	inUse, err = res[1].AsInt64()
-	return d, inUse, err
+	return defs, inUse, nil
 }
 
 // parseLimits reads the answer to HMGET limits queue rate pause.
@@ -87,40 +109,52 @@ func (q *Queue) Limited(ctx context.Context) (bool, error) {
 // SetConcurrencyLimit sets the queue-wide concurrency limit (0 removes it)
 // and wakes the queue's workers.
 func (q *Queue) SetConcurrencyLimit(ctx context.Context, limit int64) error {
-	c := q.s.r
-	set := c.B().Hdel().Key(q.k.Limits()).Field(LimitQueue).Build()
-	if limit > 0 {
-		set = c.B().Hset().Key(q.k.Limits()).FieldValue().FieldValue(LimitQueue, strconv.FormatInt(limit, 10)).Build()
-	}
-	return q.setLimit(ctx, set)
+	return q.setLimit(ctx, q.concurrencyCmd(limit))
 }
 
 // SetRateLimit sets the queue-wide rate limit: at most n claims per per, in
 // bursts of at most burst (n 0 removes it); its state starts afresh.
 func (q *Queue) SetRateLimit(ctx context.Context, n int64, per time.Duration, burst int64) error {
+	return q.setLimit(ctx, q.rateCmds(n, per, burst)...)
+}
+
+// SetLimits replaces both of the queue's limits with d's (a pause stays),
+// in one round trip.
+func (q *Queue) SetLimits(ctx context.Context, d LimitDef) error {
+	return q.setLimit(ctx, append(q.rateCmds(d.Rate, d.Per, d.Burst), q.concurrencyCmd(d.MaxRunning))...)
+}
+
+func (q *Queue) concurrencyCmd(limit int64) rueidis.Completed {
 	c := q.s.r
-	if err := c.Do(ctx, c.B().Hdel().Key(q.k.Limits()).Field(LimitTAT).Build()).Error(); err != nil {
-		return err
+	if limit > 0 {
+		return c.B().Hset().Key(q.k.Limits()).FieldValue().FieldValue(LimitQueue, strconv.FormatInt(limit, 10)).Build()
 	}
-	set := c.B().Hdel().Key(q.k.Limits()).Field(LimitRate).Build()
+	return c.B().Hdel().Key(q.k.Limits()).Field(LimitQueue).Build()
+}
+
+// rateCmds set the rate limit (n 0: remove it) and clear its state.
+func (q *Queue) rateCmds(n int64, per time.Duration, burst int64) []rueidis.Completed {
+	c := q.s.r
+	reset := c.B().Hdel().Key(q.k.Limits()).Field(LimitTAT).Build()
 	if n > 0 {
 		def := strconv.FormatInt(n, 10) + "/" + strconv.FormatInt(per.Milliseconds(), 10) + "/" + strconv.FormatInt(burst, 10)
-		set = c.B().Hset().Key(q.k.Limits()).FieldValue().FieldValue(LimitRate, def).Build()
+		return []rueidis.Completed{reset, c.B().Hset().Key(q.k.Limits()).FieldValue().FieldValue(LimitRate, def).Build()}
 	}
-	return q.setLimit(ctx, set)
+	return []rueidis.Completed{reset, c.B().Hdel().Key(q.k.Limits()).Field(LimitRate).Build()}
 }
 
 // LimitsChanged is the message on a queue's Cancels channel that tells its
 // workers to read its limits again (no task id looks like it).
 const LimitsChanged = "!limits"
 
-// setLimit runs set, wakes the queue's waiting workers and tells every
-// worker of the queue to read its limits again.
-func (q *Queue) setLimit(ctx context.Context, set rueidis.Completed) error {
+// setLimit runs sets, wakes the queue's waiting workers and tells every
+// worker of the queue to read its limits again, in one round trip.
+func (q *Queue) setLimit(ctx context.Context, sets ...rueidis.Completed) error {
 	c := q.s.r
-	for _, r := range c.DoMulti(ctx, set,
+	cmds := append(sets,
 		c.B().Xadd().Key(q.k.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build(),
-		c.B().Publish().Channel(q.k.Cancels()).Message(LimitsChanged).Build()) {
+		c.B().Publish().Channel(q.k.Cancels()).Message(LimitsChanged).Build())
+	for _, r := range c.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil {
 			return err
 		}

@@ -45,20 +45,27 @@ func (l *limitCollector) Describe(ch chan<- *prometheus.Desc) {
 func (l *limitCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.m.timeout)
 	defer cancel()
-	limits, err := l.c.ConcurrencyLimits(ctx)
+	limits, err := l.c.Limits(ctx)
 	if err != nil {
 		l.m.RedisError("limits", err)
 		return
+	}
+	if len(limits) == 0 {
+		return
+	}
+	stats, err := l.c.Queues(ctx) // one pipeline for every queue's count
+	if err != nil {
+		l.m.RedisError("limits", err)
+		return
+	}
+	queued := make(map[string]int64, len(stats))
+	for _, st := range stats {
+		queued[st.Name] = st.Queued
 	}
 	type sums struct{ max, inUse, rate, waiting float64 }
 	by := map[string]*sums{}
 	var order []string
 	for _, li := range limits {
-		st, err := l.c.Stats(ctx, li.Queue)
-		if err != nil {
-			l.m.RedisError("limits", err)
-			return
-		}
 		name := l.m.queues.get(li.Queue)
 		s := by[name]
 		if s == nil {
@@ -71,7 +78,7 @@ func (l *limitCollector) Collect(ch chan<- prometheus.Metric) {
 		if li.Rate > 0 && li.Per > 0 {
 			s.rate += float64(li.Rate) / li.Per.Seconds()
 		}
-		s.waiting += float64(st.Queued)
+		s.waiting += float64(queued[li.Queue])
 	}
 	for _, name := range order {
 		s := by[name]
