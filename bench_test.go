@@ -228,6 +228,37 @@ func BenchmarkDrainLimit(b *testing.B) {
 	}
 }
 
+// BenchmarkDrainGroups: BenchmarkDrain of tasks submitted with a group —
+// one group (its window of 10 in the bands feeds the worker's 50 slots),
+// or 100 groups taking turns — against none; the enqueue is not measured.
+func BenchmarkDrainGroups(b *testing.B) {
+	for _, groups := range []int{0, 1, 100} {
+		b.Run(fmt.Sprintf("groups=%d", groups), func(b *testing.B) {
+			c, rc := benchClient(b)
+			reqs := make([]dtq.EnqueueRequest, 1000)
+			for done := 0; done < b.N; done += len(reqs) {
+				batch := reqs[:min(len(reqs), b.N-done)]
+				for i := range batch {
+					batch[i] = dtq.EnqueueRequest{Type: "noop", Payload: []byte(benchPayload)}
+					if groups > 0 {
+						batch[i].Opts = &dtq.EnqueueOpts{Group: fmt.Sprintf("g%d", (done+i)%groups)}
+					}
+				}
+				res, err := c.EnqueueMany(context.Background(), batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range res {
+					if r.Err != nil {
+						b.Fatal(r.Err)
+					}
+				}
+			}
+			measure(b, rc, func() { drain(b, c, b.N, 50) })
+		})
+	}
+}
+
 // BenchmarkLifecycle: the whole life of a task — enqueue (50 goroutines)
 // and drain (concurrency 50) at once; Redis CPU per task covers enqueue +
 // claim + complete.

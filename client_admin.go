@@ -215,8 +215,11 @@ type QueueStats struct {
 	Scheduled int64  `json:"scheduled"`
 	Running   int64  `json:"running"`
 	Dead      int64  `json:"dead"` // in the dead-letter stream
-	// QueuedByPriority[p] counts queued tasks of priority p.
+	// QueuedByPriority[p] counts queued tasks of priority p in the bands.
 	QueuedByPriority [store.Bands]int64 `json:"queued_by_priority"`
+	// GroupWaiting counts the queued tasks waiting for their group's turn
+	// (EnqueueOpts.Group): Queued is them and those in the bands.
+	GroupWaiting int64 `json:"group_waiting"`
 	// Totals since the queue was created.
 	Submitted int64 `json:"submitted_total"`
 	Succeeded int64 `json:"succeeded_total"`
@@ -257,7 +260,8 @@ func (c *Client) statsMany(ctx context.Context, names []string) ([]*QueueStats, 
 		ct := counts[i]
 		s := &QueueStats{Name: n, Paused: ct.Paused, Scheduled: ct.Scheduled, Running: ct.Running, Dead: ct.Dead,
 			QueuedByPriority: ct.QueuedByPriority, Submitted: ct.Submitted, Succeeded: ct.Succeeded,
-			Retried: ct.Retried, Failed: ct.Failed, Cancelled: ct.Cancelled}
+			Retried: ct.Retried, Failed: ct.Failed, Cancelled: ct.Cancelled, GroupWaiting: ct.GroupWaiting}
+		s.Queued = ct.GroupWaiting
 		for _, q := range ct.QueuedByPriority {
 			s.Queued += q
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -65,6 +66,14 @@ type EnqueueOpts struct {
 	// Enqueue creates nothing and returns that task (Duplicate set).
 	// Exclusive with IdempotencyKey.
 	Unique *UniqueOpts
+
+	// Group names the group (a tenant, a customer) the task is served
+	// fairly among (the rule of queue names): the queue's workers serve
+	// the groups with work in turn, in priority order within each, so a
+	// group with 10 tasks is served while another has a million queued
+	// (docs/flow-control.md). Tasks without a group are not held back.
+	// Defaults to none.
+	Group string
 }
 
 // UniqueOpts says what makes a task unique. A unique task holds its lock
@@ -263,6 +272,9 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	if _, err := checkUnique(o.Unique, o.IdempotencyKey); err != nil {
 		return nil, item, err
 	}
+	if o.Group != "" && !keys.ValidName(o.Group) {
+		return nil, item, invalid("group", "must be %s (got %q)", keys.NameRule, o.Group)
+	}
 	data, err := marshalPayload(payload)
 	if err != nil {
 		return nil, item, err
@@ -273,7 +285,7 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	q := c.queue(o.Queue)
 	item = store.EnqueueItem{
 		Type: taskType, Payload: data, Priority: prio,
-		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay),
+		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay), Group: o.Group,
 	}
 	if !o.RunAt.IsZero() {
 		item.RunAt = o.RunAt.UnixMilli()
@@ -281,16 +293,20 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	if o.IdempotencyKey != "" {
 		sum := sha256.Sum256([]byte(o.IdempotencyKey))
 		item.IdemHash = hex.EncodeToString(sum[:])
-		item.Fingerprint = fingerprint(o.Queue, taskType, data, prio, o.MaxAttempts, o.Timeout, o.Delay, item.RunAt)
+		item.Fingerprint = fingerprint(o.Queue, taskType, data, prio, o.MaxAttempts, o.Timeout, o.Delay, item.RunAt, o.Group)
 	}
 	return q, item, nil
 }
 
 // fingerprint identifies a request for idempotent replay.
-func fingerprint(queue, taskType string, payload []byte, prio, maxAtt int, timeout, delay time.Duration, runAt int64) string {
+func fingerprint(queue, taskType string, payload []byte, prio, maxAtt int, timeout, delay time.Duration, runAt int64, group string) string {
 	h := sha256.New()
-	for _, s := range []string{queue, taskType, string(payload), strconv.Itoa(prio), strconv.Itoa(maxAtt),
-		timeout.String(), delay.String(), strconv.FormatInt(runAt, 10)} {
+	parts := []string{queue, taskType, string(payload), strconv.Itoa(prio), strconv.Itoa(maxAtt),
+		timeout.String(), delay.String(), strconv.FormatInt(runAt, 10)}
+	if group != "" { // those of before groups keep their fingerprints
+		parts = append(parts, group)
+	}
+	for _, s := range parts {
 		h.Write([]byte(strconv.Itoa(len(s))))
 		h.Write([]byte{':'})
 		h.Write([]byte(s))
@@ -309,6 +325,7 @@ func (c *Client) enqueueResult(ctx context.Context, q *queueState, item store.En
 		return &EnqueueResult{Task: taskOf(&store.Record{
 			ID: res.ID, Queue: q.name, Type: item.Type, Payload: item.Payload, Priority: item.Priority,
 			Status: res.Status, MaxAttempts: item.MaxAttempts, Timeout: item.Timeout, Created: res.Created, Due: res.Due,
+			Group: item.Group, GroupWaiting: res.GroupWaiting,
 		})}, nil
 	case store.Replay:
 		t, err := c.Get(ctx, res.ID)

@@ -73,12 +73,16 @@ func runChildWorker() int {
 			return nil, err
 		}
 		defer f.Close()
-		fmt.Fprintf(f, "s %s %d\n", id, time.Now().UnixNano())
+		group := t.Group
+		if group == "" {
+			group = "-"
+		}
+		fmt.Fprintf(f, "s %s %d %s\n", id, time.Now().UnixNano(), group)
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 		case <-ctx.Done():
 		}
-		fmt.Fprintf(f, "e %s %d\n", id, time.Now().UnixNano())
+		fmt.Fprintf(f, "e %s %d %s\n", id, time.Now().UnixNano(), group)
 		return nil, ctx.Err()
 	})
 	w.Start(context.Background())

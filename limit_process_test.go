@@ -20,7 +20,8 @@ import (
 type effect struct {
 	start  bool
 	worker string
-	at     int64 // Unix ns
+	at     int64  // Unix ns
+	group  string // of the task ("-" for none)
 }
 
 func readEffects(t *testing.T, path string) []effect {
@@ -34,11 +35,14 @@ func readEffects(t *testing.T, path string) []effect {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		p := strings.Fields(sc.Text())
-		at, err := strconv.ParseInt(p[2], 10, 64)
-		if len(p) != 3 || err != nil {
+		if len(p) != 4 {
 			t.Fatalf("effect line %q", sc.Text())
 		}
-		out = append(out, effect{start: p[0] == "s", worker: p[1], at: at})
+		at, err := strconv.ParseInt(p[2], 10, 64)
+		if err != nil {
+			t.Fatalf("effect line %q", sc.Text())
+		}
+		out = append(out, effect{start: p[0] == "s", worker: p[1], at: at, group: p[3]})
 	}
 	slices.SortStableFunc(out, func(a, b effect) int {
 		if a.at != b.at {

@@ -78,6 +78,12 @@ type Task struct {
 	Schedule     string     `json:"schedule,omitempty"`
 	ScheduleTick *time.Time `json:"schedule_tick,omitempty"`
 
+	// Group is the group the task was submitted with (EnqueueOpts.Group);
+	// GroupWaiting says that, QUEUED, it waits for its group's turn to
+	// enter the queue's bands.
+	Group        string `json:"group,omitempty"`
+	GroupWaiting bool   `json:"group_waiting,omitempty"`
+
 	// Duplicate is set on the task an Enqueue returned without creating
 	// it: an idempotent replay's original, or the task holding a unique
 	// task's lock (EnqueueResult.Duplicate).
@@ -154,6 +160,8 @@ func taskOf(r *store.Record) *Task {
 		run:             r.Run,
 		idem:            r.Idem,
 		Schedule:        r.Schedule,
+		Group:           r.Group,
+		GroupWaiting:    r.GroupWaiting,
 	}
 	if r.Schedule != "" {
 		t.ScheduleTick = msTimePtr(r.Tick)

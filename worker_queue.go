@@ -340,7 +340,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 			ID: e.TaskID, Queue: wq.q.name, Type: sp.Type, Payload: sp.Payload, Priority: e.Band,
 			Status: store.StatusRunning, Attempt: s.Attempt, MaxAttempts: sp.MaxAttempts, Crashes: s.Crashes,
 			Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: w.cfg.ID, Run: s.Run, Idem: sp.IdemHash,
-			Schedule: sp.Schedule, Tick: sp.Tick,
+			Schedule: sp.Schedule, Tick: sp.Tick, Group: e.Group,
 		})
 		t.band, t.entry, t.started = e.Band, e.EntryID, s.Started
 		if e.Born {

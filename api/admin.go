@@ -170,7 +170,7 @@ func queueParam(query url.Values, def string) (string, error) {
 // rule of names; every other name is the engine's to check.
 func queueName(q string) (string, error) {
 	if q == "" {
-		return "", invalidField("queue", keys.CheckName("queue", q).Error()+" (leave it out for the default queue)")
+		return "", invalidField("queue", `must be `+keys.NameRule+` (got ""; leave it out for the default queue)`)
 	}
 	return q, nil
 }

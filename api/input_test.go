@@ -241,6 +241,17 @@ func TestNamesFollowOneRule(t *testing.T) {
 				t.Errorf("batch item with queue %s: %d %s, want its item refused", q, batch.status, batch.raw)
 			}
 		}
+		for _, g := range []string{`""`, `"."`, `"a|b"`, `"a b"`, `"` + strings.Repeat("g", 65) + `"`} {
+			body := `{"task_type":"echo","group":` + g + `}`
+			r := e.raw(request("POST", "/api/v1/tasks", body))
+			refused(t, body, r, "group", rule)
+			if strings.Contains(r.errMessage(), "group group") {
+				t.Errorf("%s: message %q names the field twice", body, r.errMessage())
+			}
+		}
+		if r := e.raw(request("POST", "/api/v1/tasks", `{"task_type":"echo","queue":""}`)); strings.Contains(r.errMessage(), "queue queue") {
+			t.Errorf(`queue "": message %q names the field twice`, r.errMessage())
+		}
 		for _, name := range []string{"%2E", "%2E%2E", "%2e%2E", "...", "a%20b"} {
 			refused(t, "queue "+name, e.raw(get("/api/v1/queues/"+name)), "queue")
 			refused(t, "pause "+name, e.raw(post("POST", "/api/v1/queues/"+name+"/pause")), "queue")

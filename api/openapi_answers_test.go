@@ -252,6 +252,12 @@ func (p *prober) tasks(e *env) string {
 	}
 	p.do(e, 200, opList, "/api/v1/tasks?queue=default&status=SCHEDULED&type=echo", "")
 	p.do(e, 400, opList, "/api/v1/tasks?limit=0", "")
+	grouped := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","group":"acme"}`).str("id")
+	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+grouped, ""); r.body["group"] != "acme" {
+		p.t.Errorf("a grouped task: %s", r.raw)
+	}
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","group":""}`)
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","group":"a|b"}`)
 
 	once := `{"task_type":"echo","payload":"once"}`
 	first := p.do(e, 201, opSubmit, "/api/v1/tasks", once, "Idempotency-Key", "k1").str("id")

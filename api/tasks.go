@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/keys"
 )
 
 const readyTimeout = 2 * time.Second
@@ -27,6 +28,7 @@ type submission struct {
 	MaxAttempts    json.RawMessage `json:"max_attempts"`
 	TimeoutSeconds json.RawMessage `json:"timeout_seconds"`
 	Unique         *uniqueBody     `json:"unique"`
+	Group          *string         `json:"group"`
 }
 
 // uniqueBody is a submission's "unique" object.
@@ -108,6 +110,12 @@ func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
 		return dtq.EnqueueRequest{}, err
 	}
 	o.Unique = u
+	if b.Group != nil { // null: none, as the field left out
+		if *b.Group == "" {
+			return dtq.EnqueueRequest{}, invalidField("group", `must be `+keys.NameRule+` (got ""; leave it out for none)`)
+		}
+		o.Group = *b.Group
+	}
 	payload := b.Payload
 	if payload == nil {
 		payload = json.RawMessage("null")

@@ -39,6 +39,14 @@ func newGetCmd(out io.Writer) *cobra.Command {
 // --json shows them whole.
 const maxValueRunes = 200
 
+// groupOf shows a task's group, and whether it waits for its turn.
+func groupOf(t *taskView) string {
+	if t.GroupWaiting {
+		return t.Group + " (waiting for its turn)"
+	}
+	return t.Group
+}
+
 // printTask writes a task's fields, then its execution history.
 func printTask(out io.Writer, t *taskView) error {
 	cancel := ""
@@ -52,6 +60,7 @@ func printTask(out io.Writer, t *taskView) error {
 		"status", t.Status,
 		"cancel", cancel,
 		"priority", strconv.Itoa(t.Priority),
+		"group", groupOf(t),
 		"attempt", attempts(t),
 		"crashes", nonZero(t.Crashes),
 		"timeout", fmtSeconds(t.TimeoutSeconds),

@@ -35,6 +35,8 @@ type taskView struct {
 	LastError       string          `json:"last_error"`
 	Worker          string          `json:"worker"`
 	CancelRequested bool            `json:"cancel_requested"`
+	Group           string          `json:"group"`
+	GroupWaiting    bool            `json:"group_waiting"`
 	History         []struct {
 		Run        int       `json:"run"`
 		StartedAt  time.Time `json:"started_at"`

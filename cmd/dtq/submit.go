@@ -26,6 +26,7 @@ type submitOptions struct {
 	unique         bool
 	uniqueKey      string
 	uniquePeriod   time.Duration
+	group          string
 }
 
 // submitBody is the body of POST /api/v1/tasks; unset options are left out
@@ -39,6 +40,7 @@ type submitBody struct {
 	MaxAttempts    *int            `json:"max_attempts,omitempty"`
 	TimeoutSeconds *float64        `json:"timeout_seconds,omitempty"`
 	Unique         *submitUnique   `json:"unique,omitempty"`
+	Group          *string         `json:"group,omitempty"`
 }
 
 // submitUnique is the body's "unique" object.
@@ -58,6 +60,7 @@ func newSubmitCmd(out io.Writer) *cobra.Command {
 when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
 		Example: `  dtq submit email.send --payload '{"to":"a@example.com"}' --priority 7
   dtq submit report.build --payload-file job.json --delay 10m --max-attempts 5
+  dtq submit report.build --payload '{"id":7}' --group customer-42
   echo '{"n":1}' | dtq submit echo -`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,7 +97,7 @@ when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
 				}
 				fmt.Fprintf(out, "%s %s\n", verb, oneLine(task.ID, 0))
 				return fields(out, "queue", task.Queue, "type", task.Type, "status", task.Status,
-					"priority", fmt.Sprint(task.Priority), "scheduled at", fmtTimePtr(task.ScheduledAt))
+					"priority", fmt.Sprint(task.Priority), "group", task.Group, "scheduled at", fmtTimePtr(task.ScheduledAt))
 			})
 		},
 	}
@@ -110,6 +113,7 @@ when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
 	f.BoolVar(&o.unique, "unique", false, "unique by type and payload while one is queued, scheduled or running")
 	f.StringVar(&o.uniqueKey, "unique-key", "", "unique by type and this key (implies --unique)")
 	f.DurationVar(&o.uniquePeriod, "unique-period", 0, "one unique task per period of this length (implies --unique)")
+	f.StringVar(&o.group, "group", "", "serve the task fairly among the groups (tenants) with work: its group's name")
 	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
 	addAPIFlags(cmd, &o.api)
 	return cmd
@@ -165,6 +169,9 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, 
 		}
 		s := o.taskTimeout.Seconds()
 		b.TimeoutSeconds = &s
+	}
+	if changed("group") {
+		b.Group = &o.group
 	}
 	if o.unique || o.uniqueKey != "" || changed("unique-period") {
 		b.Unique = &submitUnique{Key: o.uniqueKey}

@@ -151,3 +151,26 @@ func TestTaskDataRendersAsText(t *testing.T) {
 		t.Fatalf("markup injected with innerHTML went unnoticed: %+v", r)
 	}
 }
+
+// A task submitted with a group shows its group on its page, and while it
+// waits for its group's turn (the group has its window of tasks in the
+// bands), says so.
+func TestTaskPageShowsGroup(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--concurrency", "2", "--shutdown-timeout", "1s")
+	var ids []string
+	for range 15 { // 2 running, 10 in the bands, 3 waiting
+		ids = append(ids, p.Submit(`{"task_type":"sleep","payload":{"seconds":600},"group":"acme"}`))
+	}
+	last := ids[len(ids)-1]
+	if w := p.Task(last).Body["group_waiting"]; w != true {
+		t.Fatalf("the 15th task of the group: group_waiting %v, want true", w)
+	}
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/tasks/" + last)
+	tb.waitFor("the group, waiting", mainHas("acme (waiting for its turn)"))
+	tb.open(p.URL + "/#/tasks/" + ids[0])
+	tb.waitFor("the group", mainHas("acme"))
+	tb.waitFor("not waiting", `!`+mainHas("waiting for its turn"))
+	tb.noScriptRan("Task")
+}

@@ -44,6 +44,9 @@ type Scheduler struct {
 	wake chan error
 	// uniqCursor is where the sweep of unique locks goes on.
 	uniqCursor string
+	// groupCursor is where the sweep of groups goes on (the last group
+	// visited; "" from the first).
+	groupCursor string
 }
 
 // Run competes for the queue's leader lock and, while it holds it, promotes
@@ -107,6 +110,7 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			}
 			trimDue = err == nil && n >= trimLimit
 			s.sweepUnique(ctx)
+			s.sweepGroups(ctx)
 		}
 		wakeID, err := s.Queue.LastWakeup(ctx)
 		if err != nil {
@@ -183,6 +187,21 @@ func (s *Scheduler) sweepUnique(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// sweepGroups moves in the tasks waiting for their group's turn whose
+// group has room in the bands and no start to move them (a worker lost
+// between a start and the move it owed): up to 1,000 groups per pass, on
+// from where the last pass stopped.
+func (s *Scheduler) sweepGroups(ctx context.Context) {
+	next, _, err := s.Queue.SweepGroups(ctx, s.groupCursor, 1000)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Log.Warn("sweeping groups failed", "error", err)
+		}
+		return
+	}
+	s.groupCursor = next
 }
 
 // fireSchedules fires the ticks of the queue's schedules that are due on

@@ -20,7 +20,8 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	if !born {
 		band, eid = 0, ""
 	}
-	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band)}
+	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
+		q.k.GroupWait()}
 	args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid}
 	v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
 	if err != nil {
@@ -47,9 +48,10 @@ const (
 // DLQ runs dlq.lua for task ids of this queue; it reports, per id, whether
 // the task was DEAD and acted on.
 func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retention time.Duration) ([]bool, error) {
-	ks := make([]string, 0, 13+len(ids))
+	ks := make([]string, 0, 15+len(ids))
 	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done())
 	ks = q.k.bands(ks)
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
 	args := append(make([]string, 0, 4+len(ids)), string(action), q.k.Events(), ms(retention), itoa(len(ids)))
 	for _, id := range ids {
 		ks = append(ks, q.k.Task(ulidOf(id)))

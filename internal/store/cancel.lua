@@ -8,6 +8,7 @@
 -- KEYS[6]        finished hash (packed records, by ULID)
 -- KEYS[7]        the band stream of its birth entry (any band when the id
 --                names no entry)
+-- KEYS[8]        gwait zset (tasks waiting for their group's turn)
 --
 -- ARGV[1]        task id
 -- ARGV[2]        events channel
@@ -25,7 +26,7 @@
 -- deleted, or, when a worker has just claimed it, its Run field says
 -- withdrawn (its start then skips it). A QUEUED (with a hash) or SCHEDULED
 -- task -> CANCELLED at once (a QUEUED task's entry is skipped when a worker
--- reads it). Anything else is left as it is. A cancelled task expires after
+-- reads it; one waiting for its group's turn leaves gwait). Anything else is left as it is. A cancelled task expires after
 -- the retention and is listed in the done stream.
 --
 -- Returns { the task's status after the call ("" when there is no such
@@ -48,7 +49,7 @@ end
 local recorded = record_status(redis.call('HGET', fin, ulid))
 if recorded then return {recorded} end
 
-local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio')
+local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait')
 f[3] = f[3] or '0'
 local status = f[1]
 if not status then
@@ -70,6 +71,10 @@ local now, nowS = now_ms()
 if status == 'QUEUED' or status == 'SCHEDULED' then
   if status == 'SCHEDULED' then
     redis.call('ZREM', schedule, id)
+  end
+  if f[5] then
+    redis.call('ZREM', KEYS[8], f[5])
+    redis.call('HDEL', tk, 'gwait')
   end
   redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
   redis.call('PEXPIRE', tk, retention)

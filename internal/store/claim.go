@@ -24,6 +24,9 @@ type Entry struct {
 	Reclaimed bool  // taken over from a worker that stopped renewing it
 	GiveBack  bool  // for Start: put the entry back unstarted
 	Spec      *Spec // the task's fields carried by the entry; nil when malformed
+	// Group is the group an entry admitted under its group's window was
+	// admitted under (EntryGroup): its start gives the group room.
+	Group string
 }
 
 // Spec is what a band entry carries of its task besides the id: its
@@ -41,7 +44,7 @@ type Spec struct {
 
 // entryOf reads band entry eid with fields f of queue.
 func entryOf(queue string, band int, eid string, f map[string]string) Entry {
-	e := Entry{Band: band, EntryID: eid}
+	e := Entry{Band: band, EntryID: eid, Group: f[EntryGroup]}
 	typ, hasType := f[EntryType]
 	id, hasID := f[EntryID]
 	switch {
@@ -357,8 +360,8 @@ type Started struct {
 // is an error (run nothing); too few replicas in time returns the results
 // together with a *NotReplicatedError (the starts stand).
 func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]Started, error) {
-	ks := make([]string, 0, 15+len(entries))
-	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done(), q.k.Run(), q.k.Finished())
+	ks := make([]string, 0, 17+len(entries))
+	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done(), q.k.Run(), q.k.Finished(), q.k.GroupWait(), q.k.GroupCount())
 	ks = q.k.bands(ks)
 	args := make([]string, 0, 7+3*len(entries))
 	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), q.name, itoa(len(entries)))
@@ -369,8 +372,11 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		}
 		ks = append(ks, q.k.Task(ulid))
 		how := "h0"
-		if e.Born {
+		switch {
+		case e.Born:
 			how = "b0"
+		case e.Group != "":
+			how = "g0"
 		}
 		switch {
 		case e.Malformed:
@@ -397,10 +403,19 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 	if err != nil {
 		return nil, err
 	}
-	if len(flat) != 4*len(entries)+1 {
+	if len(flat) < 4*len(entries)+1 {
 		return nil, unexpected("start", flat)
 	}
-	started, _ := flat[len(flat)-1].ToString()
+	started, _ := flat[4*len(entries)].ToString()
+	if waiters := flat[4*len(entries)+1:]; len(waiters) > 0 {
+		// The starts gave their groups room: their next waiters move in.
+		// Should this fail, the scheduler's SweepGroups does it.
+		ms := make([]string, len(waiters))
+		for i, w := range waiters {
+			ms[i], _ = w.ToString()
+		}
+		_, _ = q.promoteWaiters(ctx, ms)
+	}
 	out := make([]Started, len(entries))
 	for i := range entries {
 		code, err := flat[4*i].AsInt64()

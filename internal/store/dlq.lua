@@ -4,7 +4,9 @@
 -- KEYS[2]        dead-letter stream
 -- KEYS[3]        done stream (finished tasks: entries "i" = their ids)
 -- KEYS[4..13]    band streams of priority 0..9
--- KEYS[14..]     the task hash of each item, in order
+-- KEYS[14]       gwait zset (tasks waiting for their group's turn)
+-- KEYS[15]       gcount hash (per group: admitted entries not started)
+-- KEYS[16..]     the task hash of each item, in order
 --
 -- ARGV[1]        "requeue" or "discard"
 -- ARGV[2]        events channel
@@ -12,7 +14,8 @@
 -- ARGV[4]        N; then the N task ids
 --
 -- requeue: DEAD -> QUEUED with attempt and crash counts reset and its history
---          kept; its dead-letter entry is removed.
+--          kept; its dead-letter entry is removed (a task with a group
+--          enters under its group's window, or waits in gwait).
 -- discard: its dead-letter entry is removed; the task stays DEAD, is listed
 --          in the done zset and expires after the retention.
 -- Items that are not DEAD are left alone.
@@ -27,8 +30,8 @@ local now, nowS = now_ms()
 
 local out, events, moved = {}, {}, 0
 for i = 0, n - 1 do
-  local id, tk = ARGV[5 + i], KEYS[14 + i]
-  local f = redis.call('HMGET', tk, 'status', 'dead_id', 'prio', 'type')
+  local id, tk = ARGV[5 + i], KEYS[16 + i]
+  local f = redis.call('HMGET', tk, 'status', 'dead_id', 'prio', 'type', 'group')
   local res = 0
   if f[1] == 'DEAD' then
     if f[2] then redis.call('XDEL', dlq, f[2]) end
@@ -36,7 +39,11 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', '0', 'crashes', '0', 'cancel', '0', 'requeued', nowS)
       redis.call('HDEL', tk, 'dead_id', 'finished')
       redis.call('PERSIST', tk)
-      readd(KEYS[4 + tonumber(f[3])], tk, id)
+      if f[5] then
+        admit(KEYS[4 + tonumber(f[3])], tk, id, f[5], f[3], KEYS[14], KEYS[15])
+      else
+        readd(KEYS[4 + tonumber(f[3])], tk, id)
+      end
       events[#events + 1] = id .. '\tQUEUED\t' .. f[4] .. '\t0\t' .. f[3] .. '\t' .. nowS
       moved = moved + 1
     else

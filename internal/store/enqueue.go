@@ -28,11 +28,17 @@ type EnqueueItem struct {
 	Timeout     time.Duration
 	RunAt       int64         // Unix ms on the Redis clock; 0 = none
 	Delay       time.Duration // 0 = none
+	// Group is the group (tenant) the task is served fairly among: "" for
+	// none. A grouped task has a hash from its submission and enters its
+	// band under its group's window (see Keys.GroupWait).
+	Group string
 }
 
 // plain reports whether it needs no check inside Redis: no idempotency
 // key, delay or run-at.
-func (it *EnqueueItem) plain() bool { return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 }
+func (it *EnqueueItem) plain() bool {
+	return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 && it.Group == ""
+}
 
 // EnqueueConfig is the per-queue input of Enqueue.
 type EnqueueConfig struct {
@@ -61,6 +67,8 @@ type EnqueueResult struct {
 	// Created is the created task's creation time, Due a scheduled one's
 	// due time (Unix ms, Redis clock).
 	Created, Due int64
+	// GroupWaiting: the created task waits for its group's turn.
+	GroupWaiting bool
 }
 
 // Enqueue creates items in one round trip: those that need no check inside
@@ -151,10 +159,11 @@ func (q *Queue) enqueuePlain(ctx context.Context, cfg EnqueueConfig, items []*En
 }
 
 func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []*EnqueueItem) ([]EnqueueResult, error) {
-	ks := make([]string, 0, 12+2*len(items))
+	ks := make([]string, 0, 14+2*len(items))
 	ks = append(ks, q.k.Schedule(), q.k.Wakeup())
 	ks = q.k.bands(ks)
-	args := make([]string, 0, 3+11*len(items))
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
+	args := make([]string, 0, 3+12*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {
 		if it.RandomID == "" {
@@ -172,7 +181,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 			fp = "-"
 		}
 		args = append(args, it.RandomID, itoa(taskIdx), itoa(idemIdx), fp, it.Type, rueidis.BinaryString(it.Payload),
-			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay))
+			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), it.Group)
 	}
 	res, err := enqueueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	if err != nil {
@@ -198,6 +207,9 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 		case 1:
 			r.Code, r.Status, r.Created = Created, StatusQueued, now
 			r.ID, err = q.idOfRef(ref)
+		case 4, 5:
+			r.Code, r.Status, r.ID, r.Created = Created, StatusQueued, ref, now
+			r.GroupWaiting = code == 5
 		case 3:
 			r.Code, r.Status, r.ID, r.Created = Created, StatusScheduled, ref, now
 			r.Due = it.RunAt

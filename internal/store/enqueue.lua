@@ -5,36 +5,45 @@
 -- KEYS[1]        schedule zset (task id -> due ms)
 -- KEYS[2]        wakeup stream (the scheduler re-reads the earliest due time)
 -- KEYS[3..12]    band streams of priority 0..9
--- KEYS[13..]     task hashes and idempotency records, referenced by index below
+-- KEYS[13]       gwait zset (tasks waiting for their group's turn)
+-- KEYS[14]       gcount hash (per group: admitted entries not started)
+-- KEYS[15..]     task hashes and idempotency records, referenced by index below
 --
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
 --                and is extended to this long after the task finishes)
--- ARGV[3]        N; then 11 values per task:
---                random task id (used if it is scheduled), task key index,
---                idempotency key index (0 = none), request fingerprint, type,
---                payload, priority (0-9), max attempts, timeout ms, run at
---                (Unix ms, 0 = none), delay ms (0 = none)
+-- ARGV[3]        N; then 12 values per task:
+--                random task id (used if it is scheduled or grouped), task
+--                key index, idempotency key index (0 = none), request
+--                fingerprint, type, payload, priority (0-9), max attempts,
+--                timeout ms, run at (Unix ms, 0 = none), delay ms (0 =
+--                none), group ("" = none)
 --
 -- A task due now is born as an entry of its band ("t" type, "p" payload,
 -- "m" max attempts, "o" timeout ms, "k" idempotency record hash): its id is
 -- derived from the entry's (the caller derives it). A task due later — run
 -- at, or now + delay, on the Redis clock — is SCHEDULED: a hash under the
--- random id, in the schedule zset. Depth is what the bands hold (queued and
--- running entries) plus the schedule. An idempotency record holds
+-- random id, in the schedule zset. A task with a group gets a hash under
+-- the random id too: due later it is SCHEDULED as above; due now it is
+-- QUEUED and admitted to its band (lib.lua's admit) or waits in gwait.
+-- Depth is what the bands hold (queued and running entries) plus the
+-- schedule and gwait. An idempotency record holds
 -- "<ref> <fingerprint>", ref being "=<band>:<entry id>" or the random id.
 --
 -- Returns 2 values per task — code, ref — then the Redis time (Unix ms).
 -- Codes:
 --    1  created as an entry: ref is "<band>:<entry id>"
 --    3  created SCHEDULED: ref is the random id
+--    4  created QUEUED with a hash (a group's task), in its band: ref is the
+--       random id
+--    5  the same, waiting for its group's turn (in gwait)
 --    2  idempotent replay: the key's record has the same fingerprint; ref
 --       is the record's
 --   -1  conflict: the key's record has another fingerprint; ref is the
 --       record's
 --   -2  queue full: depth would exceed max depth; nothing written
 
-local schedule, wakeup = KEYS[1], KEYS[2]
+local schedule, wakeup, gwait, gcount = KEYS[1], KEYS[2], KEYS[13], KEYS[14]
 local maxDepth = tonumber(ARGV[1])
 local window = ARGV[2]
 local n = tonumber(ARGV[3])
@@ -43,15 +52,15 @@ local now, nowS = now_ms()
 
 local depth = 0
 if maxDepth > 0 then
-  depth = redis.call('ZCARD', schedule)
+  depth = redis.call('ZCARD', schedule) + redis.call('ZCARD', gwait)
   for p = 0, 9 do depth = depth + redis.call('XLEN', KEYS[3 + p]) end
 end
 local added, scheduled = 0, 0
 local out = {}
 for i = 0, n - 1 do
-  local a = 4 + i * 11
+  local a = 4 + i * 12
   local id, tk, ik, fp = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2]), ARGV[a + 3]
-  local prio, runAt, delay = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10]
+  local prio, runAt, delay, grp = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11]
   local code, ret = nil, ''
   if ik > 0 then
     local v = redis.call('GET', KEYS[ik])
@@ -74,9 +83,16 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'SCHEDULED',
         'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS, 'due', dueS)
       if ik > 0 then redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64)) end
+      if grp ~= '' then redis.call('HSET', tk, 'group', grp) end
       redis.call('ZADD', schedule, dueS, id)
       scheduled = scheduled + 1
       code, ret, ref = 3, id, id
+    elseif grp ~= '' then
+      redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'QUEUED',
+        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS, 'group', grp)
+      if ik > 0 then redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64)) end
+      code, ret, ref = 5, id, id
+      if admit(KEYS[3 + tonumber(prio)], tk, id, grp, prio, gwait, gcount) then code = 4 end
     else
       local eid
       if ik > 0 then

@@ -41,13 +41,56 @@ end
 
 -- readd appends task id's entry to band from its hash (type, payload, max
 -- attempts, timeout, created, and the idempotency hash and the schedule
--- tick that fired it when it has them).
-local function readd(band, tk, id)
+-- tick that fired it when it has them). With group, the entry is one
+-- admitted under that group's window: it carries "f" = group.
+local function readd(band, tk, id, group)
   local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick')
   local f = { 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5] }
   if s[6] then f[#f + 1], f[#f + 2] = 'k', s[6] end
   if s[7] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 's', s[7], 'g', s[8] or '0' end
+  if group then f[#f + 1], f[#f + 2] = 'f', group end
   redis.call('XADD', band, '*', unpack(f))
+end
+
+-- GROUP_WINDOW is store.GroupWindow: how many entries of one group the
+-- bands hold at once, not started yet.
+local GROUP_WINDOW = 10
+
+-- admit puts QUEUED task id (hash tk) of group and priority prio into band,
+-- as an entry admitted under its group's window, when the group has room
+-- there (gcount: admitted entries not started yet, per group); else it
+-- waits in gwait, member "<group>|<9-prio>|<seq>|<ULID>" (store.GroupMember;
+-- seq, 16 digits, counts in gcount's field "#"), until the start of one of
+-- its group's entries moves it in. Its hash keeps the member ("gwait") while
+-- it waits. Returns true when it entered the band.
+local function admit(band, tk, id, group, prio, gwait, gcount)
+  if tonumber(redis.call('HGET', gcount, group) or '0') < GROUP_WINDOW then
+    readd(band, tk, id, group)
+    redis.call('HINCRBY', gcount, group, 1)
+    return true
+  end
+  local seq = redis.call('HINCRBY', gcount, '#', 1)
+  local m = group .. '|' .. string.format('%d', 9 - tonumber(prio)) .. '|' .. string.format('%016d', seq) .. '|' ..
+    string.sub(id, -26)
+  redis.call('ZADD', gwait, 0, m)
+  redis.call('HSET', tk, 'gwait', m)
+  return false
+end
+
+-- group_waiters returns up to n members of gwait of group, best first.
+local function group_waiters(gwait, group, n)
+  return redis.call('ZRANGEBYLEX', gwait, '[' .. group .. '|', '[' .. group .. '|\255', 'LIMIT', 0, n)
+end
+
+-- group_left counts one admitted entry of group out of the bands (started,
+-- or skipped). Returns the room the group has now.
+local function group_left(gcount, group)
+  local left = redis.call('HINCRBY', gcount, group, -1)
+  if left <= 0 then
+    redis.call('HDEL', gcount, group)
+    left = 0
+  end
+  return GROUP_WINDOW - left
 end
 
 -- create_group creates band p's consumer group at id 0 (MKSTREAM) unless

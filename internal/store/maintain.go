@@ -22,9 +22,10 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	if len(ids) == 0 {
 		return 0, -1, false, nil
 	}
-	ks := make([]string, 0, 11+len(ids))
+	ks := make([]string, 0, 13+len(ids))
 	ks = append(ks, q.k.Schedule())
 	ks = q.k.bands(ks)
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
 	args := append(make([]string, 0, 2+len(ids)), q.k.Events(), itoa(len(ids)))
 	for _, id := range ids {
 		ks = append(ks, q.k.Task(ulidOf(id)))

@@ -2,13 +2,16 @@
 --
 -- KEYS[1]        schedule zset
 -- KEYS[2..11]    band streams of priority 0..9
--- KEYS[12..]     the task hash of each candidate, in order
+-- KEYS[12]       gwait zset (tasks waiting for their group's turn)
+-- KEYS[13]       gcount hash (per group: admitted entries not started)
+-- KEYS[14..]     the task hash of each candidate, in order
 --
 -- ARGV[1]        events channel
 -- ARGV[2]        N; then the N candidate task ids (the earliest of the schedule)
 --
 -- A candidate is promoted if its due time (its score) has passed on the
--- Redis clock and it is still SCHEDULED: an entry in its band, status QUEUED.
+-- Redis clock and it is still SCHEDULED: an entry in its band, status QUEUED
+-- (a task with a group enters under its group's window, or waits in gwait).
 -- A candidate no longer SCHEDULED (cancelled meanwhile) leaves the schedule.
 --
 -- Returns { promoted, ms until the earliest remaining due time (-1 = none) }.
@@ -21,13 +24,17 @@ local now, nowS = now_ms()
 
 local promoted, events = 0, {}
 for i = 0, n - 1 do
-  local id, tk = ARGV[3 + i], KEYS[12 + i]
+  local id, tk = ARGV[3 + i], KEYS[14 + i]
   local due = redis.call('ZSCORE', schedule, id)
   if due and tonumber(due) <= now then
-    local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt')
+    local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt', 'group')
     if f[1] == 'SCHEDULED' then
-      readd(KEYS[2 + tonumber(f[2])], tk, id)
       redis.call('HSET', tk, 'status', 'QUEUED')
+      if f[5] then
+        admit(KEYS[2 + tonumber(f[2])], tk, id, f[5], f[2], KEYS[12], KEYS[13])
+      else
+        readd(KEYS[2 + tonumber(f[2])], tk, id)
+      end
       promoted = promoted + 1
       events[#events + 1] = id .. '\tQUEUED\t' .. f[3] .. '\t' .. (f[4] or '0') .. '\t' .. f[2] .. '\t' .. nowS
     end

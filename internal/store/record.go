@@ -32,6 +32,10 @@ type Record struct {
 	// task; "" and 0 for a submitted one.
 	Schedule string
 	Tick     int64
+	// Group is the group (tenant) the task was submitted with, "" for
+	// none; GroupWaiting says it waits for its group's turn (GroupWait).
+	Group        string
+	GroupWaiting bool
 }
 
 // Execution is one run of a task in its history.
@@ -86,6 +90,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	}
 	r.Error, r.Worker = h[FieldError], h[FieldWorker]
 	r.Schedule, r.Tick = h[FieldSchedule], atoi64(h[FieldTick])
+	r.Group, r.GroupWaiting = h[FieldGroup], h[FieldGroupWait] != "" && r.Status == StatusQueued
 	r.Cancel = h[FieldCancel] == "1" && r.Status == StatusRunning
 	for k, v := range h {
 		if len(k) < 2 || k[0] != FieldHistory[0] || k[1] < '0' || k[1] > '9' {

@@ -229,8 +229,11 @@ type Counts struct {
 	Paused           bool
 	QueuedByPriority [Bands]int64
 	Scheduled        int64
-	Running          int64
-	Dead             int64 // in the dead-letter stream
+	// GroupWaiting counts the QUEUED tasks waiting for their group's turn
+	// (GroupWait); QueuedByPriority counts those in the bands.
+	GroupWaiting int64
+	Running      int64
+	Dead         int64 // in the dead-letter stream
 	// Totals since the queue was created. Submitted is derived: every task
 	// submitted is unfinished or was counted when it finished (less those
 	// requeued from the dead letters, counted twice).
@@ -240,12 +243,12 @@ type Counts struct {
 // Counts reads what each queue of names holds, in one round trip.
 func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 	c := s.r
-	const per = 3 + 2*Bands
+	const per = 4 + 2*Bands
 	cmds := make(rueidis.Commands, 0, per*len(names))
 	for _, n := range names {
 		k := NewKeys(s.ns, n)
 		cmds = append(cmds, c.B().Hgetall().Key(k.Info()).Build(), c.B().Zcard().Key(k.Schedule()).Build(),
-			c.B().Xlen().Key(k.DLQ()).Build())
+			c.B().Xlen().Key(k.DLQ()).Build(), c.B().Zcard().Key(k.GroupWait()).Build())
 		for p := range Bands {
 			cmds = append(cmds, c.B().Xlen().Key(k.Band(p)).Build(), c.B().Xpending().Key(k.Band(p)).Group(Group).Build())
 		}
@@ -270,11 +273,11 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		ct.Dead, _ = r[2].AsInt64()
 		var queued int64
 		for p := range Bands {
-			n, err := r[3+2*p].AsInt64()
+			n, err := r[4+2*p].AsInt64()
 			if err != nil {
 				return nil, err
 			}
-			pend, err := pendingCount(r[4+2*p])
+			pend, err := pendingCount(r[5+2*p])
 			if err != nil {
 				return nil, err
 			}
@@ -282,7 +285,8 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 			queued += ct.QueuedByPriority[p]
 			ct.Running += pend
 		}
-		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.Scheduled+ct.Running-num(InfoRequeued))
+		ct.GroupWaiting, _ = r[3].AsInt64()
+		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.GroupWaiting+ct.Scheduled+ct.Running-num(InfoRequeued))
 	}
 	return out, nil
 }
@@ -314,9 +318,11 @@ const listScanBudget = 5000
 // dead-letter stream (newest first), then finished ones (most recently
 // finished first). A status visits only its sections.
 func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, error) {
-	sections := "bsxd"
+	sections := "bwsxd"
 	switch lq.Status {
-	case StatusQueued, StatusRunning:
+	case StatusQueued:
+		sections = "bw"
+	case StatusRunning:
 		sections = "b"
 	case StatusScheduled:
 		sections = "s"
@@ -336,6 +342,8 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 		switch section {
 		case 'b': // a leftover entry of a task now elsewhere is skipped
 			return r.Status == StatusQueued || r.Status == StatusRunning
+		case 'w':
+			return r.GroupWaiting
 		case 's':
 			return r.Status == StatusScheduled
 		case 'x':
@@ -373,7 +381,8 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 }
 
 // cursor is a position in List's sections: section b (pos "<band>:<entry
-// id>", after that entry), s (pos: offset in the schedule), x (pos: before
+// id>", after that entry), w (pos: after that member of GroupWait), s
+// (pos: offset in the schedule), x (pos: before
 // that entry id, newest first), d (pos "<entry id>:<k>", newest first).
 type cursor struct {
 	section byte
@@ -388,6 +397,8 @@ func startOf(section byte) string {
 		return "9:-"
 	case 's':
 		return "0"
+	case 'w':
+		return "-"
 	}
 	return "+"
 }
@@ -409,6 +420,10 @@ func parseCursor(s, sections string) (cursor, error) {
 		}
 	case 's':
 		if n, err := strconv.ParseInt(c.pos, 10, 64); err != nil || n < 0 {
+			return c, ErrBadCursor
+		}
+	case 'w':
+		if _, _, ok := GroupMemberTask(c.pos); c.pos != "-" && !ok {
 			return c, ErrBadCursor
 		}
 	case 'x':
@@ -478,6 +493,21 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 			next = append(next, strconv.FormatInt(off+int64(i)+1, 10))
 		}
 		return ids, nil, next, len(ids) == n, err
+	case 'w':
+		from := c.pos
+		if from != "-" {
+			from = "(" + from
+		}
+		ms, err := r.Do(ctx, r.B().Zrangebylex().Key(q.k.GroupWait()).Min(from).Max("+").Limit(0, int64(n)).Build()).AsStrSlice()
+		for _, m := range ms {
+			_, ulid, ok := GroupMemberTask(m)
+			if !ok {
+				continue
+			}
+			ids = append(ids, q.name+"-"+ulid)
+			next = append(next, m)
+		}
+		return ids, nil, next, len(ms) == n, err
 	}
 	if c.section == 'x' {
 		end := c.pos

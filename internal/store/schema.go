@@ -1,6 +1,9 @@
 package store
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Layout is the version of the key layout and record format this package
 // reads and writes, stored at LayoutKey. A process that finds another
@@ -111,6 +114,18 @@ func (k Keys) Limits() string { return k.prefix + "limits" }
 // reads); one it stops renewing expires, so a lost worker's slots come back.
 func (k Keys) Leases() string { return k.prefix + "leases" }
 
+// GroupWait is the sorted set of the tasks submitted with a group (a
+// tenant) that wait for their group's turn: member GroupMember (equal
+// scores, so ZRANGEBYLEX walks a group's waiters best first), the task's
+// hash status QUEUED. A group keeps at most GroupWindow entries in the
+// bands at once (GroupCount); the start of one moves the group's next
+// waiter in, so the bands interleave every group with work.
+func (k Keys) GroupWait() string { return k.prefix + "gwait" }
+
+// GroupCount is the hash of the entries each group has in the bands not
+// started yet (field = group, admitted entries carry EntryGroup).
+func (k Keys) GroupCount() string { return k.prefix + "gcount" }
+
 // SchedulerLock is the leader lock of the queue's scheduler.
 func (k Keys) SchedulerLock() string { return k.prefix + "scheduler" }
 
@@ -165,6 +180,8 @@ const (
 	FieldSchedule  = "sched" // the schedule that fired the task
 	FieldTick      = "tick"  // Unix ms of the tick it fired for
 	FieldUnique    = "uniq"  // the unique lock it was created under
+	FieldGroup     = "group" // the group (tenant) it was submitted with
+	FieldGroupWait = "gwait" // its GroupWait member while it waits there
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"
@@ -189,7 +206,33 @@ const (
 	EntryIdem        = "k"
 	EntrySchedule    = "s" // the schedule that fired the task (an entry written again)
 	EntryTick        = "g" // Unix ms of its tick
+	// EntryGroup is the group of an entry admitted under its group's window
+	// (counted in GroupCount until it starts).
+	EntryGroup = "f"
 )
+
+// GroupWindow is how many entries of one group the bands hold at once,
+// not started yet (lib.lua's GROUP_WINDOW): the rest wait in GroupWait.
+// Small, so that the bands interleave the groups; large enough that one
+// group alone keeps a busy worker fed between its starts.
+const GroupWindow = 10
+
+// GroupMember is a task's member of GroupWait,
+// "<group>|<9-priority>|<seq>|<ULID>" (a group is a name, which holds no
+// "|"; seq is 16 digits, counted in GroupCount's field GroupSeq): a
+// group's members sort by priority, then by submission. GroupMemberTask
+// reads one.
+func GroupMemberTask(m string) (prio int, ulid string, ok bool) {
+	parts := strings.Split(m, "|")
+	if len(parts) != 4 || len(parts[1]) != 1 || parts[1][0] < '0' || parts[1][0] > '9' || len(parts[3]) != 26 {
+		return 0, "", false
+	}
+	return 9 - int(parts[1][0]-'0'), parts[3], true
+}
+
+// GroupSeq is the field of GroupCount that numbers the waiters (no group
+// is named so).
+const GroupSeq = "#"
 
 // Fields of a dead-letter and of a done entry.
 const (

@@ -51,12 +51,12 @@ func TestLuaFields(t *testing.T) {
 	known := map[string]bool{}
 	for _, f := range []string{FieldType, FieldPayload, FieldPrio, FieldStatus, FieldAttempt, FieldMaxAtt, FieldTimeout,
 		FieldCreated, FieldRun, FieldCrashes, FieldStarted, FieldWorker, FieldDue, FieldResult, FieldError, FieldCancel,
-		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick, FieldUnique,
+		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick, FieldUnique, FieldGroup, FieldGroupWait,
 		InfoPaused, InfoSucceeded, InfoRetried, InfoDead, InfoCancelled, InfoRequeued, InfoDone, LimitQueue, LimitRate, LimitTAT, LimitPause} {
 		known[f] = true
 	}
 	entry := map[string]bool{}
-	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, EntrySchedule, EntryTick, DeadID, DeadReason} {
+	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, EntrySchedule, EntryTick, EntryGroup, DeadID, DeadReason} {
 		entry[f] = true
 	}
 	entry["w"] = true // the wakeup stream's one field

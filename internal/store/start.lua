@@ -6,8 +6,10 @@
 -- KEYS[3]        done stream (finished tasks: entries "i" = their ids)
 -- KEYS[4]        run hash (running tasks' state, by ULID)
 -- KEYS[5]        finished hash (packed records, by ULID)
--- KEYS[6..15]    band streams of priority 0..9
--- KEYS[16..]     the task hash of each entry, in order (its last 26
+-- KEYS[6]        gwait zset (tasks waiting for their group's turn)
+-- KEYS[7]        gcount hash (per group: admitted entries not started)
+-- KEYS[8..17]    band streams of priority 0..9
+-- KEYS[18..]     the task hash of each entry, in order (its last 26
 --                characters are the task's ULID)
 --
 -- ARGV[1]        consumer group
@@ -20,7 +22,8 @@
 -- ARGV[7]        N; then 3 values per entry: band, entry id, and how it
 --                came: a letter for its kind — "b" the task was born as this
 --                entry (which carries no "i"), "h" an entry written again for
---                a task with a hash — then its mode: 0 new delivery,
+--                a task with a hash, "g" such an entry admitted under its
+--                group's window (it carries "f") — then its mode: 0 new delivery,
 --                1 reclaimed from a lost worker, 2 give back (claimed beyond
 --                the worker's free slots: a QUEUED task's entry goes back to
 --                the tail of its band, unstarted), 3 malformed (neither a
@@ -45,6 +48,11 @@
 --                                (a born task gets a hash: its id names the
 --                                entry it leaves)
 --   withdrawn (cancelled after its claim) -> skipped, its Run field removed
+--   admitted under its group's window, and started or skipped here ->
+--                                the group's count in gcount goes down, and
+--                                the group's best waiters for the room it
+--                                has are returned (the caller moves them in:
+--                                gpromote.lua)
 --   malformed                 -> a DEAD record with the entry's fields as its
 --                                error, dead-lettered
 --   born, at or before info's g<p> (its group was recreated on entries
@@ -55,12 +63,12 @@
 --   deleted (a running task's duplicate is left to its execution), skipped
 --
 -- Returns 4 values per entry — code, run, attempt, crashes — then the start
--- time (Unix ms). Code is 1 when started (the caller publishes the RUNNING
+-- time (Unix ms), then the gwait members to move into the bands. Code is 1 when started (the caller publishes the RUNNING
 -- event), 0 when skipped, -1 when it went DEAD, -2 when it went CANCELLED
 -- (events of both published here). The band an entry came from is its
 -- task's priority.
 
-local info, dlq, done, runs, fin = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local info, dlq, done, runs, fin, gwait, gcount = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
 local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
@@ -79,25 +87,28 @@ end
 local out, events = {}, {}
 local dead, cancelled = 0, 0
 local ulids = {}
-for i = 1, n do ulids[i] = string.sub(KEYS[15 + i], -26) end
+for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
 local states = redis.call('HMGET', runs, unpack(ulids))
 local starts = {} -- Run fields of fresh starts, set together at the end
+local room = {}   -- group -> its room in the bands, of the groups whose entries left them
 
--- giveback puts the entry back at the tail of its band, unstarted.
-local function giveback(band, tk, id, eid, prio, born)
+-- giveback puts the entry back at the tail of its band, unstarted (still
+-- admitted under grp, when it was).
+local function giveback(band, tk, id, eid, prio, born, grp)
   if born then copy_spec(tk, band, eid, prio) end
   redis.call('HSET', tk, 'status', 'QUEUED')
   ack_del(band, group, eid)
-  readd(band, tk, id)
+  readd(band, tk, id, grp)
 end
 
 for i = 0, n - 1 do
   local a = 8 + i * 3
   local prio = ARGV[a]
-  local band = KEYS[6 + tonumber(prio)]
+  local band = KEYS[8 + tonumber(prio)]
   local eid, how = ARGV[a + 1], ARGV[a + 2]
   local born, mode = string.byte(how, 1) == 98, string.sub(how, 2) -- 'b'
-  local tk = KEYS[16 + i]
+  local admitted = string.byte(how, 1) == 103 -- 'g'
+  local tk = KEYS[18 + i]
   local ulid = ulids[i + 1]
   local id = queue .. '-' .. ulid
   local code, run, attempt, crashes = 0, '', '', ''
@@ -176,9 +187,13 @@ for i = 0, n - 1 do
       code = 1
     end
   else
-    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes')
+    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group')
+    local grp = admitted and f[5] or nil
+    if grp and not (f[1] == 'QUEUED' and (paused or mode == '2')) then
+      room[grp] = group_left(gcount, grp)
+    end
     if f[1] == 'QUEUED' and (paused or mode == '2') then
-      giveback(band, tk, id, eid, prio, false)
+      giveback(band, tk, id, eid, prio, false, grp)
     elseif f[1] == 'QUEUED' then
       run = tostring(tonumber(f[2] or '0') + 1)
       attempt = tostring(tonumber(f[3] or '0') + 1)
@@ -197,6 +212,9 @@ for i = 0, n - 1 do
   out[#out + 1] = crashes
 end
 out[#out + 1] = nowS
+for grp, r in pairs(room) do
+  for _, m in ipairs(group_waiters(gwait, grp, r)) do out[#out + 1] = m end
+end
 
 if #starts > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(starts)) end
 

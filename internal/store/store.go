@@ -90,6 +90,10 @@ var (
 	uniqueSource string
 	//go:embed unique_sweep.lua
 	uniqueSweepSource string
+	//go:embed gpromote.lua
+	gpromoteSource string
+	//go:embed gsweep.lua
+	gsweepSource string
 
 	enqueueScript = script.New("enqueue", libSource, enqueueSource)
 	readScript    = script.New("read", libSource, readSource)
@@ -109,12 +113,15 @@ var (
 	// unique tasks
 	uniqueScript      = script.New("unique", libSource, uniqueSource)
 	uniqueSweepScript = script.New("unique_sweep", uniqueSweepSource)
+	// fair scheduling across groups
+	gpromoteScript = script.New("gpromote", libSource, gpromoteSource)
+	gsweepScript   = script.New("gsweep", libSource, gsweepSource)
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
 var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScript, finishScript, renewScript,
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript,
-	dropScript, dropSweepScript, leaseScript}
+	dropScript, dropSweepScript, leaseScript, gpromoteScript, gsweepScript}
 
 // bands appends the queue's ten band streams, priority 0 to 9.
 func (k Keys) bands(ks []string) []string {

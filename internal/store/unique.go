@@ -46,9 +46,9 @@ func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueIt
 	holder, holderKey := "", own
 	for range 8 { // the holder changed between two calls: call again
 		ks := q.k.bands([]string{q.k.Unique(), holderKey, q.k.Schedule(), q.k.Wakeup()})
-		ks = append(ks, own)
+		ks = append(ks, own, q.k.GroupWait(), q.k.GroupCount())
 		args := []string{u.Lock, holder, u.States, id, it.Type, rueidis.BinaryString(it.Payload), itoa(it.Priority),
-			itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), ms(u.Period)}
+			itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), ms(u.Period), it.Group}
 		res, err := uniqueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 		if err != nil {
 			return EnqueueResult{}, err
@@ -72,8 +72,8 @@ func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueIt
 				holderKey = q.k.Task(hu)
 			}
 			continue
-		case 1:
-			return EnqueueResult{Code: Created, ID: rid, Status: StatusQueued, Created: now}, nil
+		case 1, 4:
+			return EnqueueResult{Code: Created, ID: rid, Status: StatusQueued, Created: now, GroupWaiting: code == 4}, nil
 		case 3:
 			due := it.RunAt
 			if it.Delay > 0 {

@@ -8,6 +8,8 @@
 -- KEYS[4]        wakeup stream
 -- KEYS[5..14]    band streams of priority 0..9
 -- KEYS[15]       the new task's hash
+-- KEYS[16]       gwait zset (tasks waiting for their group's turn)
+-- KEYS[17]       gcount hash (per group: admitted entries not started)
 --
 -- ARGV[1]        lock (hex); with a period, the field is "<lock>@<bucket>",
 --                bucket the Redis clock floored to the period (Unix ms)
@@ -20,6 +22,8 @@
 -- ARGV[10]       due time, Unix ms ("0": due now), or
 -- ARGV[11]       delay ms ("0": none)
 -- ARGV[12]       period ms ("0": none)
+-- ARGV[13]       group ("": none; a grouped task due now enters its band
+--                under its group's window, or waits in gwait)
 --
 -- A unique task always has a hash (its status field says whether it still
 -- holds its lock): status QUEUED and an entry in its band, or SCHEDULED in
@@ -28,7 +32,7 @@
 -- stream, or out of them does not: the lock goes to the new task.
 --
 -- Returns { code, id, now }: 1 created (id the new task, SCHEDULED when
--- due later: code 3), 2 duplicate (id the holder), 0 the lock has another
+-- due later: code 3, waiting for its group's turn: code 4), 2 duplicate (id the holder), 0 the lock has another
 -- holder than expected: id (call again with its hash in KEYS[2]). A free
 -- lock takes one call.
 
@@ -60,13 +64,19 @@ if due > now then
   local dueS = string.format('%d', due)
   redis.call('HSET', tk, 'type', typ, 'payload', payload, 'prio', prio, 'status', 'SCHEDULED', 'max_att', maxAtt,
     'timeout', timeout, 'created', nowS, 'due', dueS, 'uniq', lock)
+  if ARGV[13] ~= '' then redis.call('HSET', tk, 'group', ARGV[13]) end
   redis.call('ZADD', schedule, dueS, id)
   redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
   code = 3
 else
   redis.call('HSET', tk, 'type', typ, 'payload', payload, 'prio', prio, 'status', 'QUEUED', 'max_att', maxAtt,
     'timeout', timeout, 'created', nowS, 'uniq', lock)
-  readd(KEYS[5 + tonumber(prio)], tk, id)
+  if ARGV[13] ~= '' then
+    redis.call('HSET', tk, 'group', ARGV[13])
+    if not admit(KEYS[5 + tonumber(prio)], tk, id, ARGV[13], prio, KEYS[16], KEYS[17]) then code = 4 end
+  else
+    readd(KEYS[5 + tonumber(prio)], tk, id)
+  end
 end
 redis.call('HSET', uniq, lock, id)
 return { code, id, nowS }

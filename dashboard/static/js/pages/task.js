@@ -58,6 +58,8 @@ export function mount(main, ctx, route) {
       ['Queue', h('a', { href: routeHref('tasks', { queue: t.queue }) }, t.queue)],
       ['Type', h('span', { class: 'mono' }, t.task_type)],
       ['Priority', String(t.priority)],
+      t.group ? ['Group', h('span', {}, h('span', { class: 'mono' }, t.group),
+        t.group_waiting ? ' (waiting for its turn)' : '')] : null,
       ['Attempts', t.attempt + ' of ' + t.max_attempts + (t.crashes ? ' (' + t.crashes + ' crashed)' : '')],
       ['Timeout', duration((t.timeout_seconds || 0) * 1000)],
       ['Created', timeEl(t.created_at)],
