@@ -203,21 +203,26 @@ func BenchmarkDrain(b *testing.B) {
 	measure(b, rc, func() { drain(b, c, b.N, 50) })
 }
 
-// BenchmarkDrainLimit: BenchmarkDrain with and without a queue-wide limit
-// that caps nothing — a concurrency limit of 50 (the worker's
-// concurrency) or a rate of 1,000,000/s — so the difference is the limits'
-// own cost. "none" runs the unlimited path, whose commands are those of
-// BenchmarkDrain.
+// BenchmarkDrainLimit: BenchmarkDrain with and without a limit that caps
+// nothing — a concurrency limit of 50 (the worker's concurrency) or a rate
+// of 1,000,000/s, the queue's or the task type's — so the difference is the
+// limits' own cost. "none" runs the unlimited path, whose commands are
+// those of BenchmarkDrain.
 func BenchmarkDrainLimit(b *testing.B) {
-	for _, limit := range []string{"none", "max_running=50", "rate=1000000/s"} {
+	for _, limit := range []string{"none", "max_running=50", "rate=1000000/s", "type:max_running=50", "type:rate=1000000/s"} {
 		b.Run(limit, func(b *testing.B) {
 			c, rc := benchClient(b)
 			var err error
+			ctx := context.Background()
 			switch limit {
 			case "max_running=50":
-				err = c.SetConcurrencyLimit(context.Background(), dtq.DefaultQueue, 50)
+				err = c.SetConcurrencyLimit(ctx, dtq.DefaultQueue, 50)
 			case "rate=1000000/s":
-				err = c.SetRateLimit(context.Background(), dtq.DefaultQueue, 1_000_000, time.Second, 1000)
+				err = c.SetRateLimit(ctx, dtq.DefaultQueue, 1_000_000, time.Second, 1000)
+			case "type:max_running=50":
+				err = c.SetTypeLimits(ctx, dtq.DefaultQueue, "noop", dtq.LimitSpec{MaxRunning: 50})
+			case "type:rate=1000000/s":
+				err = c.SetTypeLimits(ctx, dtq.DefaultQueue, "noop", dtq.LimitSpec{Rate: 1_000_000, Per: time.Second, Burst: 1000})
 			}
 			if err != nil {
 				b.Fatal(err)

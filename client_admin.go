@@ -220,6 +220,10 @@ type QueueStats struct {
 	// GroupWaiting counts the queued tasks waiting for their group's turn
 	// (EnqueueOpts.Group): Queued is them and those in the bands.
 	GroupWaiting int64 `json:"group_waiting"`
+	// LimitWaiting counts the queued tasks a full concurrency limit of a
+	// task type or limit key holds back (SetTypeLimits, SetKeyLimits);
+	// counted in Queued too.
+	LimitWaiting int64 `json:"limit_waiting"`
 	// Totals since the queue was created.
 	Submitted int64 `json:"submitted_total"`
 	Succeeded int64 `json:"succeeded_total"`
@@ -260,8 +264,9 @@ func (c *Client) statsMany(ctx context.Context, names []string) ([]*QueueStats, 
 		ct := counts[i]
 		s := &QueueStats{Name: n, Paused: ct.Paused, Scheduled: ct.Scheduled, Running: ct.Running, Dead: ct.Dead,
 			QueuedByPriority: ct.QueuedByPriority, Submitted: ct.Submitted, Succeeded: ct.Succeeded,
-			Retried: ct.Retried, Failed: ct.Failed, Cancelled: ct.Cancelled, GroupWaiting: ct.GroupWaiting}
-		s.Queued = ct.GroupWaiting
+			Retried: ct.Retried, Failed: ct.Failed, Cancelled: ct.Cancelled, GroupWaiting: ct.GroupWaiting,
+			LimitWaiting: ct.ScopeWaiting}
+		s.Queued = ct.GroupWaiting + ct.ScopeWaiting
 		for _, q := range ct.QueuedByPriority {
 			s.Queued += q
 		}

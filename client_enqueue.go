@@ -74,6 +74,13 @@ type EnqueueOpts struct {
 	// (docs/flow-control.md). Tasks without a group are not held back.
 	// Defaults to none.
 	Group string
+
+	// LimitKey puts the task under the limits of that key (the rule of
+	// queue names; a customer's id, say): Client.SetKeyLimits caps how
+	// many tasks of one key run at once, or start per period, across every
+	// worker. A task with a limit key has a record from its submission.
+	// Defaults to none.
+	LimitKey string
 }
 
 // UniqueOpts says what makes a task unique. A unique task holds its lock
@@ -275,6 +282,9 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	if o.Group != "" && !keys.ValidName(o.Group) {
 		return nil, item, invalid("group", "must be %s (got %q)", keys.NameRule, o.Group)
 	}
+	if o.LimitKey != "" && !keys.ValidName(o.LimitKey) {
+		return nil, item, invalid("limit_key", "must be %s (got %q)", keys.NameRule, o.LimitKey)
+	}
 	data, err := marshalPayload(payload)
 	if err != nil {
 		return nil, item, err
@@ -286,6 +296,7 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	item = store.EnqueueItem{
 		Type: taskType, Payload: data, Priority: prio,
 		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay), Group: o.Group,
+		LimitKey: o.LimitKey,
 	}
 	if !o.RunAt.IsZero() {
 		item.RunAt = o.RunAt.UnixMilli()
@@ -293,9 +304,18 @@ func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	if o.IdempotencyKey != "" {
 		sum := sha256.Sum256([]byte(o.IdempotencyKey))
 		item.IdemHash = hex.EncodeToString(sum[:])
-		item.Fingerprint = fingerprint(o.Queue, taskType, data, prio, o.MaxAttempts, o.Timeout, o.Delay, item.RunAt, o.Group)
+		item.Fingerprint = fingerprint(o.Queue, taskType, data, prio, o.MaxAttempts, o.Timeout, o.Delay, item.RunAt, fingerprintExtra(&o))
 	}
 	return q, item, nil
+}
+
+// fingerprintExtra is the part of a request's fingerprint newer options
+// make: "" without them, so that the fingerprints of before stand.
+func fingerprintExtra(o *EnqueueOpts) string {
+	if o.LimitKey == "" {
+		return o.Group
+	}
+	return o.Group + "\x00" + o.LimitKey
 }
 
 // fingerprint identifies a request for idempotent replay.
@@ -325,7 +345,7 @@ func (c *Client) enqueueResult(ctx context.Context, q *queueState, item store.En
 		return &EnqueueResult{Task: taskOf(&store.Record{
 			ID: res.ID, Queue: q.name, Type: item.Type, Payload: item.Payload, Priority: item.Priority,
 			Status: res.Status, MaxAttempts: item.MaxAttempts, Timeout: item.Timeout, Created: res.Created, Due: res.Due,
-			Group: item.Group, GroupWaiting: res.GroupWaiting,
+			Group: item.Group, GroupWaiting: res.GroupWaiting, LimitKey: item.LimitKey,
 		})}, nil
 	case store.Replay:
 		t, err := c.Get(ctx, res.ID)

@@ -73,16 +73,19 @@ func runChildWorker() int {
 			return nil, err
 		}
 		defer f.Close()
-		group := t.Group
+		group, key := t.Group, t.LimitKey
 		if group == "" {
 			group = "-"
 		}
-		fmt.Fprintf(f, "s %s %d %s\n", id, time.Now().UnixNano(), group)
+		if key == "" {
+			key = "-"
+		}
+		fmt.Fprintf(f, "s %s %d %s %s\n", id, time.Now().UnixNano(), group, key)
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 		case <-ctx.Done():
 		}
-		fmt.Fprintf(f, "e %s %d %s\n", id, time.Now().UnixNano(), group)
+		fmt.Fprintf(f, "e %s %d %s %s\n", id, time.Now().UnixNano(), group, key)
 		return nil, ctx.Err()
 	})
 	w.Start(context.Background())

@@ -46,6 +46,10 @@ type LimitInfo struct {
 	// PausedUntil is set while a RetryAfter of one of the queue's tasks
 	// holds its limits: no task of it starts before then.
 	PausedUntil *time.Time `json:"paused_until,omitempty"`
+
+	// Scopes are the limits of its task types and limit keys
+	// (SetTypeLimits, SetKeyLimits), by type then key.
+	Scopes []ScopeLimitInfo `json:"scopes,omitempty"`
 }
 
 // SetConcurrencyLimit limits queue to at most max tasks RUNNING at once
@@ -161,7 +165,7 @@ func (c *Client) Limits(ctx context.Context) ([]*LimitInfo, error) {
 	}
 	out := []*LimitInfo{}
 	for _, info := range all {
-		if info.MaxRunning > 0 || info.Rate > 0 {
+		if info.MaxRunning > 0 || info.Rate > 0 || len(info.Scopes) > 0 {
 			out = append(out, info)
 		}
 	}
@@ -179,6 +183,9 @@ func (c *Client) limitsOf(ctx context.Context, names []string) ([]*LimitInfo, er
 		out[i] = &LimitInfo{Queue: names[i], MaxRunning: d.MaxRunning, InUse: inUse[i], Rate: d.Rate, Per: d.Per, Burst: d.Burst}
 		if !d.PausedTo.IsZero() {
 			out[i].PausedUntil = &d.PausedTo
+		}
+		if out[i].Scopes, err = c.scopeInfos(ctx, names[i]); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

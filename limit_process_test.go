@@ -22,6 +22,7 @@ type effect struct {
 	worker string
 	at     int64  // Unix ns
 	group  string // of the task ("-" for none)
+	key    string // its limit key ("-" for none)
 }
 
 func readEffects(t *testing.T, path string) []effect {
@@ -35,14 +36,14 @@ func readEffects(t *testing.T, path string) []effect {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		p := strings.Fields(sc.Text())
-		if len(p) != 4 {
+		if len(p) != 5 {
 			t.Fatalf("effect line %q", sc.Text())
 		}
 		at, err := strconv.ParseInt(p[2], 10, 64)
 		if err != nil {
 			t.Fatalf("effect line %q", sc.Text())
 		}
-		out = append(out, effect{start: p[0] == "s", worker: p[1], at: at, group: p[3]})
+		out = append(out, effect{start: p[0] == "s", worker: p[1], at: at, group: p[3], key: p[4]})
 	}
 	slices.SortStableFunc(out, func(a, b effect) int {
 		if a.at != b.at {

@@ -90,10 +90,11 @@ func outcomeOf(status string) Outcome {
 }
 
 // LimitObserver is an Observer that also wants to know when a queue's
-// limits (SetConcurrencyLimit, SetRateLimit) held a worker back. When
-// Config.Observer implements it, Workers call ClaimsThrottled with the
-// number of tasks a read wanted to claim and was not granted (the tasks
-// stay QUEUED); it must not block.
+// limits (SetConcurrencyLimit, SetRateLimit, SetScopeLimit) held a worker
+// back. When Config.Observer implements it, Workers call ClaimsThrottled
+// with the number of tasks a read wanted to claim and was not granted, or
+// that a scoped limit held back at their start (the tasks stay QUEUED, or
+// SCHEDULED for a rate's reserved start); it must not block.
 type LimitObserver interface {
 	Observer
 	ClaimsThrottled(queue string, n int)

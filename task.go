@@ -2,6 +2,7 @@ package dtq
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/store"
@@ -84,6 +85,14 @@ type Task struct {
 	Group        string `json:"group,omitempty"`
 	GroupWaiting bool   `json:"group_waiting,omitempty"`
 
+	// LimitKey is the limit key the task was submitted with
+	// (EnqueueOpts.LimitKey). HeldBy names the limit that holds it back
+	// now — "task_type:<type>" or "limit_key:<key>" — while a full
+	// concurrency limit keeps it QUEUED or a rate makes it SCHEDULED for
+	// its reserved start; "" otherwise.
+	LimitKey string `json:"limit_key,omitempty"`
+	HeldBy   string `json:"held_by,omitempty"`
+
 	// Duplicate is set on the task an Enqueue returned without creating
 	// it: an idempotent replay's original, or the task holding a unique
 	// task's lock (EnqueueResult.Duplicate).
@@ -97,6 +106,9 @@ type Task struct {
 	// born: the fields of the band entry the task was born as, when it
 	// runs from that entry (its record gets them when it finishes)
 	born *store.Spec
+	// scopes: the scoped limits this run started under (a lease or a
+	// token of each); leased: those whose lease it holds
+	scopes, leased []string
 }
 
 // Execution is one run of a task in its history.
@@ -135,6 +147,17 @@ func msTimePtr(ms int64) *time.Time {
 	return &t
 }
 
+// heldBy names scope for Task.HeldBy.
+func heldBy(scope string) string {
+	if t, ok := strings.CutPrefix(scope, store.ScopeType); ok {
+		return "task_type:" + t
+	}
+	if k, ok := strings.CutPrefix(scope, store.ScopeKey); ok {
+		return "limit_key:" + k
+	}
+	return ""
+}
+
 // taskOf builds the public Task from the store's record: the one place a
 // Task is made from what Redis holds.
 func taskOf(r *store.Record) *Task {
@@ -162,6 +185,8 @@ func taskOf(r *store.Record) *Task {
 		Schedule:        r.Schedule,
 		Group:           r.Group,
 		GroupWaiting:    r.GroupWaiting,
+		LimitKey:        r.LimitKey,
+		HeldBy:          heldBy(r.Throttled),
 	}
 	if r.Schedule != "" {
 		t.ScheduleTick = msTimePtr(r.Tick)

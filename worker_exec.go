@@ -81,9 +81,20 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			return
 		}
 		w.recording <- struct{}{}
-		wq.slots.release(1)
+		scoped := len(t.leased) > 0
+		if !scoped {
+			wq.slots.release(1)
+		}
 		status := w.finish(ex, item)
 		<-w.recording
+		if scoped {
+			// Its scoped leases go once its outcome is recorded (a run
+			// taken over shares them with the run that took it over: kept,
+			// above), and its slot after them: a start the slot allows
+			// finds the lease free, rather than being held back for it.
+			wq.releaseScopes(context.WithoutCancel(ctx), t)
+			wq.slots.release(1)
+		}
 		w.logFailure(t, status, item.Text)
 		obs.finished(ref, outcomeOf(status), ran)
 	})
@@ -152,6 +163,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 			// "Slow down" from the remote: the queue's limits too, not
 			// only this task.
 			ex.queue.pauseLimits(context.WithoutCancel(ctx), after)
+			ex.queue.pauseScopes(context.WithoutCancel(ctx), after, t)
 		default:
 			item.Outcome, item.RetryDelay = store.OutcomeRetry, w.retryDelay(t.Attempt)
 		}

@@ -31,14 +31,15 @@ func newLeaseReleases(wq *workerQueue) *batch.Batcher[string, struct{}] {
 	}, 256, 1, 10*time.Second)
 }
 
-// readLimit reads whether the queue has a limit into wq.limited.
+// readLimit reads whether the queue has a queue-wide limit into
+// wq.limited, and its scoped limits into wq.scopes.
 func (wq *workerQueue) readLimit(ctx context.Context) error {
 	limited, err := wq.q.store.Limited(ctx)
 	if err != nil {
 		return err
 	}
 	wq.limited.Store(limited)
-	return nil
+	return wq.readScopes(ctx)
 }
 
 // acquireLeases asks the queue's limits for up to n claims and answers how

@@ -40,6 +40,9 @@ func (w *Worker) renewOnce(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for wq, exs := range byQueue {
+		if wq.scopes.Load() != nil {
+			wq.renewScopes(ctx, exs)
+		}
 		for chunk := range slices.Chunk(exs, 256) {
 			items := make([]store.RenewItem, len(chunk))
 			for i, ex := range chunk {

@@ -44,6 +44,10 @@ const (
 	opLimit      = "GET /api/v1/limits/{queue}"
 	opPutLimit   = "PUT /api/v1/limits/{queue}"
 	opDelLimit   = "DELETE /api/v1/limits/{queue}"
+	opPutType    = "PUT /api/v1/limits/{queue}/types/{type}"
+	opDelType    = "DELETE /api/v1/limits/{queue}/types/{type}"
+	opPutKey     = "PUT /api/v1/limits/{queue}/keys/{key}"
+	opDelKey     = "DELETE /api/v1/limits/{queue}/keys/{key}"
 	opDelSched   = "DELETE /api/v1/schedules/{queue}/{name}"
 	opPauseSch   = "POST /api/v1/schedules/{queue}/{name}/pause"
 	opResumeSch  = "POST /api/v1/schedules/{queue}/{name}/resume"
@@ -235,6 +239,33 @@ func (p *prober) limits(e *env) {
 	p.do(e, 400, opDelLimit, "/api/v1/limits/%2E%2E", "")
 	if r := p.do(e, 200, opLimits, "/api/v1/limits", ""); len(r.body["limits"].([]any)) != 0 {
 		p.t.Errorf("list after removal: %s", r.raw)
+	}
+
+	// A task type's and a limit key's limits.
+	typed := path + "/types/report%2Fbuild"
+	if r := p.do(e, 200, opPutType, typed, `{"max_running":2,"rate":5,"per_seconds":1}`); !strings.Contains(string(r.raw), `"task_type":"report/build","max_running":2`) {
+		p.t.Errorf("set a type's limits: %s", r.raw)
+	}
+	if r := p.do(e, 200, opPutKey, path+"/keys/*", `{"max_running":1}`); !strings.Contains(string(r.raw), `"limit_key":"*","max_running":1`) {
+		p.t.Errorf("set each key's limits: %s", r.raw)
+	}
+	p.do(e, 200, opPutKey, path+"/keys/cust-1", `{"rate":3}`)
+	p.do(e, 400, opPutKey, path+"/keys/a%7Cb", `{"max_running":1}`)
+	p.do(e, 400, opPutType, path+"/types/t", `{}`)
+	p.do(e, 400, opPutType, "/api/v1/limits/bad%20queue/types/t", `{"max_running":1}`)
+	p.do(e, 413, opPutType, typed, `{"max_running":1,"x":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 413, opPutKey, path+"/keys/k", `{"max_running":1,"x":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opPutType, typed, `{"max_running":1}`, "Content-Type", "text/plain")
+	p.do(e, 415, opPutKey, path+"/keys/k", `{"max_running":1}`, "Content-Type", "text/plain")
+	if r := p.do(e, 200, opLimits, "/api/v1/limits", ""); len(r.body["limits"].([]any)) != 1 {
+		p.t.Errorf("list with a type's limits: %s", r.raw)
+	}
+	p.do(e, 200, opDelType, typed, "")
+	p.do(e, 400, opDelType, "/api/v1/limits/%2E%2E/types/t", "")
+	p.do(e, 200, opDelKey, path+"/keys/*", "")
+	p.do(e, 400, opDelKey, path+"/keys/a%20b", "")
+	if r := p.do(e, 200, opDelKey, path+"/keys/cust-1", ""); strings.Contains(string(r.raw), "scopes") {
+		p.t.Errorf("after removing every scoped limit: %s", r.raw)
 	}
 }
 
@@ -497,11 +528,11 @@ func (p *prober) closed(e *env) {
 // filled in, and a valid body if it takes one.
 func concrete(key string) (method, path, body string) {
 	method, tmpl, _ := strings.Cut(key, " ")
-	path = strings.NewReplacer("{id}", unknownID, "{name}", "default", "{queue}", "default").Replace(tmpl)
+	path = strings.NewReplacer("{id}", unknownID, "{name}", "default", "{queue}", "default", "{type}", "echo", "{key}", "k").Replace(tmpl)
 	switch key {
 	case opPutSched:
 		body = `{"cron":"@hourly","task_type":"echo"}`
-	case opPutLimit:
+	case opPutLimit, opPutType, opPutKey:
 		body = `{"max_running":1}`
 	case opSubmit:
 		body = `{"task_type":"echo"}`

@@ -29,6 +29,7 @@ type submission struct {
 	TimeoutSeconds json.RawMessage `json:"timeout_seconds"`
 	Unique         *uniqueBody     `json:"unique"`
 	Group          *string         `json:"group"`
+	LimitKey       *string         `json:"limit_key"`
 }
 
 // uniqueBody is a submission's "unique" object.
@@ -115,6 +116,12 @@ func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
 			return dtq.EnqueueRequest{}, invalidField("group", `must be `+keys.NameRule+` (got ""; leave it out for none)`)
 		}
 		o.Group = *b.Group
+	}
+	if b.LimitKey != nil { // null: none, as the field left out
+		if *b.LimitKey == "" {
+			return dtq.EnqueueRequest{}, invalidField("limit_key", `must be `+keys.NameRule+` (got ""; leave it out for none)`)
+		}
+		o.LimitKey = *b.LimitKey
 	}
 	payload := b.Payload
 	if payload == nil {

@@ -61,6 +61,8 @@ func printTask(out io.Writer, t *taskView) error {
 		"cancel", cancel,
 		"priority", strconv.Itoa(t.Priority),
 		"group", groupOf(t),
+		"limit key", t.LimitKey,
+		"held by", t.HeldBy,
 		"attempt", attempts(t),
 		"crashes", nonZero(t.Crashes),
 		"timeout", fmtSeconds(t.TimeoutSeconds),

@@ -17,6 +17,40 @@ type limitView struct {
 	Rate       int64   `json:"rate"`
 	PerSeconds float64 `json:"per_seconds"`
 	Burst      int64   `json:"burst"`
+	Scopes     []struct {
+		TaskType   string  `json:"task_type"`
+		LimitKey   string  `json:"limit_key"`
+		MaxRunning int64   `json:"max_running"`
+		InUse      int64   `json:"in_use"`
+		Waiting    int64   `json:"waiting"`
+		Rate       int64   `json:"rate"`
+		PerSeconds float64 `json:"per_seconds"`
+		Burst      int64   `json:"burst"`
+	} `json:"scopes"`
+}
+
+// scopeFlags are --type and --limit-key: which of a queue's limits a
+// command is about (neither: the queue's own).
+type scopeFlags struct{ taskType, limitKey string }
+
+func (f *scopeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.taskType, "type", "", "the limits of this task type in the queue, not the queue's own")
+	cmd.Flags().StringVar(&f.limitKey, "limit-key", "", "the limits of this limit key in the queue (* for each key), not the queue's own")
+	cmd.MarkFlagsMutuallyExclusive("type", "limit-key")
+}
+
+// path returns the API path of the limits of queue (escaped name) f names.
+func (f *scopeFlags) path(cmd *cobra.Command, name string) (string, error) {
+	p := "/api/v1/limits/" + name
+	switch {
+	case cmd.Flags().Changed("type"):
+		t, err := pathID("task type", f.taskType)
+		return p + "/types/" + t, err
+	case cmd.Flags().Changed("limit-key"):
+		k, err := pathID("limit key", f.limitKey)
+		return p + "/keys/" + k, err
+	}
+	return p, nil
 }
 
 // newLimitCmd builds `dtq limit` and its subcommands list, set and rm, which
@@ -25,7 +59,7 @@ func newLimitCmd(out io.Writer) *cobra.Command {
 	var api apiOptions
 	cmd := &cobra.Command{
 		Use:   "limit",
-		Short: "List, set and remove queues' limits: concurrency and rate, across every worker",
+		Short: "List, set and remove queues' limits: concurrency and rate, across every worker, per queue, task type or limit key",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -52,13 +86,24 @@ func newLimitListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 					_, err := fmt.Fprintln(out, "no limits")
 					return err
 				}
-				tb := newTable(out, "QUEUE", "MAX RUNNING", "IN USE", "RATE")
-				for _, l := range res.Limits {
-					rate := "-"
-					if l.Rate > 0 {
-						rate = fmt.Sprintf("%d/%v burst %d", l.Rate, time.Duration(l.PerSeconds*float64(time.Second)), l.Burst)
+				tb := newTable(out, "QUEUE", "OF", "MAX RUNNING", "IN USE", "WAITING", "RATE")
+				rateOf := func(n int64, per float64, burst int64) string {
+					if n == 0 {
+						return "-"
 					}
-					tb.row(l.Queue, num(l.MaxRunning), num(l.InUse), rate)
+					return fmt.Sprintf("%d/%v burst %d", n, time.Duration(per*float64(time.Second)), burst)
+				}
+				for _, l := range res.Limits {
+					if l.MaxRunning > 0 || l.Rate > 0 {
+						tb.row(l.Queue, "queue", num(l.MaxRunning), num(l.InUse), "-", rateOf(l.Rate, l.PerSeconds, l.Burst))
+					}
+					for _, sc := range l.Scopes {
+						of := "type " + oneLine(sc.TaskType, 60)
+						if sc.TaskType == "" {
+							of = "limit key " + sc.LimitKey
+						}
+						tb.row(l.Queue, of, num(sc.MaxRunning), num(sc.InUse), num(sc.Waiting), rateOf(sc.Rate, sc.PerSeconds, sc.Burst))
+					}
 				}
 				return tb.flush()
 			})
@@ -72,11 +117,13 @@ func newLimitListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	var maxRunning, rate, burst int64
 	var per time.Duration
+	var sf scopeFlags
 	cmd := &cobra.Command{
 		Use:   "set QUEUE",
-		Short: "Set a queue's limits across every worker (replacing those it had)",
+		Short: "Set a queue's limits, or a task type's or limit key's in it, across every worker (replacing those it had)",
 		Example: "  dtq limit set reports --max-running 5\n  dtq limit set partner-api --rate 50 --per 1s --burst 5\n" +
-			"  dtq limit set partner-api --max-running 10 --rate 50",
+			"  dtq limit set partner-api --max-running 10 --rate 50\n" +
+			"  dtq limit set default --type report.build --max-running 3\n  dtq limit set default --limit-key '*' --max-running 2",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := pathID("queue name", args[0])
@@ -99,9 +146,13 @@ func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if len(body) == 0 {
 				return fmt.Errorf("give --max-running, --rate or both (dtq limit rm removes the limits)")
 			}
+			path, err := sf.path(cmd, name)
+			if err != nil {
+				return err
+			}
 			var l limitView
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "PUT", path: "/api/v1/limits/" + name, body: body}, &l)
+				return c.doJSON(cmd.Context(), call{method: "PUT", path: path, body: body}, &l)
 			}, func() error { return printLimit(out, &l) })
 		},
 	}
@@ -110,13 +161,27 @@ func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	f.Int64Var(&rate, "rate", 0, "at most this many of the queue's tasks starting per --per")
 	f.DurationVar(&per, "per", time.Second, "the rate's period")
 	f.Int64Var(&burst, "burst", 1, "the most starts at once after an idle spell (1 to --rate)")
+	sf.add(cmd)
 	return cmd
 }
 
-// printLimit writes a queue's limits on one line.
+// printLimit writes a queue's limits on one line, then one line per task
+// type or limit key it limits.
 func printLimit(out io.Writer, l *limitView) error {
-	_, err := fmt.Fprintf(out, "queue %s: %s\n", oneLine(l.Queue, 0), l.describe())
-	return err
+	if _, err := fmt.Fprintf(out, "queue %s: %s\n", oneLine(l.Queue, 0), l.describe()); err != nil {
+		return err
+	}
+	for _, sc := range l.Scopes {
+		of := "type " + oneLine(sc.TaskType, 0)
+		if sc.TaskType == "" {
+			of = "limit key " + sc.LimitKey
+		}
+		v := limitView{MaxRunning: sc.MaxRunning, InUse: sc.InUse, Rate: sc.Rate, PerSeconds: sc.PerSeconds, Burst: sc.Burst}
+		if _, err := fmt.Fprintf(out, "  %s: %s, %d waiting\n", of, v.describe(), sc.Waiting); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // describe says what l limits.
@@ -136,22 +201,29 @@ func (l *limitView) describe() string {
 
 // newLimitRmCmd builds `dtq limit rm QUEUE`: DELETE /api/v1/limits/{queue}.
 func newLimitRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
-	return &cobra.Command{
+	var sf scopeFlags
+	cmd := &cobra.Command{
 		Use:     "rm QUEUE",
-		Short:   "Remove a queue's limits",
-		Example: "  dtq limit rm reports",
+		Short:   "Remove a queue's limits, or a task type's or limit key's in it",
+		Example: "  dtq limit rm reports\n  dtq limit rm default --type report.build",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := pathID("queue name", args[0])
 			if err != nil {
 				return err
 			}
+			path, err := sf.path(cmd, name)
+			if err != nil {
+				return err
+			}
 			var l limitView
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "DELETE", path: "/api/v1/limits/" + name}, &l)
+				return c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &l)
 			}, func() error {
 				return printLimit(out, &l)
 			})
 		},
 	}
+	sf.add(cmd)
+	return cmd
 }

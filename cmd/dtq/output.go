@@ -37,6 +37,8 @@ type taskView struct {
 	CancelRequested bool            `json:"cancel_requested"`
 	Group           string          `json:"group"`
 	GroupWaiting    bool            `json:"group_waiting"`
+	LimitKey        string          `json:"limit_key"`
+	HeldBy          string          `json:"held_by"`
 	History         []struct {
 		Run        int       `json:"run"`
 		StartedAt  time.Time `json:"started_at"`

@@ -27,6 +27,7 @@ type submitOptions struct {
 	uniqueKey      string
 	uniquePeriod   time.Duration
 	group          string
+	limitKey       string
 }
 
 // submitBody is the body of POST /api/v1/tasks; unset options are left out
@@ -41,6 +42,7 @@ type submitBody struct {
 	TimeoutSeconds *float64        `json:"timeout_seconds,omitempty"`
 	Unique         *submitUnique   `json:"unique,omitempty"`
 	Group          *string         `json:"group,omitempty"`
+	LimitKey       *string         `json:"limit_key,omitempty"`
 }
 
 // submitUnique is the body's "unique" object.
@@ -114,6 +116,7 @@ when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
 	f.StringVar(&o.uniqueKey, "unique-key", "", "unique by type and this key (implies --unique)")
 	f.DurationVar(&o.uniquePeriod, "unique-period", 0, "one unique task per period of this length (implies --unique)")
 	f.StringVar(&o.group, "group", "", "serve the task fairly among the groups (tenants) with work: its group's name")
+	f.StringVar(&o.limitKey, "limit-key", "", "put the task under the limits of this key (dtq limit set QUEUE --limit-key)")
 	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
 	addAPIFlags(cmd, &o.api)
 	return cmd
@@ -172,6 +175,9 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, 
 	}
 	if changed("group") {
 		b.Group = &o.group
+	}
+	if changed("limit-key") {
+		b.LimitKey = &o.limitKey
 	}
 	if o.unique || o.uniqueKey != "" || changed("unique-period") {
 		b.Unique = &submitUnique{Key: o.uniqueKey}

@@ -47,6 +47,8 @@ type Scheduler struct {
 	// groupCursor is where the sweep of groups goes on (the last group
 	// visited; "" from the first).
 	groupCursor string
+	// scopeCursor is where the sweep of scoped limits goes on.
+	scopeCursor string
 }
 
 // Run competes for the queue's leader lock and, while it holds it, promotes
@@ -111,6 +113,7 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			trimDue = err == nil && n >= trimLimit
 			s.sweepUnique(ctx)
 			s.sweepGroups(ctx)
+			s.sweepScopes(ctx)
 		}
 		wakeID, err := s.Queue.LastWakeup(ctx)
 		if err != nil {
@@ -202,6 +205,20 @@ func (s *Scheduler) sweepGroups(ctx context.Context) {
 		return
 	}
 	s.groupCursor = next
+}
+
+// sweepScopes frees the scoped leases of lost workers and moves in the
+// tasks scoped limits held back whose scope has room (their release was
+// lost, or the limit removed): up to 1,000 scopes per pass.
+func (s *Scheduler) sweepScopes(ctx context.Context) {
+	next, _, err := s.Queue.SweepScopes(ctx, s.scopeCursor, 1000)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Log.Warn("sweeping scoped limits failed", "error", err)
+		}
+		return
+	}
+	s.scopeCursor = next
 }
 
 // fireSchedules fires the ticks of the queue's schedules that are due on

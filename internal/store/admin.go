@@ -21,7 +21,7 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 		band, eid = 0, ""
 	}
 	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
-		q.k.GroupWait()}
+		q.k.GroupWait(), q.k.ScopeWait()}
 	args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid}
 	v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
 	if err != nil {

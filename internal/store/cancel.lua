@@ -9,6 +9,7 @@
 -- KEYS[7]        the band stream of its birth entry (any band when the id
 --                names no entry)
 -- KEYS[8]        gwait zset (tasks waiting for their group's turn)
+-- KEYS[9]        limwait zset (tasks a full scoped concurrency limit holds back)
 --
 -- ARGV[1]        task id
 -- ARGV[2]        events channel
@@ -49,7 +50,7 @@ end
 local recorded = record_status(redis.call('HGET', fin, ulid))
 if recorded then return {recorded} end
 
-local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait')
+local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 'parked')
 f[3] = f[3] or '0'
 local status = f[1]
 if not status then
@@ -75,6 +76,10 @@ if status == 'QUEUED' or status == 'SCHEDULED' then
   if f[5] then
     redis.call('ZREM', KEYS[8], f[5])
     redis.call('HDEL', tk, 'gwait')
+  end
+  if f[6] then
+    redis.call('ZREM', KEYS[9], f[6])
+    redis.call('HDEL', tk, 'parked')
   end
   redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
   redis.call('PEXPIRE', tk, retention)

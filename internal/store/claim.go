@@ -27,6 +27,9 @@ type Entry struct {
 	// Group is the group an entry admitted under its group's window was
 	// admitted under (EntryGroup): its start gives the group room.
 	Group string
+	// Scopes are the scoped limits the task is under, for Start (set by
+	// the caller: ScopeType+type, ScopeKey+limit key); nil for none.
+	Scopes []string
 }
 
 // Spec is what a band entry carries of its task besides the id: its
@@ -40,6 +43,7 @@ type Spec struct {
 	IdemHash    string // "" for none
 	Schedule    string // the schedule that fired the task, "" for none
 	Tick        int64  // Unix ms of its tick
+	LimitKey    string // the limit key it was submitted with, "" for none
 }
 
 // entryOf reads band entry eid with fields f of queue.
@@ -64,7 +68,7 @@ func entryOf(queue string, band int, eid string, f map[string]string) Entry {
 	}
 	e.Spec = &Spec{Type: typ, Payload: []byte(f[EntryPayload]), MaxAttempts: atoi(f[EntryMaxAttempts]),
 		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem],
-		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick])}
+		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick]), LimitKey: f[EntryLimitKey]}
 	return e
 }
 
@@ -328,6 +332,9 @@ type StartConfig struct {
 	MaxCrashes int
 	Retention  time.Duration // of a task that ends here
 	Durability Durability
+	// LeaseTTL is the lifetime of the leases of scoped limits a start
+	// takes (the visibility timeout: they are renewed with the task).
+	LeaseTTL time.Duration
 }
 
 // StartCode is the outcome of starting one entry.
@@ -343,6 +350,12 @@ const (
 	Withdrawn StartCode = -2
 	// Unstarted: Take claimed the entry and left its start to Start.
 	Unstarted StartCode = 2
+	// Parked: a full scoped concurrency limit holds the task back, QUEUED
+	// in ScopeWait until one of the scope's leases is released.
+	Parked StartCode = 3
+	// Deferred: a scoped rate limit (its start reserved) or pause makes it
+	// SCHEDULED until then.
+	Deferred StartCode = 4
 )
 
 // Started is the outcome of starting one entry. When Began, Run, Attempt,
@@ -360,11 +373,13 @@ type Started struct {
 // is an error (run nothing); too few replicas in time returns the results
 // together with a *NotReplicatedError (the starts stand).
 func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]Started, error) {
-	ks := make([]string, 0, 17+len(entries))
-	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done(), q.k.Run(), q.k.Finished(), q.k.GroupWait(), q.k.GroupCount())
+	ks := make([]string, 0, 24+len(entries))
+	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done(), q.k.Run(), q.k.Finished(), q.k.GroupWait(), q.k.GroupCount(),
+		q.k.Limits(), q.k.ScopeUse(), q.k.ScopeLeases(), q.k.ScopeWait(), q.k.Schedule(), q.k.Wakeup(), q.k.ScopeLimits())
 	ks = q.k.bands(ks)
-	args := make([]string, 0, 7+3*len(entries))
-	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), q.name, itoa(len(entries)))
+	args := make([]string, 0, 8+3*len(entries))
+	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), q.name, ms(cfg.LeaseTTL),
+		itoa(len(entries)))
 	for _, e := range entries {
 		_, ulid, err := taskid.Parse(e.TaskID)
 		if err != nil {
@@ -385,6 +400,9 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 			how = how[:1] + "2"
 		case e.Reclaimed:
 			how = how[:1] + "1"
+		}
+		for _, s := range e.Scopes {
+			how += "\n" + s
 		}
 		args = append(args, itoa(e.Band), e.EntryID, how)
 	}

@@ -10,7 +10,8 @@
 -- KEYS[4]        dead-letter stream
 -- KEYS[5..14]    band streams of priority 0..9
 -- KEYS[15]       gwait zset (QUEUED tasks waiting for their group's turn)
--- KEYS[16..]     the queue's other keys of one per queue: deleted too
+-- KEYS[16]       limwait zset (QUEUED tasks a scoped limit holds back)
+-- KEYS[17..]     the queue's other keys of one per queue: deleted too
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        "1": delete whatever the queue holds; "0": only when it
@@ -36,7 +37,7 @@ for p = 0, 9 do
     running = running + pend
   end
 end
-queued = queued + redis.call('ZCARD', KEYS[15])
+queued = queued + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
 local scheduled = redis.call('ZCARD', schedule)
 local dead = redis.call('XLEN', dlq)
 local t = redis.call('TIME')

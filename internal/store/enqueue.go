@@ -32,12 +32,16 @@ type EnqueueItem struct {
 	// none. A grouped task has a hash from its submission and enters its
 	// band under its group's window (see Keys.GroupWait).
 	Group string
+	// LimitKey is the key of the scoped limits the task is under besides
+	// its type's ("" for none); a task with one has a hash from its
+	// submission.
+	LimitKey string
 }
 
 // plain reports whether it needs no check inside Redis: no idempotency
 // key, delay or run-at.
 func (it *EnqueueItem) plain() bool {
-	return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 && it.Group == ""
+	return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 && it.Group == "" && it.LimitKey == ""
 }
 
 // EnqueueConfig is the per-queue input of Enqueue.
@@ -163,7 +167,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 	ks = append(ks, q.k.Schedule(), q.k.Wakeup())
 	ks = q.k.bands(ks)
 	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
-	args := make([]string, 0, 3+12*len(items))
+	args := make([]string, 0, 3+13*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {
 		if it.RandomID == "" {
@@ -181,7 +185,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 			fp = "-"
 		}
 		args = append(args, it.RandomID, itoa(taskIdx), itoa(idemIdx), fp, it.Type, rueidis.BinaryString(it.Payload),
-			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), it.Group)
+			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), it.Group, it.LimitKey)
 	}
 	res, err := enqueueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	if err != nil {

@@ -12,20 +12,21 @@
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
 --                and is extended to this long after the task finishes)
--- ARGV[3]        N; then 12 values per task:
+-- ARGV[3]        N; then 13 values per task:
 --                random task id (used if it is scheduled or grouped), task
 --                key index, idempotency key index (0 = none), request
 --                fingerprint, type, payload, priority (0-9), max attempts,
 --                timeout ms, run at (Unix ms, 0 = none), delay ms (0 =
---                none), group ("" = none)
+--                none), group ("" = none), limit key ("" = none)
 --
 -- A task due now is born as an entry of its band ("t" type, "p" payload,
 -- "m" max attempts, "o" timeout ms, "k" idempotency record hash): its id is
 -- derived from the entry's (the caller derives it). A task due later — run
 -- at, or now + delay, on the Redis clock — is SCHEDULED: a hash under the
--- random id, in the schedule zset. A task with a group gets a hash under
--- the random id too: due later it is SCHEDULED as above; due now it is
--- QUEUED and admitted to its band (lib.lua's admit) or waits in gwait.
+-- random id, in the schedule zset. A task with a group or a limit key gets
+-- a hash under the random id too: due later it is SCHEDULED as above; due
+-- now it is QUEUED, its entry written from its hash (readd; a group's task
+-- is admitted to its band, lib.lua's admit, or waits in gwait).
 -- Depth is what the bands hold (queued and running entries) plus the
 -- schedule and gwait. An idempotency record holds
 -- "<ref> <fingerprint>", ref being "=<band>:<entry id>" or the random id.
@@ -34,8 +35,8 @@
 -- Codes:
 --    1  created as an entry: ref is "<band>:<entry id>"
 --    3  created SCHEDULED: ref is the random id
---    4  created QUEUED with a hash (a group's task), in its band: ref is the
---       random id
+--    4  created QUEUED with a hash (a group's or limit key's task), in its
+--       band: ref is the random id
 --    5  the same, waiting for its group's turn (in gwait)
 --    2  idempotent replay: the key's record has the same fingerprint; ref
 --       is the record's
@@ -58,9 +59,9 @@ end
 local added, scheduled = 0, 0
 local out = {}
 for i = 0, n - 1 do
-  local a = 4 + i * 12
+  local a = 4 + i * 13
   local id, tk, ik, fp = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2]), ARGV[a + 3]
-  local prio, runAt, delay, grp = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11]
+  local prio, runAt, delay, grp, lkey = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11], ARGV[a + 12]
   local code, ret = nil, ''
   if ik > 0 then
     local v = redis.call('GET', KEYS[ik])
@@ -84,15 +85,22 @@ for i = 0, n - 1 do
         'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS, 'due', dueS)
       if ik > 0 then redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64)) end
       if grp ~= '' then redis.call('HSET', tk, 'group', grp) end
+      if lkey ~= '' then redis.call('HSET', tk, 'lkey', lkey) end
       redis.call('ZADD', schedule, dueS, id)
       scheduled = scheduled + 1
       code, ret, ref = 3, id, id
-    elseif grp ~= '' then
+    elseif grp ~= '' or lkey ~= '' then
       redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'QUEUED',
-        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS, 'group', grp)
+        'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS)
       if ik > 0 then redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64)) end
-      code, ret, ref = 5, id, id
-      if admit(KEYS[3 + tonumber(prio)], tk, id, grp, prio, gwait, gcount) then code = 4 end
+      if lkey ~= '' then redis.call('HSET', tk, 'lkey', lkey) end
+      code, ret, ref = 4, id, id
+      if grp == '' then
+        readd(KEYS[3 + tonumber(prio)], tk, id)
+      else
+        redis.call('HSET', tk, 'group', grp)
+        if not admit(KEYS[3 + tonumber(prio)], tk, id, grp, prio, gwait, gcount) then code = 5 end
+      end
     else
       local eid
       if ik > 0 then

@@ -36,6 +36,11 @@ type Record struct {
 	// none; GroupWaiting says it waits for its group's turn (GroupWait).
 	Group        string
 	GroupWaiting bool
+	// LimitKey is the limit key the task was submitted with; Throttled the
+	// scope whose limit holds it back (QUEUED in ScopeWait, or SCHEDULED
+	// for its reserved start), "" when none does.
+	LimitKey  string
+	Throttled string
 }
 
 // Execution is one run of a task in its history.
@@ -91,6 +96,10 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	r.Error, r.Worker = h[FieldError], h[FieldWorker]
 	r.Schedule, r.Tick = h[FieldSchedule], atoi64(h[FieldTick])
 	r.Group, r.GroupWaiting = h[FieldGroup], h[FieldGroupWait] != "" && r.Status == StatusQueued
+	r.LimitKey = h[FieldLimitKey]
+	if th := h[FieldThrottled]; th != "" && (r.Status == StatusQueued && h[FieldParked] != "" || r.Status == StatusScheduled) {
+		r.Throttled = th
+	}
 	r.Cancel = h[FieldCancel] == "1" && r.Status == StatusRunning
 	for k, v := range h {
 		if len(k) < 2 || k[0] != FieldHistory[0] || k[1] < '0' || k[1] > '9' {

@@ -232,6 +232,9 @@ type Counts struct {
 	// GroupWaiting counts the QUEUED tasks waiting for their group's turn
 	// (GroupWait); QueuedByPriority counts those in the bands.
 	GroupWaiting int64
+	// ScopeWaiting counts the QUEUED tasks full scoped concurrency limits
+	// hold back (ScopeWait).
+	ScopeWaiting int64
 	Running      int64
 	Dead         int64 // in the dead-letter stream
 	// Totals since the queue was created. Submitted is derived: every task
@@ -243,12 +246,13 @@ type Counts struct {
 // Counts reads what each queue of names holds, in one round trip.
 func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 	c := s.r
-	const per = 4 + 2*Bands
+	const per = 5 + 2*Bands
 	cmds := make(rueidis.Commands, 0, per*len(names))
 	for _, n := range names {
 		k := NewKeys(s.ns, n)
 		cmds = append(cmds, c.B().Hgetall().Key(k.Info()).Build(), c.B().Zcard().Key(k.Schedule()).Build(),
-			c.B().Xlen().Key(k.DLQ()).Build(), c.B().Zcard().Key(k.GroupWait()).Build())
+			c.B().Xlen().Key(k.DLQ()).Build(), c.B().Zcard().Key(k.GroupWait()).Build(),
+			c.B().Zcard().Key(k.ScopeWait()).Build())
 		for p := range Bands {
 			cmds = append(cmds, c.B().Xlen().Key(k.Band(p)).Build(), c.B().Xpending().Key(k.Band(p)).Group(Group).Build())
 		}
@@ -273,11 +277,11 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		ct.Dead, _ = r[2].AsInt64()
 		var queued int64
 		for p := range Bands {
-			n, err := r[4+2*p].AsInt64()
+			n, err := r[5+2*p].AsInt64()
 			if err != nil {
 				return nil, err
 			}
-			pend, err := pendingCount(r[5+2*p])
+			pend, err := pendingCount(r[6+2*p])
 			if err != nil {
 				return nil, err
 			}
@@ -286,7 +290,9 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 			ct.Running += pend
 		}
 		ct.GroupWaiting, _ = r[3].AsInt64()
-		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.GroupWaiting+ct.Scheduled+ct.Running-num(InfoRequeued))
+		ct.ScopeWaiting, _ = r[4].AsInt64()
+		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.GroupWaiting+ct.ScopeWaiting+ct.Scheduled+ct.Running-
+			num(InfoRequeued))
 	}
 	return out, nil
 }
@@ -318,10 +324,10 @@ const listScanBudget = 5000
 // dead-letter stream (newest first), then finished ones (most recently
 // finished first). A status visits only its sections.
 func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, error) {
-	sections := "bwsxd"
+	sections := "bwlsxd"
 	switch lq.Status {
 	case StatusQueued:
-		sections = "bw"
+		sections = "bwl"
 	case StatusRunning:
 		sections = "b"
 	case StatusScheduled:
@@ -344,6 +350,8 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 			return r.Status == StatusQueued || r.Status == StatusRunning
 		case 'w':
 			return r.GroupWaiting
+		case 'l':
+			return r.Status == StatusQueued && r.Throttled != ""
 		case 's':
 			return r.Status == StatusScheduled
 		case 'x':
@@ -381,8 +389,8 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 }
 
 // cursor is a position in List's sections: section b (pos "<band>:<entry
-// id>", after that entry), w (pos: after that member of GroupWait), s
-// (pos: offset in the schedule), x (pos: before
+// id>", after that entry), w (pos: after that member of GroupWait), l
+// (pos: offset in ScopeWait), s (pos: offset in the schedule), x (pos: before
 // that entry id, newest first), d (pos "<entry id>:<k>", newest first).
 type cursor struct {
 	section byte
@@ -395,7 +403,7 @@ func startOf(section byte) string {
 	switch section {
 	case 'b':
 		return "9:-"
-	case 's':
+	case 's', 'l':
 		return "0"
 	case 'w':
 		return "-"
@@ -418,7 +426,7 @@ func parseCursor(s, sections string) (cursor, error) {
 		if !ok || err != nil || band < 0 || band >= Bands || (eid != "-" && !streamID(eid)) {
 			return c, ErrBadCursor
 		}
-	case 's':
+	case 's', 'l':
 		if n, err := strconv.ParseInt(c.pos, 10, 64); err != nil || n < 0 {
 			return c, ErrBadCursor
 		}
@@ -493,6 +501,17 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 			next = append(next, strconv.FormatInt(off+int64(i)+1, 10))
 		}
 		return ids, nil, next, len(ids) == n, err
+	case 'l':
+		off, _ := strconv.ParseInt(c.pos, 10, 64)
+		ms, err := r.Do(ctx, r.B().Zrange().Key(q.k.ScopeWait()).Min(strconv.FormatInt(off, 10)).
+			Max(strconv.FormatInt(off+int64(n)-1, 10)).Build()).AsStrSlice()
+		for i, m := range ms {
+			if len(m) >= 26 {
+				ids = append(ids, q.name+"-"+m[len(m)-26:])
+				next = append(next, strconv.FormatInt(off+int64(i)+1, 10))
+			}
+		}
+		return ids, nil, next, len(ms) == n, err
 	case 'w':
 		from := c.pos
 		if from != "-" {

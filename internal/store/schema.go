@@ -126,6 +126,27 @@ func (k Keys) GroupWait() string { return k.prefix + "gwait" }
 // started yet (field = group, admitted entries carry EntryGroup).
 func (k Keys) GroupCount() string { return k.prefix + "gcount" }
 
+// ScopeLimits is the hash of the queue's scoped limits (see Scope*): field
+// = scope, value "<max running>/<rate n>/<rate period ms>/<burst>" (0s for
+// none). Their state (GCRA, pause) is in Limits.
+func (k Keys) ScopeLimits() string { return k.prefix + "limscope" }
+
+// ScopeUse is the hash of the leases held per scoped limit (a task type's,
+// a limit key's; see Scope): field = scope, value = leases live.
+func (k Keys) ScopeUse() string { return k.prefix + "limuse" }
+
+// ScopeLeases is the sorted set of the leases of scoped limits: member
+// "<scope>\n<ULID>" (the task holding it), score its expiry (Unix ms, Redis
+// clock), renewed with the task.
+func (k Keys) ScopeLeases() string { return k.prefix + "limlease" }
+
+// ScopeWait is the sorted set of the QUEUED tasks a scoped concurrency
+// limit holds back: equal scores, member "<scope>\n<9-priority>|<seq>|<ULID>"
+// (seq 16 digits, counted in ScopeUse's field GroupSeq), so ZRANGEBYLEX
+// walks a scope's waiters best first. The task's hash keeps its member in
+// FieldParked.
+func (k Keys) ScopeWait() string { return k.prefix + "limwait" }
+
 // SchedulerLock is the leader lock of the queue's scheduler.
 func (k Keys) SchedulerLock() string { return k.prefix + "scheduler" }
 
@@ -177,11 +198,15 @@ const (
 	FieldFinished  = "finished" // Unix ms, for tasks finished without an execution
 	FieldRequeued  = "requeued" // Unix ms of the last requeue
 	FieldDiscarded = "discarded"
-	FieldSchedule  = "sched" // the schedule that fired the task
-	FieldTick      = "tick"  // Unix ms of the tick it fired for
-	FieldUnique    = "uniq"  // the unique lock it was created under
-	FieldGroup     = "group" // the group (tenant) it was submitted with
-	FieldGroupWait = "gwait" // its GroupWait member while it waits there
+	FieldSchedule  = "sched"     // the schedule that fired the task
+	FieldTick      = "tick"      // Unix ms of the tick it fired for
+	FieldUnique    = "uniq"      // the unique lock it was created under
+	FieldGroup     = "group"     // the group (tenant) it was submitted with
+	FieldGroupWait = "gwait"     // its GroupWait member while it waits there
+	FieldLimitKey  = "lkey"      // the limit key it was submitted with
+	FieldParked    = "parked"    // its ScopeWait member while a scoped limit holds it back
+	FieldThrottled = "throttled" // the scope whose limit last held it back
+	FieldReserved  = "rslot"     // the scope whose rate it holds a reserved start of (SCHEDULED until then)
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"
@@ -209,6 +234,19 @@ const (
 	// EntryGroup is the group of an entry admitted under its group's window
 	// (counted in GroupCount until it starts).
 	EntryGroup = "f"
+	// EntryLimitKey is the limit key the task was submitted with.
+	EntryLimitKey = "l"
+)
+
+// Scopes of limits (fields of ScopeLimits): a task type's limit is
+// ScopeType+type, a limit key's ScopeKey+key, and ScopeKey+EachKey applies
+// to each limit key that has none of its own. A scope's rate state is
+// field scope+"\ntat" of Limits, a pause scope+"\npause".
+const (
+	ScopeType = "t:"
+	ScopeKey  = "k:"
+	// EachKey is the limit key of the limit that applies to each key.
+	EachKey = "*"
 )
 
 // GroupWindow is how many entries of one group the bands hold at once,

@@ -8,8 +8,15 @@
 -- KEYS[5]        finished hash (packed records, by ULID)
 -- KEYS[6]        gwait zset (tasks waiting for their group's turn)
 -- KEYS[7]        gcount hash (per group: admitted entries not started)
--- KEYS[8..17]    band streams of priority 0..9
--- KEYS[18..]     the task hash of each entry, in order (its last 26
+-- KEYS[8]        limits hash (the scoped limits' rate state and pauses)
+-- KEYS[9]        limuse hash (leases live per scope)
+-- KEYS[10]       limlease zset (scoped leases by expiry)
+-- KEYS[11]       limwait zset (tasks a full scoped concurrency limit holds back)
+-- KEYS[12]       schedule zset (tasks a scoped rate limit or pause defers)
+-- KEYS[13]       wakeup stream (the scheduler re-reads the earliest due time)
+-- KEYS[14]       limscope hash (the scoped limits: a task type's, a limit key's)
+-- KEYS[15..24]   band streams of priority 0..9
+-- KEYS[25..]     the task hash of each entry, in order (its last 26
 --                characters are the task's ULID)
 --
 -- ARGV[1]        consumer group
@@ -19,7 +26,8 @@
 -- ARGV[4]        events channel (for tasks that end here)
 -- ARGV[5]        retention of finished tasks, ms
 -- ARGV[6]        the queue's name (a task's id is "<queue>-<ULID>")
--- ARGV[7]        N; then 3 values per entry: band, entry id, and how it
+-- ARGV[7]        scoped lease lifetime, ms (the visibility timeout)
+-- ARGV[8]        N; then 3 values per entry: band, entry id, and how it
 --                came: a letter for its kind — "b" the task was born as this
 --                entry (which carries no "i"), "h" an entry written again for
 --                a task with a hash, "g" such an entry admitted under its
@@ -28,7 +36,9 @@
 --                the worker's free slots: a QUEUED task's entry goes back to
 --                the tail of its band, unstarted), 3 malformed (neither a
 --                task's birth entry nor an entry written again:
---                dead-lettered); e.g. "b0"
+--                dead-lettered); e.g. "b0"; then, each after a newline,
+--                the scopes whose limits it is under ("t:<type>",
+--                "k:<limit key>"; none when the queue has no scoped limit)
 --                (values are few: every argument costs a script call)
 --
 -- A running task's state is its Run field ("run|attempt|crashes|started|
@@ -48,6 +58,16 @@
 --                                (a born task gets a hash: its id names the
 --                                entry it leaves)
 --   withdrawn (cancelled after its claim) -> skipped, its Run field removed
+--   under scoped limits, about to start -> it starts with a lease of each
+--                                scope with a concurrency limit and a token
+--                                of each with a rate; or, when a concurrency
+--                                limit is full, it waits QUEUED in limwait
+--                                (code 3) until a lease of the scope is
+--                                released; or, under a pause or a rate
+--                                (whose start is reserved for it), it is
+--                                SCHEDULED for then (code 4); a task taken
+--                                over from a lost worker takes its leases
+--                                whatever the limits
 --   admitted under its group's window, and started or skipped here ->
 --                                the group's count in gcount goes down, and
 --                                the group's best waiters for the room it
@@ -65,14 +85,18 @@
 -- Returns 4 values per entry — code, run, attempt, crashes — then the start
 -- time (Unix ms), then the gwait members to move into the bands. Code is 1 when started (the caller publishes the RUNNING
 -- event), 0 when skipped, -1 when it went DEAD, -2 when it went CANCELLED
--- (events of both published here). The band an entry came from is its
--- task's priority.
+-- (events of both published here), 3 when a scoped concurrency limit holds
+-- it back, 4 when a scoped rate or pause defers it. The band an entry came
+-- from is its task's priority.
 
 local info, dlq, done, runs, fin, gwait, gcount = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local limits, use, leases, wait, schedule, wakeup = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+local sdefs = KEYS[14]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
 local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
-local n = tonumber(ARGV[7])
+local ttl = tonumber(ARGV[7])
+local n = tonumber(ARGV[8])
 
 local now, nowS = now_ms()
 local inf = redis.call('HMGET', info, 'paused', 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
@@ -87,7 +111,7 @@ end
 local out, events = {}, {}
 local dead, cancelled = 0, 0
 local ulids = {}
-for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
+for i = 1, n do ulids[i] = string.sub(KEYS[24 + i], -26) end
 local states = redis.call('HMGET', runs, unpack(ulids))
 local starts = {} -- Run fields of fresh starts, set together at the end
 local room = {}   -- group -> its room in the bands, of the groups whose entries left them
@@ -101,14 +125,47 @@ local function giveback(band, tk, id, eid, prio, born, grp)
   readd(band, tk, id, grp)
 end
 
+local swept, wake = false, false
+local NO_SCOPES = {} -- an entry's scopes when the queue has no scoped limit (never written)
+-- held checks the scoped limits of a task about to start (scopes): nil
+-- when it may (its leases and tokens taken), else it is held back — its
+-- hash made from its entry when born — and its code (3 waiting in limwait
+-- for a lease, 4 SCHEDULED for its reserved rate slot or a pause's end).
+local function held(scopes, tk, id, ulid, band, eid, prio, born, reserved, hold)
+  if #scopes == 0 then return nil end
+  if not swept then
+    scope_sweep(use, leases, now)
+    swept = true
+  end
+  local why, scope, at, rate = scope_take(sdefs, limits, use, leases, scopes, ulid, now, ttl, reserved, hold)
+  if not why then return nil end
+  if born then copy_spec(tk, band, eid, prio) end
+  ack_del(band, group, eid)
+  if why == 'wait' then
+    scope_park(wait, use, tk, id, prio, scope)
+    return 3
+  end
+  local atS = string.format('%d', at)
+  redis.call('HSET', tk, 'status', 'SCHEDULED', 'due', atS, 'throttled', scope)
+  if rate then redis.call('HSET', tk, 'rslot', scope) end
+  redis.call('ZADD', schedule, atS, id)
+  wake = true
+  return 4
+end
+
 for i = 0, n - 1 do
-  local a = 8 + i * 3
+  local a = 9 + i * 3
   local prio = ARGV[a]
-  local band = KEYS[8 + tonumber(prio)]
+  local band = KEYS[15 + tonumber(prio)]
   local eid, how = ARGV[a + 1], ARGV[a + 2]
-  local born, mode = string.byte(how, 1) == 98, string.sub(how, 2) -- 'b'
+  local born, mode = string.byte(how, 1) == 98, string.sub(how, 2, 2) -- 'b'
   local admitted = string.byte(how, 1) == 103 -- 'g'
-  local tk = KEYS[18 + i]
+  local scopes = NO_SCOPES
+  if #how > 2 then
+    scopes = {}
+    for sc in string.gmatch(string.sub(how, 4), '[^\n]+') do scopes[#scopes + 1] = sc end
+  end
+  local tk = KEYS[25 + i]
   local ulid = ulids[i + 1]
   local id = queue .. '-' .. ulid
   local code, run, attempt, crashes = 0, '', '', ''
@@ -121,10 +178,13 @@ for i = 0, n - 1 do
     ack_del(band, group, eid)
   elseif born and mode == '0' and not paused and not rv then
     -- the common case: a new task's first start
-    run, attempt, crashes = '1', '1', '0'
-    starts[#starts + 1] = ulid
-    starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
-    code = 1
+    code = held(scopes, tk, id, ulid, band, eid, prio, true)
+    if not code then
+      run, attempt, crashes = '1', '1', '0'
+      starts[#starts + 1] = ulid
+      starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
+      code = 1
+    end
   elseif mode == '3' then
     local m = entry_fields(band, eid) or {}
     local parts = {}
@@ -169,6 +229,7 @@ for i = 0, n - 1 do
         events[#events + 1] = id .. '\tDEAD\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS .. '\t' .. reason
       end
     else
+      held(scopes, tk, id, ulid, band, eid, prio, false, nil, true)
       run = tostring(tonumber(rs.run) + 1)
       redis.call('HSET', runs, ulid, run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker)
       if typ then redis.call('HSET', tk, 'status', 'RUNNING', 'started', nowS, 'worker', worker) end
@@ -181,13 +242,16 @@ for i = 0, n - 1 do
     if paused or mode == '2' then
       giveback(band, tk, id, eid, prio, true)
     else -- claimed by a worker that died before it started it
-      run, attempt, crashes = '1', '1', '0'
-      starts[#starts + 1] = ulid
-      starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
-      code = 1
+      code = held(scopes, tk, id, ulid, band, eid, prio, true)
+      if not code then
+        run, attempt, crashes = '1', '1', '0'
+        starts[#starts + 1] = ulid
+        starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
+        code = 1
+      end
     end
   else
-    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group')
+    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot')
     local grp = admitted and f[5] or nil
     if grp and not (f[1] == 'QUEUED' and (paused or mode == '2')) then
       room[grp] = group_left(gcount, grp)
@@ -195,13 +259,17 @@ for i = 0, n - 1 do
     if f[1] == 'QUEUED' and (paused or mode == '2') then
       giveback(band, tk, id, eid, prio, false, grp)
     elseif f[1] == 'QUEUED' then
-      run = tostring(tonumber(f[2] or '0') + 1)
-      attempt = tostring(tonumber(f[3] or '0') + 1)
-      crashes = f[4] or '0'
-      redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'started', nowS, 'worker', worker)
-      starts[#starts + 1] = ulid
-      starts[#starts + 1] = run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker
-      code = 1
+      code = held(scopes, tk, id, ulid, band, eid, prio, false, f[6])
+      if not code then
+        if f[6] or #scopes > 0 then redis.call('HDEL', tk, 'rslot', 'throttled') end
+        run = tostring(tonumber(f[2] or '0') + 1)
+        attempt = tostring(tonumber(f[3] or '0') + 1)
+        crashes = f[4] or '0'
+        redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'started', nowS, 'worker', worker)
+        starts[#starts + 1] = ulid
+        starts[#starts + 1] = run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker
+        code = 1
+      end
     else
       ack_del(band, group, eid)
     end
@@ -217,6 +285,7 @@ for grp, r in pairs(room) do
 end
 
 if #starts > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(starts)) end
+if wake then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
 
 if dead > 0 then redis.call('HINCRBY', info, 'dead', dead) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end

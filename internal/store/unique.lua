@@ -24,6 +24,7 @@
 -- ARGV[12]       period ms ("0": none)
 -- ARGV[13]       group ("": none; a grouped task due now enters its band
 --                under its group's window, or waits in gwait)
+-- ARGV[14]       limit key ("": none)
 --
 -- A unique task always has a hash (its status field says whether it still
 -- holds its lock): status QUEUED and an entry in its band, or SCHEDULED in
@@ -65,12 +66,14 @@ if due > now then
   redis.call('HSET', tk, 'type', typ, 'payload', payload, 'prio', prio, 'status', 'SCHEDULED', 'max_att', maxAtt,
     'timeout', timeout, 'created', nowS, 'due', dueS, 'uniq', lock)
   if ARGV[13] ~= '' then redis.call('HSET', tk, 'group', ARGV[13]) end
+  if ARGV[14] ~= '' then redis.call('HSET', tk, 'lkey', ARGV[14]) end
   redis.call('ZADD', schedule, dueS, id)
   redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
   code = 3
 else
   redis.call('HSET', tk, 'type', typ, 'payload', payload, 'prio', prio, 'status', 'QUEUED', 'max_att', maxAtt,
     'timeout', timeout, 'created', nowS, 'uniq', lock)
+  if ARGV[14] ~= '' then redis.call('HSET', tk, 'lkey', ARGV[14]) end
   if ARGV[13] ~= '' then
     redis.call('HSET', tk, 'group', ARGV[13])
     if not admit(KEYS[5 + tonumber(prio)], tk, id, ARGV[13], prio, KEYS[16], KEYS[17]) then code = 4 end

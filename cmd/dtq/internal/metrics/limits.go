@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"time"
 
 	"github.com/dtq-dev/dtq"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,14 +20,17 @@ func (m *Metrics) CollectLimits(client *dtq.Client) error {
 }
 
 var (
+	limitLabels  = []string{"queue", "scope"}
 	limitMaxDesc = prometheus.NewDesc("dtq_limit_max_running",
-		"A queue's concurrency limit: at most this many of its tasks running at once across every worker (0: none).", []string{"queue"}, nil)
+		"A concurrency limit: at most this many tasks of its scope (scope \"queue\": the queue's; \"task_type:<type>\", \"limit_key:<key>\" or \"limit_key:*\": of each key) running at once across every worker (0: none).",
+		limitLabels, nil)
 	limitInUseDesc = prometheus.NewDesc("dtq_limit_in_use",
-		"Leases of a limited queue held now: one per task running, and one per worker waiting for a task of it.", []string{"queue"}, nil)
+		"Leases of a limit held now: one per task running under it (a queue's: and one per worker waiting for a task of it).", limitLabels, nil)
 	limitRateDesc = prometheus.NewDesc("dtq_limit_rate",
-		"A queue's rate limit, in task starts per second (0: none).", []string{"queue"}, nil)
+		"A rate limit, in task starts per second (0: none).", limitLabels, nil)
 	limitWaitingDesc = prometheus.NewDesc("dtq_limit_waiting",
-		"Queued tasks of a limited queue: the work its limits hold back when they are full.", []string{"queue"}, nil)
+		"Queued tasks a limit holds back: a queue's, its queued tasks (what it holds back when full); a task type's or limit key's, those its full concurrency limit keeps waiting.",
+		limitLabels, nil)
 )
 
 // limitCollector reads the queues' limits at scrape time.
@@ -62,29 +66,42 @@ func (l *limitCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range stats {
 		queued[st.Name] = st.Queued
 	}
+	type key struct{ queue, scope string }
 	type sums struct{ max, inUse, rate, waiting float64 }
-	by := map[string]*sums{}
-	var order []string
-	for _, li := range limits {
-		name := l.m.queues.get(li.Queue)
-		s := by[name]
+	by := map[key]*sums{}
+	var order []key
+	add := func(k key, max, inUse, rate int64, per time.Duration, waiting int64) {
+		s := by[k]
 		if s == nil {
 			s = &sums{}
-			by[name] = s
-			order = append(order, name)
+			by[k] = s
+			order = append(order, k)
 		}
-		s.max += float64(li.MaxRunning)
-		s.inUse += float64(li.InUse)
-		if li.Rate > 0 && li.Per > 0 {
-			s.rate += float64(li.Rate) / li.Per.Seconds()
+		s.max += float64(max)
+		s.inUse += float64(inUse)
+		if rate > 0 && per > 0 {
+			s.rate += float64(rate) / per.Seconds()
 		}
-		s.waiting += float64(queued[li.Queue])
+		s.waiting += float64(waiting)
 	}
-	for _, name := range order {
-		s := by[name]
-		ch <- prometheus.MustNewConstMetric(limitMaxDesc, prometheus.GaugeValue, s.max, name)
-		ch <- prometheus.MustNewConstMetric(limitInUseDesc, prometheus.GaugeValue, s.inUse, name)
-		ch <- prometheus.MustNewConstMetric(limitRateDesc, prometheus.GaugeValue, s.rate, name)
-		ch <- prometheus.MustNewConstMetric(limitWaitingDesc, prometheus.GaugeValue, s.waiting, name)
+	for _, li := range limits {
+		name := l.m.queues.get(li.Queue)
+		if li.MaxRunning > 0 || li.Rate > 0 {
+			add(key{name, "queue"}, li.MaxRunning, li.InUse, li.Rate, li.Per, queued[li.Queue])
+		}
+		for _, sc := range li.Scopes {
+			scope := "task_type:" + sc.TaskType
+			if sc.TaskType == "" {
+				scope = "limit_key:" + sc.LimitKey
+			}
+			add(key{name, scope}, sc.MaxRunning, sc.InUse, sc.Rate, sc.Per, sc.Waiting)
+		}
+	}
+	for _, k := range order {
+		s := by[k]
+		ch <- prometheus.MustNewConstMetric(limitMaxDesc, prometheus.GaugeValue, s.max, k.queue, k.scope)
+		ch <- prometheus.MustNewConstMetric(limitInUseDesc, prometheus.GaugeValue, s.inUse, k.queue, k.scope)
+		ch <- prometheus.MustNewConstMetric(limitRateDesc, prometheus.GaugeValue, s.rate, k.queue, k.scope)
+		ch <- prometheus.MustNewConstMetric(limitWaitingDesc, prometheus.GaugeValue, s.waiting, k.queue, k.scope)
 	}
 }

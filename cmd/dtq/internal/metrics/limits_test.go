@@ -34,11 +34,47 @@ func TestLimitMetrics(t *testing.T) {
 			e.enqueue("block", &dtq.EnqueueOpts{Queue: "capped"})
 		}
 		got := e.waitFor(map[string]float64{
-			`dtq_limit_max_running{queue="capped"}`: 1, `dtq_limit_in_use{queue="capped"}`: 1,
-			`dtq_limit_rate{queue="capped"}`: 25, `dtq_limit_waiting{queue="capped"}`: 2,
+			`dtq_limit_max_running{queue="capped",scope="queue"}`: 1, `dtq_limit_in_use{queue="capped",scope="queue"}`: 1,
+			`dtq_limit_rate{queue="capped",scope="queue"}`: 25, `dtq_limit_waiting{queue="capped",scope="queue"}`: 2,
 		})
 		if got[`dtq_throttled_total{queue="capped"}`] < 1 {
 			t.Fatalf("no throttled claims counted: %v", got)
+		}
+	})
+}
+
+// A task type's limit shows under its scope: the leases held, its rate,
+// the tasks its full limit holds back.
+func TestScopeLimitMetrics(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		if err := e.c.SetTypeLimits(ctx, "typed", "block", dtq.LimitSpec{MaxRunning: 1, Rate: 10, Per: time.Second, Burst: 5}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.SetKeyLimits(ctx, "typed", dtq.EachKey, dtq.LimitSpec{MaxRunning: 3}); err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		defer close(release)
+		block := func(ctx context.Context, _ *dtq.Task) (any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		}
+		e.worker(&dtq.WorkerConfig{Queues: []string{"typed"}, Concurrency: 4}, map[string]dtq.HandlerFunc{"block": block})
+		for range 3 {
+			e.enqueue("block", &dtq.EnqueueOpts{Queue: "typed"})
+		}
+		got := e.waitFor(map[string]float64{
+			`dtq_limit_max_running{queue="typed",scope="task_type:block"}`: 1, `dtq_limit_in_use{queue="typed",scope="task_type:block"}`: 1,
+			`dtq_limit_rate{queue="typed",scope="task_type:block"}`: 10, `dtq_limit_waiting{queue="typed",scope="task_type:block"}`: 2,
+			`dtq_limit_max_running{queue="typed",scope="limit_key:*"}`: 3,
+			`dtq_throttled_total{queue="typed"}`:                       2, // the two starts held back
+		})
+		if len(got) == 0 {
+			t.Fatal("no metrics")
 		}
 	})
 }

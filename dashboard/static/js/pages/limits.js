@@ -1,6 +1,7 @@
-// Limits: each limited queue's concurrency limit (leases in use against
-// it), rate limit, the tasks waiting and a RetryAfter pause, with Remove;
-// refreshed every 5 s.
+// Limits: each limit — a queue's own, a task type's or a limit key's in
+// it — with its concurrency limit (leases in use against it), rate limit,
+// the tasks waiting and a RetryAfter pause, with Remove; refreshed every
+// 5 s.
 
 import { h, replace, setText, routeHref } from '../dom.js';
 import { timeEl, plural } from '../fmt.js';
@@ -12,7 +13,7 @@ export function mount(main, ctx) {
   const tbody = h('tbody');
   const table = h('table', { class: 'rtable limits', hidden: true },
     h('caption', { class: 'sr-only' }, 'Limits'),
-    h('thead', {}, h('tr', {}, ['Queue', 'Running at once', 'Rate', 'Waiting', 'Paused until', ''].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Queue', 'Limit of', 'Running at once', 'Rate', 'Waiting', 'Paused until', ''].map((c) => h('th', { scope: 'col' }, c)))),
     tbody);
   const summary = h('span', { class: 'muted' });
   replace(main,
@@ -20,27 +21,48 @@ export function mount(main, ctx) {
       h('p', { class: 'muted' }, 'Flow control across every worker: how many of a queue\'s tasks run at once, and how often they start. ', summary)),
     h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table)));
 
-  const rows = new Map(); // queue -> row
+  const rows = new Map(); // limit key (see limitsOf) -> row
 
-  const row = (l, queued) => {
-    let r = rows.get(l.queue);
+  // limitsOf lists the limits of one queue's answer: its own (if set),
+  // then its task types' and limit keys'.
+  const limitsOf = (l, queued) => {
+    const out = [];
+    if (l.max_running > 0 || l.rate > 0) {
+      out.push({ key: l.queue, queue: l.queue, of: 'the queue', lim: l, waiting: queued, path: 'api/v1/limits/' + api.seg(l.queue),
+        done: 'Queue ' + l.queue + ' has no limits of its own now.' });
+    }
+    for (const sc of l.scopes || []) {
+      const isType = !!sc.task_type;
+      const name = isType ? sc.task_type : sc.limit_key;
+      const of = isType ? 'type ' + name : (name === '*' ? 'each limit key' : 'limit key ' + name);
+      out.push({ key: l.queue + ' ' + of, queue: l.queue, of, lim: sc, waiting: sc.waiting,
+        path: 'api/v1/limits/' + api.seg(l.queue) + (isType ? '/types/' : '/keys/') + api.seg(name),
+        done: 'The limits of ' + of + ' in queue ' + l.queue + ' are removed: its tasks start as workers have room.' });
+    }
+    return out;
+  };
+
+  const row = (e) => {
+    let r = rows.get(e.key);
+    const l = e.lim;
     if (!r) {
       r = {
         meter: h('meter', { min: 0, max: 1, value: 0 }), use: h('span'), rate: h('span'), waiting: h('span'), paused: h('span'),
         btn: h('button', { type: 'button', class: 'btn btn-small' }, 'Remove'),
       };
-      r.tr = h('tr', { dataset: { limit: l.queue } },
-        h('td', { dataset: { label: 'Queue' } }, h('a', { href: routeHref('tasks', { queue: l.queue }) }, l.queue)),
+      r.tr = h('tr', { dataset: { limit: e.key } },
+        h('td', { dataset: { label: 'Queue' } }, h('a', { href: routeHref('tasks', { queue: e.queue }) }, e.queue)),
+        h('td', { dataset: { label: 'Limit of' } }, e.of),
         h('td', { dataset: { label: 'Running at once' } }, r.meter, ' ', r.use),
         h('td', { dataset: { label: 'Rate' } }, r.rate),
         h('td', { dataset: { label: 'Waiting' } }, r.waiting),
         h('td', { dataset: { label: 'Paused until' } }, r.paused),
         h('td', {}, r.btn));
-      r.btn.setAttribute('aria-label', 'Remove the limits of queue ' + l.queue);
+      r.btn.setAttribute('aria-label', 'Remove the limits of ' + (e.of === 'the queue' ? 'queue ' + e.queue : e.of + ' in queue ' + e.queue));
       r.btn.addEventListener('click', () => remove(r));
-      rows.set(l.queue, r);
+      rows.set(e.key, r);
     }
-    r.l = l;
+    r.e = e;
     if (l.max_running > 0) {
       r.meter.hidden = false;
       r.meter.max = l.max_running;
@@ -55,14 +77,13 @@ export function mount(main, ctx) {
     } else {
       replace(r.rate, h('span', { class: 'muted' }, 'no limit'));
     }
-    setText(r.waiting, queued === undefined ? '–' : String(queued));
+    setText(r.waiting, e.waiting === undefined ? '–' : String(e.waiting));
     replace(r.paused, l.paused_until ? timeEl(l.paused_until) : h('span', { class: 'muted' }, '–'));
     return r;
   };
 
   const remove = async (r) => {
-    const q = r.l.queue;
-    const res = await act(r.btn, () => api.del('api/v1/limits/' + api.seg(q)), 'Queue ' + q + ' has no limits now: its tasks start as workers have room.');
+    const res = await act(r.btn, () => api.del(r.e.path), r.e.done);
     if (res) load();
   };
 
@@ -70,18 +91,18 @@ export function mount(main, ctx) {
     try {
       const [res, qs] = await Promise.all([api.get('api/v1/limits'), api.get('api/v1/queues')]);
       const queued = new Map((qs.queues || []).map((q) => [q.name, q.queued]));
-      const list = res.limits || [];
+      const list = (res.limits || []).flatMap((l) => limitsOf(l, queued.get(l.queue)));
       const keep = new Set();
-      list.forEach((l, i) => {
-        const r = row(l, queued.get(l.queue));
-        keep.add(l.queue);
+      list.forEach((e, i) => {
+        const r = row(e);
+        keep.add(e.key);
         if (tbody.children[i] !== r.tr) tbody.insertBefore(r.tr, tbody.children[i] || null);
       });
       for (const [k, r] of rows) if (!keep.has(k)) { r.tr.remove(); rows.delete(k); }
       table.hidden = !list.length;
       status.hidden = !!list.length;
       status.classList.remove('error');
-      setText(summary, list.length ? plural(list.length, 'limited queue') + '.' : '');
+      setText(summary, list.length ? plural(list.length, 'limit') + '.' : '');
       if (!list.length) {
         replace(status, 'No limits. Set one with ', h('code', {}, 'dtq limit set QUEUE --max-running N'), ' or ',
           h('code', {}, '--rate N --per 1s'), ', or a PUT to /api/v1/limits/{queue}.');

@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	_ "embed"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/script"
+	"github.com/redis/rueidis"
+)
+
+var (
+	//go:embed scope.lua
+	scopeSource string
+
+	scopeScript = script.New("scope", libSource, scopeSource)
+)
+
+// ScopeDef is one scoped limit of a queue: a task type's (Scope
+// ScopeType+type) or a limit key's (ScopeKey+key, ScopeKey+EachKey for
+// each key without one of its own).
+type ScopeDef struct {
+	Scope      string
+	MaxRunning int64         // 0: no concurrency limit
+	Rate       int64         // at most Rate starts per Per; 0: none
+	Per        time.Duration // the rate's period
+	Burst      int64         // the most starts at once within the rate (≥ 1)
+}
+
+// ScopeState is a scoped limit with what it holds now.
+type ScopeState struct {
+	ScopeDef
+	InUse    int64     // leases live (tasks running under it)
+	Waiting  int64     // QUEUED tasks its full concurrency limit holds back
+	PausedTo time.Time // no start before this (dtq.RetryAfter); zero: none
+}
+
+func (d ScopeDef) value() string {
+	return strconv.FormatInt(d.MaxRunning, 10) + "/" + strconv.FormatInt(d.Rate, 10) + "/" +
+		strconv.FormatInt(d.Per.Milliseconds(), 10) + "/" + strconv.FormatInt(max(1, d.Burst), 10)
+}
+
+func parseScopeDef(scope, v string) (ScopeDef, bool) {
+	p := strings.Split(v, "/")
+	if len(p) != 4 {
+		return ScopeDef{}, false
+	}
+	n := make([]int64, 4)
+	for i, s := range p {
+		var err error
+		if n[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return ScopeDef{}, false
+		}
+	}
+	return ScopeDef{Scope: scope, MaxRunning: n[0], Rate: n[1], Per: time.Duration(n[2]) * time.Millisecond, Burst: n[3]}, true
+}
+
+// SetScopeLimit replaces the scoped limit of d.Scope (one with neither a
+// concurrency nor a rate limit removes it, and its state), starts its rate
+// afresh and tells the queue's workers to read its limits again.
+func (q *Queue) SetScopeLimit(ctx context.Context, d ScopeDef) error {
+	c := q.s.r
+	cmds := []rueidis.Completed{c.B().Hdel().Key(q.k.Limits()).Field(d.Scope + "\ntat").Build()}
+	if d.MaxRunning > 0 || d.Rate > 0 {
+		cmds = append(cmds, c.B().Hset().Key(q.k.ScopeLimits()).FieldValue().FieldValue(d.Scope, d.value()).Build())
+	} else {
+		cmds = append(cmds, c.B().Hdel().Key(q.k.ScopeLimits()).Field(d.Scope).Build(),
+			c.B().Hdel().Key(q.k.Limits()).Field(d.Scope+"\npause").Build())
+	}
+	return q.setLimit(ctx, cmds...)
+}
+
+// ScopeDefs returns the queue's scoped limits by scope, in one HGETALL.
+func (q *Queue) ScopeDefs(ctx context.Context) (map[string]ScopeDef, error) {
+	c := q.s.r
+	m, err := c.Do(ctx, c.B().Hgetall().Key(q.k.ScopeLimits()).Build()).AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]ScopeDef, len(m))
+	for scope, v := range m {
+		if d, ok := parseScopeDef(scope, v); ok {
+			out[scope] = d
+		}
+	}
+	return out, nil
+}
+
+// ScopeLimits returns the queue's scoped limits, by scope, with what each
+// holds: in two round trips (the definitions, the leases in use and the
+// pauses; then the waiters of each).
+func (q *Queue) ScopeLimits(ctx context.Context) ([]ScopeState, error) {
+	c := q.s.r
+	res := c.DoMulti(ctx, c.B().Hgetall().Key(q.k.ScopeLimits()).Build(), c.B().Hgetall().Key(q.k.ScopeUse()).Build(),
+		c.B().Time().Build())
+	defs, err := res[0].AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	use, err := res[1].AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	t, err := res[2].AsIntSlice()
+	if err != nil {
+		return nil, err
+	}
+	now := t[0]*1000 + t[1]/1000
+	out := make([]ScopeState, 0, len(defs))
+	for scope, v := range defs {
+		d, ok := parseScopeDef(scope, v)
+		if !ok {
+			continue
+		}
+		out = append(out, ScopeState{ScopeDef: d, InUse: atoi64(use[scope])})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
+	if len(out) == 0 {
+		return out, nil
+	}
+	cmds := make(rueidis.Commands, 0, 2*len(out))
+	for _, s := range out {
+		cmds = append(cmds, c.B().Zlexcount().Key(q.k.ScopeWait()).Min("["+s.Scope+"\n").Max("["+s.Scope+"\n\xff").Build(),
+			c.B().Hget().Key(q.k.Limits()).Field(s.Scope+"\npause").Build())
+	}
+	res = c.DoMulti(ctx, cmds...)
+	for i := range out {
+		if out[i].Waiting, err = res[2*i].AsInt64(); err != nil {
+			return nil, err
+		}
+		if p, err := res[2*i+1].AsInt64(); err == nil && p > now {
+			out[i].PausedTo = time.UnixMilli(p)
+		}
+	}
+	return out, nil
+}
+
+// ScopeLease is the name of the lease task ulid holds under scope.
+func ScopeLease(scope, ulid string) string { return scope + "\n" + ulid }
+
+func (q *Queue) scopeKeys(ks ...string) []string {
+	k := q.k
+	out := append(make([]string, 0, 17+len(ks)), k.Limits(), k.ScopeUse(), k.ScopeLeases(), k.ScopeWait(),
+		k.GroupWait(), k.GroupCount(), k.ScopeLimits())
+	out = k.bands(out)
+	return append(out, ks...)
+}
+
+// RenewScopeLeases moves the expiry of the live ones of leases (ScopeLease
+// names) to ttl from now.
+func (q *Queue) RenewScopeLeases(ctx context.Context, ttl time.Duration, leases []string) error {
+	args := append([]string{"renew", strconv.FormatInt(ttl.Milliseconds(), 10)}, leases...)
+	return scopeScript.Exec(ctx, q.s.r, q.scopeKeys(), args).Error()
+}
+
+// ReleaseScopeLeases deletes leases (of tasks that ended) and moves the
+// waiters their scopes have room for now back into their bands.
+func (q *Queue) ReleaseScopeLeases(ctx context.Context, leases []string) error {
+	args := append([]string{"release", ""}, leases...)
+	waiters, err := scopeScript.Exec(ctx, q.s.r, q.scopeKeys(), args).AsStrSlice()
+	if err != nil {
+		return err
+	}
+	_, err = q.unpark(ctx, waiters)
+	return err
+}
+
+// PauseScopes lets no task under scopes start for d (dtq.RetryAfter).
+func (q *Queue) PauseScopes(ctx context.Context, d time.Duration, scopes []string) error {
+	args := append([]string{"pause", strconv.FormatInt(d.Milliseconds(), 10)}, scopes...)
+	return scopeScript.Exec(ctx, q.s.r, q.scopeKeys(), args).Error()
+}
+
+// SweepScopes is the repair pass of scoped limits: it deletes expired
+// leases (of lost workers) and moves in the waiters of up to visits scopes
+// from after ("" = the first) that have room. It returns the scope to go
+// on after ("" = every one was visited) and how many tasks it moved.
+func (q *Queue) SweepScopes(ctx context.Context, after string, visits int) (string, int, error) {
+	res, err := scopeScript.Exec(ctx, q.s.r, q.scopeKeys(), []string{"sweep", strconv.Itoa(visits), after}).AsStrSlice()
+	if err != nil {
+		return "", 0, err
+	}
+	if len(res) == 0 {
+		return "", 0, unexpected("scope sweep", res)
+	}
+	n, err := q.unpark(ctx, res[1:])
+	return res[0], n, err
+}
+
+// unpark moves limwait members ms back into their bands (those whose
+// scope still has room).
+func (q *Queue) unpark(ctx context.Context, ms []string) (int, error) {
+	if len(ms) == 0 {
+		return 0, nil
+	}
+	hashes := make([]string, len(ms))
+	for i, m := range ms {
+		ulid := invalidULID
+		if len(m) >= 26 {
+			ulid = m[len(m)-26:]
+		}
+		hashes[i] = q.k.Task(ulid)
+	}
+	args := append([]string{"unpark", q.name}, ms...)
+	n, err := scopeScript.Exec(ctx, q.s.r, q.scopeKeys(hashes...), args).AsInt64()
+	return int(n), err
+}
