@@ -31,6 +31,8 @@ const (
 	childEffectsEnv = "DTQ_TEST_CHILD_EFFECTS"
 	// childConcurrencyEnv sets the child worker's Concurrency.
 	childConcurrencyEnv = "DTQ_TEST_CHILD_CONCURRENCY"
+	// childQueuesEnv sets the child worker's Queues (comma-separated).
+	childQueuesEnv = "DTQ_TEST_CHILD_QUEUES"
 )
 
 // runChildWorker serves "block" tasks (which never finish) and "nap" tasks
@@ -53,7 +55,12 @@ func runChildWorker() int {
 	}
 	vt, _ := time.ParseDuration(os.Getenv(childVTEnv))
 	concurrency, _ := strconv.Atoi(os.Getenv(childConcurrencyEnv))
-	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: os.Getenv(childWorkerEnv), VisibilityTimeout: vt, Concurrency: concurrency})
+	var queues []string
+	if q := os.Getenv(childQueuesEnv); q != "" {
+		queues = strings.Split(q, ",")
+	}
+	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{ID: os.Getenv(childWorkerEnv), VisibilityTimeout: vt, Concurrency: concurrency,
+		Queues: queues})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -3,6 +3,7 @@ package dtq_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -454,6 +455,31 @@ func TestQueueWeightsValidation(t *testing.T) {
 			if !errors.As(err, &ve) || ve.Field != "WorkerConfig.QueueWeights" {
 				t.Errorf("%v: %v, want a ValidationError of WorkerConfig.QueueWeights", cfg.QueueWeights, err)
 			}
+		}
+	})
+}
+
+// The same with a separate worker process serving queues long and short
+// (2 slots each of 4): long's tasks never end, and short's still run.
+func TestQueueSharesDoNotStarveAcrossProcesses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		effects := childEffectsEnv + "=" + filepath.Join(t.TempDir(), "effects") // nap logs its runs
+		startChildWorker(t, e, "shared", 5*time.Second, childQueuesEnv+"=long,short", childConcurrencyEnv+"=4", effects)
+		var long []string
+		for range 10 {
+			long = append(long, e.enqueue("block", nil, &dtq.EnqueueOpts{Queue: "long"}).ID)
+		}
+		eventually(t, 10*time.Second, "the long queue's share busy", func() bool {
+			st, err := e.c.Stats(ctx, "long")
+			return err == nil && st.Running == 2
+		})
+		for range 3 {
+			task := e.enqueue("nap", 0, &dtq.EnqueueOpts{Queue: "short"})
+			e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
+		}
+		if st, err := e.c.Stats(ctx, "long"); err != nil || st.Running != 2 || st.Queued != 8 {
+			t.Errorf("long: %+v %v, want its share of 2 running and 8 queued", st, err)
 		}
 	})
 }
