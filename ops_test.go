@@ -466,9 +466,8 @@ func TestQueueSharesDoNotStarveAcrossProcesses(t *testing.T) {
 		ctx := t.Context()
 		effects := childEffectsEnv + "=" + filepath.Join(t.TempDir(), "effects") // nap logs its runs
 		startChildWorker(t, e, "shared", 5*time.Second, childQueuesEnv+"=long,short", childConcurrencyEnv+"=4", effects)
-		var long []string
 		for range 10 {
-			long = append(long, e.enqueue("block", nil, &dtq.EnqueueOpts{Queue: "long"}).ID)
+			e.enqueue("block", nil, &dtq.EnqueueOpts{Queue: "long"})
 		}
 		eventually(t, 10*time.Second, "the long queue's share busy", func() bool {
 			st, err := e.c.Stats(ctx, "long")

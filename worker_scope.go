@@ -94,7 +94,7 @@ func (wq *workerQueue) releaseScopes(ctx context.Context, t *Task) {
 	}
 	names := make([]string, len(t.leased))
 	for i, s := range t.leased {
-		names[i] = store.ScopeLease(s, ulidOf(t.ID))
+		names[i] = store.ScopeLease(s, ulidOf(t.ID), t.run)
 	}
 	if _, err := wq.scopeReleases.Do(ctx, names); err != nil {
 		// They expire after the visibility timeout instead (the scheduler's
@@ -111,7 +111,7 @@ func (wq *workerQueue) renewScopes(ctx context.Context, exs []*execution) {
 	var names []string
 	for _, ex := range exs {
 		for _, s := range ex.task.leased {
-			names = append(names, store.ScopeLease(s, ulidOf(ex.task.ID)))
+			names = append(names, store.ScopeLease(s, ulidOf(ex.task.ID), ex.task.run))
 		}
 	}
 	if len(names) == 0 {

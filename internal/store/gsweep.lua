@@ -42,25 +42,6 @@ if queued <= 0 then
   end
 end
 
-local out = { '' }
-local from = '-'
-if after ~= '' then from = '(' .. after .. '|\255' end
-for _ = 1, visits do
-  local first = redis.call('ZRANGEBYLEX', gwait, from, '+', 'LIMIT', 0, 1)
-  if #first == 0 then
-    out[1] = ''
-    return out
-  end
-  local grp = string.match(first[1], '^([^|]+)|')
-  if not grp then -- not a member this store writes
-    redis.call('ZREM', gwait, first[1])
-  else
-    local room = GROUP_WINDOW - tonumber(redis.call('HGET', gcount, grp) or '0')
-    if room > 0 then
-      for _, m in ipairs(group_waiters(gwait, grp, room)) do out[#out + 1] = m end
-    end
-    from = '(' .. grp .. '|\255'
-    out[1] = grp
-  end
-end
-return out
+return walk_waiters(gwait, '|', after, visits, function(grp)
+  return GROUP_WINDOW - tonumber(redis.call('HGET', gcount, grp) or '0')
+end)

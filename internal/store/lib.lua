@@ -78,9 +78,45 @@ local function admit(band, tk, id, group, prio, gwait, gcount)
   return false
 end
 
+-- waiters returns up to n members of zset (equal scores) that start with
+-- prefix then sep, in order: the best waiters of a group (gwait, "|") or a
+-- scope (limwait, "\n").
+local function waiters(zset, prefix, sep, n)
+  return redis.call('ZRANGEBYLEX', zset, '[' .. prefix .. sep, '[' .. prefix .. sep .. '\255', 'LIMIT', 0, n)
+end
+
 -- group_waiters returns up to n members of gwait of group, best first.
-local function group_waiters(gwait, group, n)
-  return redis.call('ZRANGEBYLEX', gwait, '[' .. group .. '|', '[' .. group .. '|\255', 'LIMIT', 0, n)
+local function group_waiters(gwait, group, n) return waiters(gwait, group, '|', n) end
+
+-- walk_waiters visits, from the prefix after ("" = the first), up to
+-- visits of the prefixes (groups, scopes) of zset's members
+-- "<prefix><sep>…" (no prefix holds sep; a member without one is dropped)
+-- and returns { the prefix to go on after ("" = done), the best members
+-- of each prefix for its room(prefix)... }.
+local function walk_waiters(zset, sep, after, visits, room)
+  local out = { '' }
+  local from = '-'
+  if after ~= '' then from = '(' .. after .. sep .. '\255' end
+  for _ = 1, visits do
+    local first = redis.call('ZRANGEBYLEX', zset, from, '+', 'LIMIT', 0, 1)
+    if #first == 0 then
+      out[1] = ''
+      return out
+    end
+    local i = string.find(first[1], sep, 1, true)
+    if not i then
+      redis.call('ZREM', zset, first[1])
+    else
+      local prefix = string.sub(first[1], 1, i - 1)
+      local r = room(prefix)
+      if r > 0 then
+        for _, m in ipairs(waiters(zset, prefix, sep, r)) do out[#out + 1] = m end
+      end
+      from = '(' .. prefix .. sep .. '\255'
+      out[1] = prefix
+    end
+  end
+  return out
 end
 
 -- group_left counts one admitted entry of group out of the bands (started,
@@ -277,7 +313,7 @@ end
 -- = "<max running>/<rate n>/<rate period ms>/<burst>"; limits hash fields
 -- <scope>\ntat its GCRA state (ms), <scope>\npause no start before (ms);
 -- limuse hash: leases live per scope; limlease zset: member
--- "<scope>\n<ULID>", score expiry.
+-- "<scope>\n<ULID>|<run>", score expiry.
 
 -- scope_def returns the limit of scope as {max, n, per, burst} (a limit
 -- key with none of its own takes "k:*"'s), or nil.
@@ -308,14 +344,15 @@ end
 
 -- scope_take checks the scoped limits of a task (its scopes, a list) for
 -- a start now, and when they all have room takes it: a lease per
--- concurrency limit ("<scope>\n<ulid>", expiring after ttl ms) and a token
+-- concurrency limit ("<scope>\n<holder>", holder "<ULID>|<run>", expiring
+-- after ttl ms) and a token
 -- per rate limit, except that of scope reserved (a start it reserved when
 -- it was held back). Returns nil then; else 'wait', scope (a concurrency
 -- limit is full) or 'at', scope, ms, rate (no start before ms: a pause,
 -- or with rate true the rate limit, whose start at ms is reserved here).
 -- With hold, it takes leases whatever the limits (a task taken over from a
 -- lost worker: it runs).
-local function scope_take(sdefs, limits, use, leases, scopes, ulid, now, ttl, reserved, hold)
+local function scope_take(sdefs, limits, use, leases, scopes, holder, now, ttl, reserved, hold)
   local defs = {}
   for i, s in ipairs(scopes) do
     local d = scope_def(sdefs, s)
@@ -340,7 +377,7 @@ local function scope_take(sdefs, limits, use, leases, scopes, ulid, now, ttl, re
   for i, s in ipairs(scopes) do
     local d = defs[i]
     if d then
-      if d.max > 0 and redis.call('ZADD', leases, now + ttl, s .. '\n' .. ulid) == 1 then
+      if d.max > 0 and redis.call('ZADD', leases, now + ttl, s .. '\n' .. holder) == 1 then
         redis.call('HINCRBY', use, s, 1)
       end
       if d.tat then redis.call('HSET', limits, s .. '\ntat', string.format('%.3f', d.tat + d.per / d.n)) end
@@ -361,6 +398,4 @@ local function scope_park(wait, use, tk, id, prio, scope)
 end
 
 -- scope_waiters returns up to n members of limwait of scope, best first.
-local function scope_waiters(wait, scope, n)
-  return redis.call('ZRANGEBYLEX', wait, '[' .. scope .. '\n', '[' .. scope .. '\n\255', 'LIMIT', 0, n)
-end
+local function scope_waiters(wait, scope, n) return waiters(wait, scope, '\n', n) end

@@ -138,8 +138,12 @@ func (q *Queue) ScopeLimits(ctx context.Context) ([]ScopeState, error) {
 	return out, nil
 }
 
-// ScopeLease is the name of the lease task ulid holds under scope.
-func ScopeLease(scope, ulid string) string { return scope + "\n" + ulid }
+// ScopeLease is the name of the lease run run of task ulid holds under
+// scope: one per run, so that a run taken over from a lost worker counts
+// apart from the lost one until the lost one's lease expires.
+func ScopeLease(scope, ulid string, run int) string {
+	return scope + "\n" + ulid + "|" + strconv.Itoa(run)
+}
 
 func (q *Queue) scopeKeys(ks ...string) []string {
 	k := q.k

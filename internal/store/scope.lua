@@ -3,7 +3,7 @@
 --
 -- KEYS[1]        limits hash (the scoped limits' rate state and pauses)
 -- KEYS[2]        limuse hash (leases live per scope)
--- KEYS[3]        limlease zset (member "<scope>\n<ULID>", score expiry)
+-- KEYS[3]        limlease zset (member "<scope>\n<ULID>|<run>", score expiry)
 -- KEYS[4]        limwait zset (member "<scope>\n<9-prio>|<seq>|<ULID>")
 -- KEYS[5]        gwait zset (tasks waiting for their group's turn)
 -- KEYS[6]        gcount hash (per group: admitted entries not started)
@@ -14,7 +14,7 @@
 -- ARGV[1]        op: "renew", "release", "unpark", "sweep" or "pause"
 -- ARGV[2]        renew: lease lifetime, ms; pause: its length, ms;
 --                unpark: the queue's name; sweep: the most scopes to visit
--- ARGV[3..]      renew, release: lease names "<scope>\n<ULID>"; unpark:
+-- ARGV[3..]      renew, release: lease names "<scope>\n<ULID>|<run>"; unpark:
 --                limwait members; pause: scopes; sweep: the scope to
 --                start after ("" = the first)
 --
@@ -112,29 +112,7 @@ end
 
 if op == 'sweep' then
   scope_sweep(use, leases, now)
-  local visits = tonumber(ARGV[2])
-  local out = { '' }
-  local from = '-'
-  if ARGV[3] ~= '' then from = '(' .. ARGV[3] .. '\n\255' end
-  for _ = 1, visits do
-    local first = redis.call('ZRANGEBYLEX', wait, from, '+', 'LIMIT', 0, 1)
-    if #first == 0 then
-      out[1] = ''
-      return out
-    end
-    local scope = string.match(first[1], '^(.*)\n')
-    if not scope then
-      redis.call('ZREM', wait, first[1])
-    else
-      local r = room(scope)
-      if r > 0 then
-        for _, m in ipairs(scope_waiters(wait, scope, r)) do out[#out + 1] = m end
-      end
-      from = '(' .. scope .. '\n\255'
-      out[1] = scope
-    end
-  end
-  return out
+  return walk_waiters(wait, '\n', ARGV[3], tonumber(ARGV[2]), room)
 end
 
 return redis.error_reply('ERR scope.lua: unknown op ' .. op)

@@ -104,7 +104,7 @@ func TestScopeConcurrency(t *testing.T) {
 		}
 		// r1 ends: r3 goes back to its band and starts.
 		_, u1 := ulidOfTest(t, res[0].ID)
-		if err := q.ReleaseScopeLeases(ctx, []string{ScopeLease(ScopeType+"report", u1)}); err != nil {
+		if err := q.ReleaseScopeLeases(ctx, []string{ScopeLease(ScopeType+"report", u1, 1)}); err != nil {
 			t.Fatal(err)
 		}
 		if ps, codes := startScoped(t, q, 10, 50*time.Millisecond); fmt.Sprint(ps, codes) != "[r3] [1]" {
@@ -193,4 +193,58 @@ func ulidOfTest(t *testing.T, id string) (string, string) {
 		t.Fatalf("id %q", id)
 	}
 	return id[:len(id)-27], id[len(id)-26:]
+}
+
+// A lease is its run's: a late or repeated release of a retried task's
+// earlier run leaves the lease of its run now.
+func TestScopeLeaseIsPerRun(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		ensureGroups(t, q)
+		scope := ScopeType + "report"
+		if err := q.SetScopeLimit(ctx, ScopeDef{Scope: scope, MaxRunning: 1}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := q.Enqueue(ctx, EnqueueConfig{}, []EnqueueItem{item("report", "r1", "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ulid := ulidOfTest(t, res[0].ID)
+		cfg := StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}
+		entries, _, err := q.ReadBands(ctx, "w", 1, 0, 0)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("read: %v %v", entries, err)
+		}
+		entries[0].Scopes = []string{scope}
+		st, err := q.Start(ctx, cfg, entries)
+		if err != nil || st[0].Code != Began {
+			t.Fatalf("start: %+v %v", st, err)
+		}
+		e := entries[0]
+		if _, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, IdemWindow: time.Hour}, "w", []FinishItem{{
+			TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: 1, Outcome: OutcomeRetry, Text: "again",
+			RetryDelay: time.Millisecond, Attempt: 1, Started: st[0].Started, Born: e.Spec,
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		release := func() {
+			if err := q.ReleaseScopeLeases(ctx, []string{ScopeLease(scope, ulid, 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		release()
+		time.Sleep(5 * time.Millisecond)
+		if _, _, _, err := q.PromoteDue(ctx, 10); err != nil {
+			t.Fatal(err)
+		}
+		if ps, codes := startScoped(t, q, 1, time.Minute); fmt.Sprint(ps, codes) != "[r1] [1]" {
+			t.Fatalf("the retry: %v %v, want started", ps, codes)
+		}
+		release() // run 1's again, late
+		if st := scopeState(t, q, scope); st.InUse != 1 {
+			t.Fatalf("in use %d after a late release of run 1, want run 2's lease", st.InUse)
+		}
+	})
 }

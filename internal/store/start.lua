@@ -131,13 +131,13 @@ local NO_SCOPES = {} -- an entry's scopes when the queue has no scoped limit (ne
 -- when it may (its leases and tokens taken), else it is held back — its
 -- hash made from its entry when born — and its code (3 waiting in limwait
 -- for a lease, 4 SCHEDULED for its reserved rate slot or a pause's end).
-local function held(scopes, tk, id, ulid, band, eid, prio, born, reserved, hold)
+local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved, hold)
   if #scopes == 0 then return nil end
   if not swept then
     scope_sweep(use, leases, now)
     swept = true
   end
-  local why, scope, at, rate = scope_take(sdefs, limits, use, leases, scopes, ulid, now, ttl, reserved, hold)
+  local why, scope, at, rate = scope_take(sdefs, limits, use, leases, scopes, ulid .. '|' .. run, now, ttl, reserved, hold)
   if not why then return nil end
   if born then copy_spec(tk, band, eid, prio) end
   ack_del(band, group, eid)
@@ -151,6 +151,17 @@ local function held(scopes, tk, id, ulid, band, eid, prio, born, reserved, hold)
   redis.call('ZADD', schedule, atS, id)
   wake = true
   return 4
+end
+
+-- start_born starts a task born as its entry, in its first run, unless
+-- its scoped limits hold it back: the code, run, attempt and crashes to
+-- answer.
+local function start_born(scopes, tk, id, ulid, band, eid, prio)
+  local code = held(scopes, tk, id, ulid, '1', band, eid, prio, true)
+  if code then return code, '', '', '' end
+  starts[#starts + 1] = ulid
+  starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
+  return 1, '1', '1', '0'
 end
 
 for i = 0, n - 1 do
@@ -178,13 +189,7 @@ for i = 0, n - 1 do
     ack_del(band, group, eid)
   elseif born and mode == '0' and not paused and not rv then
     -- the common case: a new task's first start
-    code = held(scopes, tk, id, ulid, band, eid, prio, true)
-    if not code then
-      run, attempt, crashes = '1', '1', '0'
-      starts[#starts + 1] = ulid
-      starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
-      code = 1
-    end
+    code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
   elseif mode == '3' then
     local m = entry_fields(band, eid) or {}
     local parts = {}
@@ -229,8 +234,8 @@ for i = 0, n - 1 do
         events[#events + 1] = id .. '\tDEAD\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS .. '\t' .. reason
       end
     else
-      held(scopes, tk, id, ulid, band, eid, prio, false, nil, true)
       run = tostring(tonumber(rs.run) + 1)
+      held(scopes, tk, id, ulid, run, band, eid, prio, false, nil, true)
       redis.call('HSET', runs, ulid, run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker)
       if typ then redis.call('HSET', tk, 'status', 'RUNNING', 'started', nowS, 'worker', worker) end
       code = 1
@@ -242,13 +247,7 @@ for i = 0, n - 1 do
     if paused or mode == '2' then
       giveback(band, tk, id, eid, prio, true)
     else -- claimed by a worker that died before it started it
-      code = held(scopes, tk, id, ulid, band, eid, prio, true)
-      if not code then
-        run, attempt, crashes = '1', '1', '0'
-        starts[#starts + 1] = ulid
-        starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
-        code = 1
-      end
+      code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
     end
   else
     local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot')
@@ -259,7 +258,7 @@ for i = 0, n - 1 do
     if f[1] == 'QUEUED' and (paused or mode == '2') then
       giveback(band, tk, id, eid, prio, false, grp)
     elseif f[1] == 'QUEUED' then
-      code = held(scopes, tk, id, ulid, band, eid, prio, false, f[6])
+      code = held(scopes, tk, id, ulid, tostring(tonumber(f[2] or '0') + 1), band, eid, prio, false, f[6])
       if not code then
         if f[6] or #scopes > 0 then redis.call('HDEL', tk, 'rslot', 'throttled') end
         run = tostring(tonumber(f[2] or '0') + 1)
