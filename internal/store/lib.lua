@@ -151,15 +151,19 @@ end
 local b32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
 -- b32_digits encodes the non-negative integer x (below 2^53) as n base32
--- digits, most significant first.
+-- digits, most significant first: the significant ones computed, the
+-- leading zeros one string.rep (born_ulid's sequence numbers are small:
+-- the 13-digit loop it replaced cost ~3.5 µs per entry in take.lua).
 local function b32_digits(x, n)
-  local out = {}
-  for i = n, 1, -1 do
+  local out, i = {}, n
+  while x > 0 and i > 0 do
     local d = x % 32
-    out[i] = string.sub(b32, d + 1, d + 1)
+    out[i] = string.byte(b32, d + 1)
     x = (x - d) / 32
+    i = i - 1
   end
-  return table.concat(out)
+  if i == n then return string.rep('0', n) end
+  return string.rep('0', i) .. string.char(unpack(out, i + 1, n))
 end
 
 -- born_ulid returns the ULID of the task born as entry eid of band p, as
