@@ -44,6 +44,9 @@ const (
 	opLimit      = "GET /api/v1/limits/{queue}"
 	opPutLimit   = "PUT /api/v1/limits/{queue}"
 	opDelLimit   = "DELETE /api/v1/limits/{queue}"
+	opGroups     = "GET /api/v1/queues/{name}/groups"
+	opPutGroup   = "PUT /api/v1/queues/{name}/groups/{group}"
+	opDelGroup   = "DELETE /api/v1/queues/{name}/groups/{group}"
 	opPutType    = "PUT /api/v1/limits/{queue}/types/{type}"
 	opDelType    = "DELETE /api/v1/limits/{queue}/types/{type}"
 	opPutKey     = "PUT /api/v1/limits/{queue}/keys/{key}"
@@ -239,6 +242,26 @@ func (p *prober) limits(e *env) {
 	p.do(e, 400, opDelLimit, "/api/v1/limits/%2E%2E", "")
 	if r := p.do(e, 200, opLimits, "/api/v1/limits", ""); len(r.body["limits"].([]any)) != 0 {
 		p.t.Errorf("list after removal: %s", r.raw)
+	}
+
+	// A group's weight.
+	groups := "/api/v1/queues/capped/groups"
+	if r := p.do(e, 200, opPutGroup, groups+"/acme", `{"weight":3}`); r.body["weight"] != 3.0 {
+		p.t.Errorf("set a group's weight: %s", r.raw)
+	}
+	if r := p.do(e, 200, opGroups, groups, ""); !strings.Contains(string(r.raw), `"group":"acme","weight":3`) {
+		p.t.Errorf("groups: %s", r.raw)
+	}
+	p.do(e, 400, opPutGroup, groups+"/acme", `{"weight":101}`)
+	p.do(e, 400, opPutGroup, groups+"/a%7Cb", `{"weight":2}`)
+	p.do(e, 400, opPutGroup, groups+"/acme", `{}`)
+	p.do(e, 413, opPutGroup, groups+"/acme", `{"weight":1,"x":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opPutGroup, groups+"/acme", `{"weight":1}`, "Content-Type", "text/plain")
+	p.do(e, 400, opGroups, "/api/v1/queues/bad%20queue/groups", "")
+	p.do(e, 200, opDelGroup, groups+"/acme", "")
+	p.do(e, 400, opDelGroup, groups+"/a%20b", "")
+	if r := p.do(e, 200, opGroups, groups, ""); len(r.body["groups"].([]any)) != 0 {
+		p.t.Errorf("groups after the reset: %s", r.raw)
 	}
 
 	// A task type's and a limit key's limits.
@@ -528,12 +551,14 @@ func (p *prober) closed(e *env) {
 // filled in, and a valid body if it takes one.
 func concrete(key string) (method, path, body string) {
 	method, tmpl, _ := strings.Cut(key, " ")
-	path = strings.NewReplacer("{id}", unknownID, "{name}", "default", "{queue}", "default", "{type}", "echo", "{key}", "k").Replace(tmpl)
+	path = strings.NewReplacer("{id}", unknownID, "{name}", "default", "{queue}", "default", "{type}", "echo", "{key}", "k", "{group}", "acme").Replace(tmpl)
 	switch key {
 	case opPutSched:
 		body = `{"cron":"@hourly","task_type":"echo"}`
 	case opPutLimit, opPutType, opPutKey:
 		body = `{"max_running":1}`
+	case opPutGroup:
+		body = `{"weight":2}`
 	case opSubmit:
 		body = `{"task_type":"echo"}`
 	case opBatch:

@@ -19,6 +19,7 @@ func clientCommands(out, errOut io.Writer) []*cobra.Command {
 		newQueueCmd(out),
 		newScheduleCmd(out),
 		newLimitCmd(out),
+		newGroupCmd(out),
 		newWorkersCmd(out),
 		newAuditCmd(out),
 	}

@@ -9,7 +9,7 @@
 -- ARGV[2]        N; then the N members
 --
 -- A member still waiting whose group has room in the bands (fewer than
--- GROUP_WINDOW admitted entries not started) leaves gwait and its task
+-- its window of admitted entries not started, lib.lua's group_window) leaves gwait and its task
 -- enters its band as an admitted entry (status QUEUED throughout). A member
 -- whose task is no longer QUEUED (gone, cancelled) just leaves gwait; one
 -- whose group is full stays.
@@ -28,7 +28,7 @@ for i = 0, n - 1 do
     local f = redis.call('HMGET', tk, 'status', 'gwait')
     if f[1] ~= 'QUEUED' or f[2] ~= m then
       redis.call('ZREM', gwait, m)
-    elseif tonumber(redis.call('HGET', gcount, grp) or '0') < GROUP_WINDOW then
+    elseif tonumber(redis.call('HGET', gcount, grp) or '0') < group_window(gcount, grp) then
       redis.call('ZREM', gwait, m)
       redis.call('HDEL', tk, 'gwait')
       readd(KEYS[3 + 9 - tonumber(inv)], tk, queue .. '-' .. string.sub(m, -26), grp)

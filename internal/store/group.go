@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"sort"
 	"strconv"
+	"strings"
+
+	"github.com/redis/rueidis"
 )
 
 // promoteWaiters moves the GroupWait members ms into their bands
@@ -47,4 +51,51 @@ func (q *Queue) SweepGroups(ctx context.Context, after string, visits int) (next
 	}
 	moved, err = q.promoteWaiters(ctx, res[1:])
 	return res[0], moved, err
+}
+
+// GroupWeight is a group's weight and the tasks waiting for its turn.
+type GroupWeight struct {
+	Group   string
+	Weight  int
+	Waiting int64
+}
+
+// SetGroupWeight sets group's weight (1 removes it: the default). A
+// heavier group keeps more entries in the bands, so they serve it more.
+func (q *Queue) SetGroupWeight(ctx context.Context, group string, weight int) error {
+	c := q.s.r
+	if weight <= 1 {
+		return c.Do(ctx, c.B().Hdel().Key(q.k.GroupCount()).Field(GroupWeightField+group).Build()).Error()
+	}
+	return c.Do(ctx, c.B().Hset().Key(q.k.GroupCount()).FieldValue().FieldValue(GroupWeightField+group, strconv.Itoa(weight)).Build()).Error()
+}
+
+// GroupWeights returns the groups that have a weight, by name, with the
+// tasks waiting for their turn: two round trips.
+func (q *Queue) GroupWeights(ctx context.Context) ([]GroupWeight, error) {
+	c := q.s.r
+	m, err := c.Do(ctx, c.B().Hgetall().Key(q.k.GroupCount()).Build()).AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	var out []GroupWeight
+	for f, v := range m {
+		if g, ok := strings.CutPrefix(f, GroupWeightField); ok {
+			out = append(out, GroupWeight{Group: g, Weight: atoi(v)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	if len(out) == 0 {
+		return out, nil
+	}
+	cmds := make([]rueidis.Completed, len(out))
+	for i, g := range out {
+		cmds[i] = c.B().Zlexcount().Key(q.k.GroupWait()).Min("[" + g.Group + "|").Max("[" + g.Group + "|\xff").Build()
+	}
+	for i, r := range c.DoMulti(ctx, cmds...) {
+		if out[i].Waiting, err = r.AsInt64(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

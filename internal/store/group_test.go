@@ -327,3 +327,52 @@ func TestGroupWindowAgrees(t *testing.T) {
 		t.Fatalf("lib.lua's GROUP_WINDOW = %q, GroupWindow = %d", m, GroupWindow)
 	}
 }
+
+// A group of weight 3 keeps three windows in the bands and is served three
+// times as often as a group of weight 1 while both have work.
+func TestGroupWeights(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		ensureGroups(t, q)
+		if err := q.SetGroupWeight(ctx, "heavy", 3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Enqueue(ctx, EnqueueConfig{}, groupItems("light", 400, 5)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Enqueue(ctx, EnqueueConfig{}, groupItems("heavy", 400, 5)); err != nil {
+			t.Fatal(err)
+		}
+		if ws, err := q.GroupWeights(ctx); err != nil || len(ws) != 1 || ws[0].Group != "heavy" || ws[0].Weight != 3 ||
+			ws[0].Waiting != 400-3*GroupWindow {
+			t.Fatalf("weights %+v %v, want heavy 3 with %d waiting", ws, err, 400-3*GroupWindow)
+		}
+		n := map[byte]int{}
+		for range 40 + 3*GroupWindow + GroupWindow { // past the first windows, into the steady state
+			n[startNext(t, q)[0]]++
+		}
+		n = map[byte]int{}
+		for range 200 {
+			n[startNext(t, q)[0]]++
+		}
+		if n['h'] < 140 || n['h'] > 160 {
+			t.Errorf("of 200 starts heavy got %d, light %d: want 3 to 1 (150)", n['h'], n['l'])
+		}
+		t.Logf("of 200 starts heavy got %d, light %d", n['h'], n['l'])
+		// The sweep's reset of drifted counts keeps the weight.
+		if _, _, err := q.SweepGroups(ctx, "", 10); err != nil {
+			t.Fatal(err)
+		}
+		if ws, _ := q.GroupWeights(ctx); len(ws) != 1 || ws[0].Weight != 3 {
+			t.Errorf("weights after a sweep: %+v", ws)
+		}
+		if err := q.SetGroupWeight(ctx, "heavy", 1); err != nil {
+			t.Fatal(err)
+		}
+		if ws, _ := q.GroupWeights(ctx); len(ws) != 0 {
+			t.Errorf("weights after the reset to 1: %+v", ws)
+		}
+	})
+}

@@ -38,10 +38,10 @@ end
 if queued <= 0 then
   local fs = redis.call('HKEYS', gcount)
   for _, f in ipairs(fs) do
-    if f ~= '#' then redis.call('HDEL', gcount, f) end
+    if f ~= '#' and string.sub(f, 1, 2) ~= 'w:' then redis.call('HDEL', gcount, f) end
   end
 end
 
 return walk_waiters(gwait, '|', after, visits, function(grp)
-  return GROUP_WINDOW - tonumber(redis.call('HGET', gcount, grp) or '0')
+  return group_window(gcount, grp) - tonumber(redis.call('HGET', gcount, grp) or '0')
 end)

@@ -57,6 +57,13 @@ end
 -- bands hold at once, not started yet.
 local GROUP_WINDOW = 10
 
+-- group_window returns how many entries group may keep in the bands: the
+-- window times its weight (gcount's field "w:<group>", default 1; no
+-- group is named so). The bands serve a group in proportion to it.
+local function group_window(gcount, group)
+  return GROUP_WINDOW * (tonumber(redis.call('HGET', gcount, 'w:' .. group) or '1') or 1)
+end
+
 -- admit puts QUEUED task id (hash tk) of group and priority prio into band,
 -- as an entry admitted under its group's window, when the group has room
 -- there (gcount: admitted entries not started yet, per group); else it
@@ -65,7 +72,7 @@ local GROUP_WINDOW = 10
 -- its group's entries moves it in. Its hash keeps the member ("gwait") while
 -- it waits. Returns true when it entered the band.
 local function admit(band, tk, id, group, prio, gwait, gcount)
-  if tonumber(redis.call('HGET', gcount, group) or '0') < GROUP_WINDOW then
+  if tonumber(redis.call('HGET', gcount, group) or '0') < group_window(gcount, group) then
     readd(band, tk, id, group)
     redis.call('HINCRBY', gcount, group, 1)
     return true
@@ -127,7 +134,7 @@ local function group_left(gcount, group)
     redis.call('HDEL', gcount, group)
     left = 0
   end
-  return GROUP_WINDOW - left
+  return group_window(gcount, group) - left
 end
 
 -- create_group creates band p's consumer group at id 0 (MKSTREAM) unless

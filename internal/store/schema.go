@@ -272,6 +272,14 @@ func GroupMemberTask(m string) (prio int, ulid string, ok bool) {
 // is named so).
 const GroupSeq = "#"
 
+// GroupWeightField prefixes the fields of GroupCount that hold a group's
+// weight (1 to MaxGroupWeight; none: 1): its window is GroupWindow times
+// it, and the bands serve it in proportion.
+const GroupWeightField = "w:"
+
+// MaxGroupWeight bounds a group's weight.
+const MaxGroupWeight = 100
+
 // Fields of a dead-letter and of a done entry.
 const (
 	DeadID     = "i"

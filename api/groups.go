@@ -1,0 +1,51 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// groupBody is the body of PUT /api/v1/queues/{name}/groups/{group}.
+type groupBody struct {
+	Weight *int `json:"weight"`
+}
+
+// listGroups serves GET /api/v1/queues/{name}/groups: the weighted groups.
+func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
+	gs, err := s.c.GroupWeights(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if gs == nil {
+		gs = []dtq.GroupInfo{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"groups": gs})
+}
+
+// putGroup serves PUT /api/v1/queues/{name}/groups/{group}: its weight.
+func (s *Server) putGroup(w http.ResponseWriter, r *http.Request) {
+	var b groupBody
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Weight == nil {
+		s.writeErr(w, r, invalidField("weight", "is required (DELETE sets the default, 1)"))
+		return
+	}
+	s.setGroup(w, r, *b.Weight)
+}
+
+// deleteGroup serves DELETE /api/v1/queues/{name}/groups/{group}: weight 1.
+func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) { s.setGroup(w, r, 1) }
+
+func (s *Server) setGroup(w http.ResponseWriter, r *http.Request, weight int) {
+	group := r.PathValue("group")
+	if err := s.c.SetGroupWeight(r.Context(), r.PathValue("name"), group, weight); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"group": group, "weight": weight})
+}
