@@ -168,7 +168,11 @@ func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 // printLimit writes a queue's limits on one line, then one line per task
 // type or limit key it limits.
 func printLimit(out io.Writer, l *limitView) error {
-	if _, err := fmt.Fprintf(out, "queue %s: %s\n", oneLine(l.Queue, 0), l.describe()); err != nil {
+	own := l.describe()
+	if len(l.Scopes) > 0 && l.MaxRunning == 0 && l.Rate == 0 {
+		own = "no limits of its own"
+	}
+	if _, err := fmt.Fprintf(out, "queue %s: %s\n", oneLine(l.Queue, 0), own); err != nil {
 		return err
 	}
 	for _, sc := range l.Scopes {

@@ -47,8 +47,9 @@ type Scheduler struct {
 	// groupCursor is where the sweep of groups goes on (the last group
 	// visited; "" from the first).
 	groupCursor string
-	// scopeCursor is where the sweep of scoped limits goes on.
-	scopeCursor string
+	// scopeCursor is where the sweep of scoped limits goes on, pruneCursor
+	// the pruning of their past rate states.
+	scopeCursor, pruneCursor string
 }
 
 // Run competes for the queue's leader lock and, while it holds it, promotes
@@ -219,6 +220,22 @@ func (s *Scheduler) sweepScopes(ctx context.Context) {
 		return
 	}
 	s.scopeCursor = next
+	if s.pruneCursor == "" {
+		s.pruneCursor = "0"
+	}
+	for range 5 { // up to 1,000 fields per pass
+		next, _, err := s.Queue.PruneScopeStates(ctx, s.pruneCursor)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.Log.Warn("pruning scoped limits' states failed", "error", err)
+			}
+			return
+		}
+		s.pruneCursor = next
+		if next == "0" {
+			return
+		}
+	}
 }
 
 // fireSchedules fires the ticks of the queue's schedules that are due on

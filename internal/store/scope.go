@@ -115,15 +115,29 @@ func (q *Queue) ScopeLimits(ctx context.Context) ([]ScopeState, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, ScopeState{ScopeDef: d, InUse: atoi64(use[scope])})
+		st := ScopeState{ScopeDef: d, InUse: atoi64(use[scope])}
+		if scope == ScopeKey+EachKey {
+			// each key counts apart: the keys without a limit of their own
+			for f, v := range use {
+				if strings.HasPrefix(f, ScopeKey) && f != scope && defs[f] == "" {
+					st.InUse += atoi64(v)
+				}
+			}
+		}
+		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
 	if len(out) == 0 {
 		return out, nil
 	}
 	cmds := make(rueidis.Commands, 0, 2*len(out))
-	for _, s := range out {
-		cmds = append(cmds, c.B().Zlexcount().Key(q.k.ScopeWait()).Min("["+s.Scope+"\n").Max("["+s.Scope+"\n\xff").Build(),
+	each := -1 // the index of the limit of each key, if any
+	for i, s := range out {
+		lo, hi := "["+s.Scope+"\n", "["+s.Scope+"\n\xff"
+		if s.Scope == ScopeKey+EachKey {
+			each, lo, hi = i, "["+ScopeKey, "["+ScopeKey+"\xff" // every key's waiters
+		}
+		cmds = append(cmds, c.B().Zlexcount().Key(q.k.ScopeWait()).Min(lo).Max(hi).Build(),
 			c.B().Hget().Key(q.k.Limits()).Field(s.Scope+"\npause").Build())
 	}
 	res = c.DoMulti(ctx, cmds...)
@@ -133,6 +147,13 @@ func (q *Queue) ScopeLimits(ctx context.Context) ([]ScopeState, error) {
 		}
 		if p, err := res[2*i+1].AsInt64(); err == nil && p > now {
 			out[i].PausedTo = time.UnixMilli(p)
+		}
+	}
+	if each >= 0 { // less the waiters of keys with a limit of their own
+		for i, s := range out {
+			if i != each && strings.HasPrefix(s.Scope, ScopeKey) {
+				out[each].Waiting -= s.Waiting
+			}
 		}
 	}
 	return out, nil
@@ -192,6 +213,24 @@ func (q *Queue) SweepScopes(ctx context.Context, after string, visits int) (stri
 	}
 	n, err := q.unpark(ctx, res[1:])
 	return res[0], n, err
+}
+
+// PruneScopeStates deletes past rate states and pauses of scoped limits
+// from one HSCAN step of the queue's limits hash at cursor ("0" to start);
+// it returns the next cursor ("0": a pass is done) and the fields deleted.
+// A limit of each key leaves a rate state per key it has seen: without
+// this its fields would grow with the keys.
+func (q *Queue) PruneScopeStates(ctx context.Context, cursor string) (string, int, error) {
+	v, err := scopeScript.Exec(ctx, q.s.r, q.scopeKeys(), []string{"prune", cursor}).ToArray()
+	if err != nil {
+		return "", 0, err
+	}
+	if len(v) != 2 {
+		return "", 0, unexpected("scope prune", v)
+	}
+	next, _ := v[0].ToString()
+	n, _ := v[1].AsInt64()
+	return next, int(n), nil
 }
 
 // unpark moves limwait members ms back into their bands (those whose

@@ -11,9 +11,10 @@
 -- KEYS[8..17]    band streams of priority 0..9
 -- KEYS[18..]     unpark: the task hash of each member, in order
 --
--- ARGV[1]        op: "renew", "release", "unpark", "sweep" or "pause"
+-- ARGV[1]        op: "renew", "release", "unpark", "sweep", "prune" or "pause"
 -- ARGV[2]        renew: lease lifetime, ms; pause: its length, ms;
---                unpark: the queue's name; sweep: the most scopes to visit
+--                unpark: the queue's name; sweep: the most scopes to visit;
+--                prune: the HSCAN cursor of the limits hash ("0" to start)
 -- ARGV[3..]      renew, release: lease names "<scope>\n<ULID>|<run>"; unpark:
 --                limwait members; pause: scopes; sweep: the scope to
 --                start after ("" = the first)
@@ -28,6 +29,11 @@
 --   ARGV[3] and returns { the scope to go on after ("" = done), the best
 --   waiters of scopes with room... } (a scope without a limit any more has
 --   room for all).
+-- prune: deletes, from one HSCAN step of the limits hash, the rate states
+--   ("<scope>\ntat") and pauses ("<scope>\npause") that are past (a tat
+--   at or before now means what no tat means; a limit of each key leaves
+--   one per key seen). Returns { the next cursor ("0": a whole pass done),
+--   fields deleted }.
 -- pause: no task under those scopes starts before now + ARGV[2]. Returns 1.
 
 local limits, use, leases, wait, gwait, gcount, sdefs = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
@@ -49,6 +55,18 @@ if op == 'renew' then
     if redis.call('ZADD', leases, 'XX', 'CH', exp, ARGV[i]) == 1 then n = n + 1 end
   end
   return n
+end
+
+if op == 'prune' then
+  local r = redis.call('HSCAN', limits, ARGV[2], 'COUNT', 200)
+  local fs, gone = r[2], {}
+  for i = 1, #fs, 2 do
+    local f, v = fs[i], tonumber(fs[i + 1])
+    local tail = string.match(f, '\n(%a+)$')
+    if (tail == 'tat' or tail == 'pause') and v and v <= now then gone[#gone + 1] = f end
+  end
+  if #gone > 0 then redis.call('HDEL', limits, unpack(gone)) end
+  return { r[1], #gone }
 end
 
 if op == 'pause' then

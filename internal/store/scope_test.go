@@ -143,6 +143,9 @@ func TestScopeEachKey(t *testing.T) {
 		if ps, codes := startScoped(t, q, 10, time.Minute); fmt.Sprint(ps, codes) != "[a1 a2 b1 n1] [1 3 1 1]" {
 			t.Fatalf("starts %v %v", ps, codes)
 		}
+		if st := scopeState(t, q, ScopeKey+EachKey); st.InUse != 2 || st.Waiting != 1 {
+			t.Errorf("each key's limit: %+v, want 2 in use (a1, b1) and 1 waiting (a2)", st)
+		}
 		if st, _, err := q.Cancel(ctx, res[1].ID, time.Hour); err != nil || st != StatusCancelled {
 			t.Fatalf("cancel of the waiter: %q %v", st, err)
 		}
@@ -245,6 +248,51 @@ func TestScopeLeaseIsPerRun(t *testing.T) {
 		release() // run 1's again, late
 		if st := scopeState(t, q, scope); st.InUse != 1 {
 			t.Fatalf("in use %d after a late release of run 1, want run 2's lease", st.InUse)
+		}
+	})
+}
+
+// A rate limit of each key leaves a rate state per key; once past, the
+// prune deletes them, and keeps those still ahead.
+func TestPruneScopeStates(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		ensureGroups(t, q)
+		if err := q.SetScopeLimit(ctx, ScopeDef{Scope: ScopeKey + EachKey, Rate: 1, Per: time.Hour, Burst: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var items []EnqueueItem
+		for i := range 50 {
+			items = append(items, item("t", "x", fmt.Sprintf("k%d", i)))
+		}
+		if _, err := q.Enqueue(ctx, EnqueueConfig{}, items); err != nil {
+			t.Fatal(err)
+		}
+		startScoped(t, q, 100, time.Minute) // each key's first start: its tat an hour ahead
+		lim := q.k.Limits()
+		// Age 40 of the 50 states into the past.
+		for i := range 40 {
+			f := ScopeKey + fmt.Sprintf("k%d", i) + "\ntat"
+			if err := b.Client.Do(ctx, b.Client.B().Hset().Key(lim).FieldValue().FieldValue(f, "1000").Build()).Error(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cursor, total := "0", 0
+		for {
+			next, n, err := q.PruneScopeStates(ctx, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += n
+			if cursor = next; cursor == "0" {
+				break
+			}
+		}
+		left, err := b.Client.Do(ctx, b.Client.B().Hlen().Key(lim).Build()).AsInt64()
+		if err != nil || total != 40 || left != 10 {
+			t.Fatalf("pruned %d, %d fields left (%v); want 40 pruned, the 10 ahead kept", total, left, err)
 		}
 	})
 }
