@@ -81,6 +81,56 @@ func mostAtOnce(es []effect, worker string, from int64, except ...string) int {
 	return most
 }
 
+// runLimitedNaps starts worker processes a and b (2 slots each, their
+// effect log at log) and runs n short nap tasks to their end under a limit
+// of 3 set by the caller: the log never shows more than 3 at once, and 3
+// (which takes both).
+func runLimitedNaps(t *testing.T, e *env, vt time.Duration, n int) (log, effects string, procs map[string]*exec.Cmd) {
+	t.Helper()
+	log = filepath.Join(t.TempDir(), "effects")
+	effects = childEffectsEnv + "=" + log
+	procs = map[string]*exec.Cmd{}
+	for _, id := range []string{"a", "b"} {
+		procs[id] = startChildWorker(t, e, id, vt, effects, childConcurrencyEnv+"=2")
+	}
+	var ids []string
+	for range n {
+		ids = append(ids, e.enqueue("nap", 30, nil).ID)
+	}
+	for _, id := range ids {
+		e.waitStatus(id, dtq.StatusSucceeded, 30*time.Second)
+	}
+	if most := mostAtOnce(readEffects(t, log), "", 0); most != 3 {
+		t.Fatalf("%d tasks ran at once across the two processes, want 3 (the limit)", most)
+	}
+	return log, effects, procs
+}
+
+// killOneRunningLong submits three long nap tasks, waits until they all
+// run (the limit's three slots, on both processes) and SIGKILLs a process
+// running one: it returns the long tasks, the victim and when it died.
+func killOneRunningLong(t *testing.T, e *env, procs map[string]*exec.Cmd) (long []string, victim string, killed time.Time) {
+	t.Helper()
+	for range 3 {
+		long = append(long, e.enqueue("nap", 60_000, nil).ID)
+	}
+	eventually(t, 10*time.Second, "the long tasks running", func() bool {
+		for _, id := range long {
+			task, err := e.c.Get(t.Context(), id)
+			if err != nil || task.Status != dtq.StatusRunning {
+				return false
+			}
+			victim = task.Worker
+		}
+		return true
+	})
+	if err := procs[victim].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	procs[victim].Wait()
+	return long, victim, time.Now()
+}
+
 // A limit of 3 holds across two worker processes of 2 slots each (read from
 // their effect log, with start and end times: reaching 3 takes both); one
 // of them SIGKILLed mid-task, its leases expire within the visibility
@@ -92,46 +142,10 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 		if err := e.c.SetConcurrencyLimit(ctx, dtq.DefaultQueue, 3); err != nil {
 			t.Fatal(err)
 		}
-		log := filepath.Join(t.TempDir(), "effects")
-		effects := childEffectsEnv + "=" + log
-		procs := map[string]*exec.Cmd{}
-		for _, id := range []string{"a", "b"} {
-			procs[id] = startChildWorker(t, e, id, vt, effects, childConcurrencyEnv+"=2")
-		}
-
-		var ids []string
-		for range 40 {
-			ids = append(ids, e.enqueue("nap", 30, nil).ID)
-		}
-		for _, id := range ids {
-			e.waitStatus(id, dtq.StatusSucceeded, 30*time.Second)
-		}
-		if most := mostAtOnce(readEffects(t, log), "", 0); most != 3 {
-			t.Fatalf("%d tasks ran at once across the two processes, want 3 (the limit)", most)
-		}
-
+		log, effects, procs := runLimitedNaps(t, e, vt, 40)
 		// Three long tasks take the three slots, on both processes; SIGKILL
 		// one that runs one, and start a third process.
-		var long []string
-		for range 3 {
-			long = append(long, e.enqueue("nap", 60_000, nil).ID)
-		}
-		victim := ""
-		eventually(t, 10*time.Second, "the long tasks running", func() bool {
-			for _, id := range long {
-				task, err := e.c.Get(ctx, id)
-				if err != nil || task.Status != dtq.StatusRunning {
-					return false
-				}
-				victim = task.Worker
-			}
-			return true
-		})
-		if err := procs[victim].Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		procs[victim].Wait()
-		killed := time.Now()
+		_, victim, killed := killOneRunningLong(t, e, procs)
 		startChildWorker(t, e, "c", vt, effects)
 		leases := store.NewKeys(e.Namespace, dtq.DefaultQueue).Leases()
 		eventually(t, vt+2*time.Second, "the killed worker's leases expired", func() bool {

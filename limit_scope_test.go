@@ -3,8 +3,6 @@ package dtq_test
 import (
 	"context"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -24,43 +22,8 @@ func TestTypeLimitAcrossProcesses(t *testing.T) {
 		if err := e.c.SetTypeLimits(ctx, dtq.DefaultQueue, "nap", dtq.LimitSpec{MaxRunning: 3}); err != nil {
 			t.Fatal(err)
 		}
-		log := filepath.Join(t.TempDir(), "effects")
-		effects := childEffectsEnv + "=" + log
-		procs := map[string]*exec.Cmd{}
-		for _, id := range []string{"a", "b"} {
-			procs[id] = startChildWorker(t, e, id, vt, effects, childConcurrencyEnv+"=2")
-		}
-		var ids []string
-		for range 30 {
-			ids = append(ids, e.enqueue("nap", 30, nil).ID)
-		}
-		for _, id := range ids {
-			e.waitStatus(id, dtq.StatusSucceeded, 30*time.Second)
-		}
-		if most := mostAtOnce(readEffects(t, log), "", 0); most != 3 {
-			t.Fatalf("%d nap tasks ran at once across the two processes, want 3 (the type's limit)", most)
-		}
-
-		var long []string
-		for range 3 {
-			long = append(long, e.enqueue("nap", 60_000, nil).ID)
-		}
-		victim := ""
-		eventually(t, 10*time.Second, "the long tasks running", func() bool {
-			for _, id := range long {
-				task, err := e.c.Get(ctx, id)
-				if err != nil || task.Status != dtq.StatusRunning {
-					return false
-				}
-				victim = task.Worker
-			}
-			return true
-		})
-		if err := procs[victim].Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		procs[victim].Wait()
-		killed := time.Now()
+		log, effects, procs := runLimitedNaps(t, e, vt, 30)
+		long, victim, killed := killOneRunningLong(t, e, procs)
 		for _, id := range long {
 			if _, err := e.c.Cancel(ctx, id); err != nil {
 				t.Fatal(err)
