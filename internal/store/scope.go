@@ -16,7 +16,7 @@ var (
 	//go:embed scope.lua
 	scopeSource string
 
-	scopeScript = script.New("scope", libSource, scopeSource)
+	scopeScript = script.New("scope", libFor(scopeSource), scopeSource)
 )
 
 // ScopeDef is one scoped limit of a queue: a task type's (Scope

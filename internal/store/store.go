@@ -95,27 +95,27 @@ var (
 	//go:embed gsweep.lua
 	gsweepSource string
 
-	enqueueScript = script.New("enqueue", libSource, enqueueSource)
-	readScript    = script.New("read", libSource, readSource)
-	startScript   = script.New("start", libSource, startSource)
-	takeScript    = script.New("take", libSource, takeSource)
-	finishScript  = script.New("finish", libSource, finishSource)
+	enqueueScript = script.New("enqueue", libFor(enqueueSource), enqueueSource)
+	readScript    = script.New("read", libFor(readSource), readSource)
+	startScript   = script.New("start", libFor(startSource), startSource)
+	takeScript    = script.New("take", libFor(takeSource), takeSource)
+	finishScript  = script.New("finish", libFor(finishSource), finishSource)
 	renewScript   = script.New("renew", renewSource)
-	promoteScript = script.New("promote", libSource, promoteSource)
-	cancelScript  = script.New("cancel", libSource, cancelSource)
-	dlqScript     = script.New("dlq", libSource, dlqSource)
+	promoteScript = script.New("promote", libFor(promoteSource), promoteSource)
+	cancelScript  = script.New("cancel", libFor(cancelSource), cancelSource)
+	dlqScript     = script.New("dlq", libFor(dlqSource), dlqSource)
 	trimScript    = script.New("trim", trimSource)
 	lockScript    = script.New("lock", lockSource)
-	sweepScript   = script.New("sweep", libSource, sweepSource)
+	sweepScript   = script.New("sweep", libFor(sweepSource), sweepSource)
 	// schedules (periodic tasks)
 	scheduleScript = script.New("schedule", scheduleSource)
-	fireScript     = script.New("fire", libSource, fireSource)
+	fireScript     = script.New("fire", libFor(fireSource), fireSource)
 	// unique tasks
-	uniqueScript      = script.New("unique", libSource, uniqueSource)
+	uniqueScript      = script.New("unique", libFor(uniqueSource), uniqueSource)
 	uniqueSweepScript = script.New("unique_sweep", uniqueSweepSource)
 	// fair scheduling across groups
-	gpromoteScript = script.New("gpromote", libSource, gpromoteSource)
-	gsweepScript   = script.New("gsweep", libSource, gsweepSource)
+	gpromoteScript = script.New("gpromote", libFor(gpromoteSource), gpromoteSource)
+	gsweepScript   = script.New("gsweep", libFor(gsweepSource), gsweepSource)
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
