@@ -361,14 +361,12 @@ end
 -- it was held back). Returns nil then; else 'wait', scope (a concurrency
 -- limit is full) or 'at', scope, ms, rate (no start before ms: a pause,
 -- or with rate true the rate limit, whose start at ms is reserved here).
--- With hold, it takes leases whatever the limits (a task taken over from a
--- lost worker: it runs).
-local function scope_take(sdefs, limits, use, leases, scopes, holder, now, ttl, reserved, hold)
+local function scope_take(sdefs, limits, use, leases, scopes, holder, now, ttl, reserved)
   local defs = {}
   for i, s in ipairs(scopes) do
     local d = scope_def(sdefs, s)
     defs[i] = d
-    if d and not hold then
+    if d then
       local st = redis.call('HMGET', limits, s .. '\ntat', s .. '\npause')
       local pause = tonumber(st[2] or '0') or 0
       if pause > now then return 'at', s, pause, false end

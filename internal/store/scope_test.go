@@ -296,3 +296,64 @@ func TestPruneScopeStates(t *testing.T) {
 		}
 	})
 }
+
+// A run taken over from a lost worker asks the limit too: when the lost
+// run's lease expired and another start took the slot, the takeover waits
+// as a new task would, and starts later with its attempt kept.
+func TestScopeTakeoverRespectsLimit(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		ensureGroups(t, q)
+		scope := ScopeType + "report"
+		if err := q.SetScopeLimit(ctx, ScopeDef{Scope: scope, MaxRunning: 1}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := q.Enqueue(ctx, EnqueueConfig{}, []EnqueueItem{item("report", "r1", ""), item("report", "r2", "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ps, codes := startScoped(t, q, 1, 30*time.Millisecond); fmt.Sprint(ps, codes) != "[r1] [1]" {
+			t.Fatalf("first start: %v %v", ps, codes)
+		}
+		time.Sleep(60 * time.Millisecond) // r1's worker is lost: its lease expires
+		if ps, codes := startScoped(t, q, 1, time.Minute); fmt.Sprint(ps, codes) != "[r2] [1]" {
+			t.Fatalf("r2 takes the freed slot: %v %v", ps, codes)
+		}
+		rr, err := q.Read(ctx, ReadRequest{Consumer: "w2", Credit: 10, ReclaimIdle: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var taken []Entry
+		for _, e := range rr.Entries {
+			if e.Reclaimed && e.TaskID == res[0].ID {
+				e.Scopes = []string{scope}
+				taken = append(taken, e)
+			}
+		}
+		if len(taken) != 1 {
+			t.Fatalf("reclaim: %+v, want r1's entry", rr.Entries)
+		}
+		st, err := q.Start(ctx, StartConfig{Worker: "w2", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}, taken)
+		if err != nil || st[0].Code != Parked {
+			t.Fatalf("the takeover with the limit full: %+v %v, want held back", st, err)
+		}
+		if use := scopeState(t, q, scope); use.InUse != 1 || use.Waiting != 1 {
+			t.Fatalf("limit %+v, want r2's lease alone and r1 waiting", use)
+		}
+		_, r2 := ulidOfTest(t, res[1].ID)
+		if err := q.ReleaseScopeLeases(ctx, []string{ScopeLease(scope, r2, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		entries, _, err := q.ReadBands(ctx, "w2", 1, 0, 0)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("read r1 again: %+v %v", entries, err)
+		}
+		entries[0].Scopes = []string{scope}
+		st, err = q.Start(ctx, StartConfig{Worker: "w2", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}, entries)
+		if err != nil || st[0].Code != Began || st[0].Run != 2 || st[0].Attempt != 1 || st[0].Crashes != 1 {
+			t.Fatalf("r1's start after the release: %+v %v, want run 2, attempt 1, 1 crash", st, err)
+		}
+	})
+}

@@ -66,8 +66,10 @@
 --                                released; or, under a pause or a rate
 --                                (whose start is reserved for it), it is
 --                                SCHEDULED for then (code 4); a task taken
---                                over from a lost worker takes its leases
---                                whatever the limits
+--                                over from a lost worker asks them too (its
+--                                lost run's lease may have expired and the
+--                                slot gone to another start): held back, it
+--                                keeps its attempt and run numbers
 --   admitted under its group's window, and started or skipped here ->
 --                                the group's count in gcount goes down, and
 --                                the group's best waiters for the room it
@@ -131,13 +133,13 @@ local NO_SCOPES = {} -- an entry's scopes when the queue has no scoped limit (ne
 -- when it may (its leases and tokens taken), else it is held back — its
 -- hash made from its entry when born — and its code (3 waiting in limwait
 -- for a lease, 4 SCHEDULED for its reserved rate slot or a pause's end).
-local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved, hold)
+local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved)
   if #scopes == 0 then return nil end
   if not swept then
     scope_sweep(use, leases, now)
     swept = true
   end
-  local why, scope, at, rate = scope_take(sdefs, limits, use, leases, scopes, ulid .. '|' .. run, now, ttl, reserved, hold)
+  local why, scope, at, rate = scope_take(sdefs, limits, use, leases, scopes, ulid .. '|' .. run, now, ttl, reserved)
   if not why then return nil end
   if born then copy_spec(tk, band, eid, prio) end
   ack_del(band, group, eid)
@@ -235,10 +237,19 @@ for i = 0, n - 1 do
       end
     else
       run = tostring(tonumber(rs.run) + 1)
-      held(scopes, tk, id, ulid, run, band, eid, prio, false, nil, true)
-      redis.call('HSET', runs, ulid, run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker)
-      if typ then redis.call('HSET', tk, 'status', 'RUNNING', 'started', nowS, 'worker', worker) end
-      code = 1
+      code = held(scopes, tk, id, ulid, run, band, eid, prio, not typ, nil)
+      if code then
+        -- its limit is full (the lost run's lease expired and a start took
+        -- the slot): it waits as a new task would, its next start keeping
+        -- this attempt and run numbers (the hash path adds one to each)
+        redis.call('HDEL', runs, ulid)
+        redis.call('HSET', tk, 'attempt', tostring(tonumber(attempt) - 1), 'run', rs.run)
+        run, attempt, crashes = '', '', ''
+      else
+        redis.call('HSET', runs, ulid, run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker)
+        if typ then redis.call('HSET', tk, 'status', 'RUNNING', 'started', nowS, 'worker', worker) end
+        code = 1
+      end
     end
   elseif rs then
     -- a duplicate delivery (the group was lost and recreated): the running
