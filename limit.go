@@ -172,7 +172,8 @@ func (c *Client) Limits(ctx context.Context) ([]*LimitInfo, error) {
 	return out, nil
 }
 
-// limitsOf reads the limits of queues names in two round trips.
+// limitsOf reads the limits of queues names in two round trips, and two
+// more per queue with limits of task types or limit keys.
 func (c *Client) limitsOf(ctx context.Context, names []string) ([]*LimitInfo, error) {
 	defs, inUse, err := c.store.Limits(ctx, names)
 	if err != nil {
@@ -183,6 +184,9 @@ func (c *Client) limitsOf(ctx context.Context, names []string) ([]*LimitInfo, er
 		out[i] = &LimitInfo{Queue: names[i], MaxRunning: d.MaxRunning, InUse: inUse[i], Rate: d.Rate, Per: d.Per, Burst: d.Burst}
 		if !d.PausedTo.IsZero() {
 			out[i].PausedUntil = &d.PausedTo
+		}
+		if !d.Scoped {
+			continue
 		}
 		if out[i].Scopes, err = c.scopeInfos(ctx, names[i]); err != nil {
 			return nil, err

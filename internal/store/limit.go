@@ -25,6 +25,9 @@ type LimitDef struct {
 	Per        time.Duration // the rate's period
 	Burst      int64         // the most claims at once within the rate (≥ 1)
 	PausedTo   time.Time     // no claim before this (dtq.RetryAfter); zero: none
+	// Scoped: the queue has limits of task types or limit keys too
+	// (ScopeLimits reads them).
+	Scoped bool
 }
 
 // Limited reports whether d holds any limit.
@@ -41,7 +44,8 @@ func (q *Queue) Limits(ctx context.Context) (LimitDef, int64, error) {
 
 // Limits returns the limits of queues names and how many of each one's
 // leases are live, in two round trips whatever their number (the Redis
-// clock, then every queue's limits and leases).
+// clock, then every queue's limits, leases and whether it has scoped
+// limits).
 func (s *Store) Limits(ctx context.Context, names []string) (defs []LimitDef, inUse []int64, err error) {
 	c := s.r
 	t, err := c.Do(ctx, c.B().Time().Build()).AsIntSlice()
@@ -50,16 +54,16 @@ func (s *Store) Limits(ctx context.Context, names []string) (defs []LimitDef, in
 	}
 	now := t[0]*1000 + t[1]/1000
 	live := "(" + strconv.FormatInt(now, 10)
-	cmds := make(rueidis.Commands, 0, 2*len(names))
+	cmds := make(rueidis.Commands, 0, 3*len(names))
 	for _, n := range names {
 		k := NewKeys(s.ns, n)
 		cmds = append(cmds, c.B().Hmget().Key(k.Limits()).Field(LimitQueue, LimitRate, LimitPause).Build(),
-			c.B().Zcount().Key(k.Leases()).Min(live).Max("+inf").Build())
+			c.B().Zcount().Key(k.Leases()).Min(live).Max("+inf").Build(), c.B().Hlen().Key(k.ScopeLimits()).Build())
 	}
 	res := c.DoMulti(ctx, cmds...)
 	defs, inUse = make([]LimitDef, len(names)), make([]int64, len(names))
 	for i := range names {
-		f, err := res[2*i].ToArray()
+		f, err := res[3*i].ToArray()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -67,9 +71,14 @@ func (s *Store) Limits(ctx context.Context, names []string) (defs []LimitDef, in
 		if !defs[i].PausedTo.After(time.UnixMilli(now)) {
 			defs[i].PausedTo = time.Time{}
 		}
-		if inUse[i], err = res[2*i+1].AsInt64(); err != nil {
+		if inUse[i], err = res[3*i+1].AsInt64(); err != nil {
 			return nil, nil, err
 		}
+		scoped, err := res[3*i+2].AsInt64()
+		if err != nil {
+			return nil, nil, err
+		}
+		defs[i].Scoped = scoped > 0
 	}
 	return defs, inUse, nil
 }
