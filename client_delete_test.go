@@ -39,7 +39,16 @@ func TestDeleteQueue(t *testing.T) {
 		})
 		e.waitStatus(done.ID, dtq.StatusSucceeded, 10*time.Second)
 		e.waitStatus(dead.ID, dtq.StatusDead, 10*time.Second)
+		finished, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("ok", nil, nil)), &dtq.WorkflowOpts{Queue: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.waitWorkflow(finished.ID, 10*time.Second)
 		if err := w.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waiting, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("ok", nil, nil), dtq.Call("ok", nil, nil)), &dtq.WorkflowOpts{Queue: q})
+		if err != nil {
 			t.Fatal(err)
 		}
 		later := e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: q, Delay: time.Hour, IdempotencyKey: "k2"})
@@ -51,9 +60,9 @@ func TestDeleteQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		_, err := e.c.DeleteQueue(ctx, q, nil)
+		_, err = e.c.DeleteQueue(ctx, q, nil)
 		var ne *dtq.QueueNotEmptyError
-		if !errors.As(err, &ne) || !errors.Is(err, dtq.ErrQueueNotEmpty) || ne.Queued != 1 || ne.Scheduled != 1 || ne.Dead != 1 || ne.Running != 0 {
+		if !errors.As(err, &ne) || !errors.Is(err, dtq.ErrQueueNotEmpty) || ne.Queued != 2 || ne.Scheduled != 1 || ne.Dead != 1 || ne.Running != 0 {
 			t.Fatalf("DeleteQueue without Force: %v (%+v)", err, ne)
 		}
 		if _, err := e.c.Get(ctx, later.ID); err != nil {
@@ -61,7 +70,7 @@ func TestDeleteQueue(t *testing.T) {
 		}
 
 		got, err := e.c.DeleteQueue(ctx, q, &dtq.DeleteQueueOpts{Force: true})
-		if err != nil || got.Queued != 1 || got.Scheduled != 1 || got.Dead != 1 {
+		if err != nil || got.Queued != 2 || got.Scheduled != 1 || got.Dead != 1 {
 			t.Fatalf("DeleteQueue with Force: %+v, %v", got, err)
 		}
 		if ks := e.keysOf(q); len(ks) != 0 {
@@ -70,6 +79,11 @@ func TestDeleteQueue(t *testing.T) {
 		for _, id := range []string{done.ID, dead.ID, later.ID} {
 			if _, err := e.c.Get(ctx, id); !errors.Is(err, dtq.ErrNotFound) {
 				t.Fatalf("Get(%s) after delete: %v", id, err)
+			}
+		}
+		for _, id := range []string{finished.ID, waiting.ID} {
+			if _, err := e.c.GetWorkflow(ctx, id); !errors.Is(err, dtq.ErrWorkflowNotFound) {
+				t.Fatalf("GetWorkflow(%s) after delete: %v", id, err)
 			}
 		}
 		qs, err := e.c.Queues(ctx)

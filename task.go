@@ -93,6 +93,16 @@ type Task struct {
 	LimitKey string `json:"limit_key,omitempty"`
 	HeldBy   string `json:"held_by,omitempty"`
 
+	// Workflow is the id of the workflow the task is a step of ("" for
+	// none), WorkflowStep its node there (Workflow.Nodes). Previous is what
+	// the step before it produced: the previous chain step's result, or —
+	// for a group's child, the group's input; for a group's callback — the
+	// JSON array of the children's outcomes ({"step", "id", "status",
+	// "result", "error"}). Nil for a first step.
+	Workflow     string          `json:"workflow,omitempty"`
+	WorkflowStep int             `json:"workflow_step,omitempty"`
+	Previous     json.RawMessage `json:"previous,omitempty"`
+
 	// Duplicate is set on the task an Enqueue returned without creating
 	// it: an idempotent replay's original, or the task holding a unique
 	// task's lock (EnqueueResult.Duplicate).
@@ -193,6 +203,12 @@ func taskOf(r *store.Record) *Task {
 	}
 	if r.Result != nil {
 		t.Result = json.RawMessage(r.Result)
+	}
+	if r.Workflow != "" {
+		t.Workflow, t.WorkflowStep = r.Queue+"-"+r.Workflow, r.Step
+		if r.Prev != nil {
+			t.Previous = json.RawMessage(r.Prev)
+		}
 	}
 	for i, x := range r.History {
 		t.History[i] = Execution{Run: x.Run, StartedAt: msTime(x.Started), FinishedAt: msTime(x.Finished),

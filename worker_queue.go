@@ -353,6 +353,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 			Status: store.StatusRunning, Attempt: s.Attempt, MaxAttempts: sp.MaxAttempts, Crashes: s.Crashes,
 			Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: w.cfg.ID, Run: s.Run, Idem: sp.IdemHash,
 			Schedule: sp.Schedule, Tick: sp.Tick, Group: e.Group, LimitKey: sp.LimitKey,
+			Workflow: sp.Workflow, Step: sp.Step, Prev: sp.Prev,
 		})
 		t.band, t.entry, t.started = e.Band, e.EntryID, s.Started
 		t.scopes, t.leased = e.Scopes, wq.leasedScopes(e.Scopes)

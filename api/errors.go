@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq"
@@ -119,6 +120,8 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	case errors.As(err, &conflict):
 		return http.StatusUnprocessableEntity, errorDetail{Code: codeIdempotency,
 			Message: "Idempotency-Key was used for a different request", TaskID: conflict.TaskID}, ""
+	case errors.Is(err, dtq.ErrWorkflowNotFound):
+		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such workflow"}, ""
 	case errors.Is(err, dtq.ErrNotFound):
 		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such task"}, ""
 	case errors.Is(err, dtq.ErrScheduleNotFound):
@@ -143,8 +146,12 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, "1"
 }
 
-// httpField names an engine field as the HTTP API spells it.
+// httpField names an engine field as the HTTP API spells it (the last
+// part of a path, "root.chain[0].task.timeout", too).
 func httpField(f string) string {
+	if i := strings.LastIndexByte(f, '.'); i >= 0 && f != "unique.period" {
+		return f[:i+1] + httpField(f[i+1:])
+	}
 	switch f {
 	case "delay":
 		return "delay_seconds"

@@ -59,6 +59,9 @@ const (
 	opHealth     = "GET /health"
 	opReady      = "GET /ready"
 	opOpenAPI    = "GET /api/v1/openapi.json"
+	opWorkflow   = "POST /api/v1/workflows"
+	opGetWF      = "GET /api/v1/workflows/{id}"
+	opCancelWF   = "POST /api/v1/workflows/{id}/cancel"
 )
 
 // unknownID has the form of a task id but names no task.
@@ -82,6 +85,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		})
 		done := p.tasks(open)
 		p.deadLetters(open, done)
+		p.workflows(open)
 		p.admin(open)
 		p.schedules(open)
 		p.limits(open)
@@ -172,6 +176,31 @@ func (p *prober) answer(op string, status int, h http.Header, raw []byte) {
 	for _, problem := range p.spec.validate(media["schema"], v) {
 		p.t.Errorf("%s %d: %s\n%s", op, status, problem, raw)
 	}
+}
+
+// workflows provokes the answers of the workflow routes.
+func (p *prober) workflows(e *env) {
+	body := `{"root":{"chain":[{"task":{"task_type":"echo","payload":1}},{"group":[{"task":{"task_type":"echo"}},{"task":{"task_type":"fail","max_attempts":1}}],"on_complete":{"task":{"task_type":"echo"}}}]}}`
+	r := p.do(e, 201, opWorkflow, "/api/v1/workflows", body)
+	id := r.str("id")
+	deadline := time.Now().Add(10 * time.Second)
+	for r.str("status") == "RUNNING" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		r = p.do(e, 200, opGetWF, "/api/v1/workflows/"+id, "")
+	}
+	if r.str("status") != "SUCCEEDED" {
+		p.t.Errorf("workflow: %s", r.raw)
+	}
+	p.do(e, 404, opGetWF, "/api/v1/workflows/"+unknownID, "")
+	p.do(e, 400, opWorkflow, "/api/v1/workflows", `{"root":{"chain":[]}}`)
+	p.do(e, 413, opWorkflow, "/api/v1/workflows", `{"root":{"task":{"task_type":"echo","payload":"`+strings.Repeat("x", 9000)+`"}}}`)
+	p.do(e, 415, opWorkflow, "/api/v1/workflows", body, "Content-Type", "text/plain")
+	p.do(e, 429, opWorkflow, "/api/v1/workflows", `{"queue":"tiny","root":{"group":[{"task":{"task_type":"echo"}},{"task":{"task_type":"echo"}}]}}`)
+	idle := p.do(e, 201, opWorkflow, "/api/v1/workflows", `{"queue":"idle","root":{"chain":[{"task":{"task_type":"echo"}},{"task":{"task_type":"echo"}}]}}`).str("id")
+	if r := p.do(e, 200, opCancelWF, "/api/v1/workflows/"+idle+"/cancel", ""); r.str("status") != "CANCELLED" {
+		p.t.Errorf("cancelled: %s", r.raw)
+	}
+	p.do(e, 404, opCancelWF, "/api/v1/workflows/"+unknownID+"/cancel", "")
 }
 
 // schedules provokes the answers of the schedule routes.
@@ -563,6 +592,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"task_type":"echo"}`
 	case opBatch:
 		body = `{"tasks":[{"task_type":"echo"}]}`
+	case opWorkflow:
+		body = `{"root":{"task":{"task_type":"echo"}}}`
 	}
 	return method, path, body
 }

@@ -13,5 +13,7 @@ func BodyTypes() map[string]any {
 		"ErrorDetail":  errorDetail{},
 		"ScheduleBody": scheduleBody{},
 		"Schedule":     scheduleJSON{},
+		"Step":         stepBody{},
+		"WorkflowBody": workflowBody{},
 	}
 }

@@ -321,8 +321,18 @@ func sortedKeys(m map[string]any) []string {
 // Go type with every field set) with schema both ways, recursively: a field
 // the schema does not declare, and a property the type does not have.
 func (s *spec) shapeProblems(schema any, v any, at string) []string {
+	return s.shapeProblemsSeen(schema, v, at, map[string]bool{})
+}
+
+// shapeProblemsSeen is shapeProblems; a schema is held to have all of its
+// properties the first time it is met only (a recursive type's value,
+// filled to a bounded depth, stops somewhere).
+func (s *spec) shapeProblemsSeen(schema any, v any, at string, seen map[string]bool) []string {
 	var problems []string
 	sc := s.deref(schema)
+	id := fmt.Sprintf("%p", sc)
+	first := !seen[id]
+	seen[id] = true
 	switch v := v.(type) {
 	case map[string]any:
 		props, ok := sc["properties"].(map[string]any)
@@ -331,20 +341,20 @@ func (s *spec) shapeProblems(schema any, v any, at string) []string {
 		}
 		for _, name := range sortedKeys(v) {
 			if ps, ok := props[name]; ok {
-				problems = append(problems, s.shapeProblems(ps, v[name], at+"."+name)...)
+				problems = append(problems, s.shapeProblemsSeen(ps, v[name], at+"."+name, seen)...)
 			} else {
 				problems = append(problems, at+": field "+name+" is not declared in the schema")
 			}
 		}
 		for _, name := range sortedKeys(props) {
-			if _, ok := v[name]; !ok {
+			if _, ok := v[name]; !ok && first {
 				problems = append(problems, at+": the schema declares "+name+", which the Go type does not have")
 			}
 		}
 	case []any:
 		if items, ok := sc["items"]; ok {
 			for i, e := range v {
-				problems = append(problems, s.shapeProblems(items, e, fmt.Sprintf("%s[%d]", at, i))...)
+				problems = append(problems, s.shapeProblemsSeen(items, e, fmt.Sprintf("%s[%d]", at, i), seen)...)
 			}
 		}
 	}

@@ -203,14 +203,17 @@ func TestOpenAPIGoTypes(t *testing.T) {
 	t.Parallel()
 	s := loadSpec(t)
 	types := map[string]any{
-		"Task":       dtq.Task{},
-		"Execution":  dtq.Execution{},
-		"TaskPage":   dtq.TaskPage{},
-		"QueueStats": dtq.QueueStats{},
-		"DeadLetter": dtq.DeadLetter{},
-		"WorkerInfo": dtq.WorkerInfo{},
-		"AuditEntry": dtq.AuditEntry{},
-		"Event":      dtq.Event{},
+		"Task":             dtq.Task{},
+		"Execution":        dtq.Execution{},
+		"TaskPage":         dtq.TaskPage{},
+		"QueueStats":       dtq.QueueStats{},
+		"DeadLetter":       dtq.DeadLetter{},
+		"WorkerInfo":       dtq.WorkerInfo{},
+		"AuditEntry":       dtq.AuditEntry{},
+		"Event":            dtq.Event{},
+		"Workflow":         dtq.Workflow{},
+		"WorkflowNode":     dtq.WorkflowNode{},
+		"WorkflowProgress": dtq.WorkflowProgress{},
 	}
 	for name, v := range api.BodyTypes() {
 		types[name] = v

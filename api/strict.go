@@ -48,14 +48,19 @@ func shapeOf(t reflect.Type) *shape {
 	if s, ok := shapes.Load(t); ok {
 		return s.(*shape)
 	}
-	s := buildShape(t)
+	s := buildShape(t, map[reflect.Type]*shape{})
 	shapes.Store(t, s)
 	return s
 }
 
-func buildShape(t reflect.Type) *shape {
+// buildShape builds the shape of t; building holds the structs being built
+// (a recursive type, a workflow's step, refers to its own shape).
+func buildShape(t reflect.Type, building map[reflect.Type]*shape) *shape {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if s, ok := building[t]; ok {
+		return s
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textType) {
 		return free // json.RawMessage: the payload
@@ -63,6 +68,7 @@ func buildShape(t reflect.Type) *shape {
 	switch t.Kind() {
 	case reflect.Struct:
 		s := &shape{object: true}
+		building[t] = s
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if f.Anonymous {
@@ -78,7 +84,7 @@ func buildShape(t reflect.Type) *shape {
 			case "":
 				name = f.Name
 			}
-			s.fields = append(s.fields, shapeField{name, buildShape(f.Type)})
+			s.fields = append(s.fields, shapeField{name, buildShape(f.Type, building)})
 		}
 		if len(s.fields) > 64 {
 			panic("api: checkKeys tracks at most 64 fields: " + t.String())
@@ -88,7 +94,7 @@ func buildShape(t reflect.Type) *shape {
 		if t.Elem().Kind() == reflect.Uint8 {
 			return free // base64 text
 		}
-		return &shape{elem: buildShape(t.Elem())}
+		return &shape{elem: buildShape(t.Elem(), building)}
 	}
 	return free
 }

@@ -22,18 +22,32 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	}
 	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
 		q.k.GroupWait(), q.k.ScopeWait()}
-	args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid}
-	v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
-	if err != nil {
-		return "", "", err
+	ks = q.k.bands(ks)
+	// A step of a workflow is cancelled together with its step's end in the
+	// workflow: the script names the workflow, and is called again with it.
+	wf := ""
+	for range 2 {
+		args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid, wf, q.name}
+		wk := q.k.Workflow(invalidULID)
+		if wf != "" {
+			wk = q.k.Workflow(wf)
+		}
+		v, err := cancelScript.Exec(ctx, q.s.r, append(ks, wk), args).AsStrSlice()
+		if err != nil {
+			return "", "", err
+		}
+		switch {
+		case len(v) == 2 && v[0] == "WF" && wf == "":
+			wf = v[1]
+			continue
+		case len(v) == 1:
+			return v[0], "", nil
+		case len(v) == 2:
+			return v[0], v[1], nil
+		}
+		return "", "", unexpected("cancel", v)
 	}
-	switch len(v) {
-	case 1:
-		return v[0], "", nil
-	case 2:
-		return v[0], v[1], nil
-	}
-	return "", "", unexpected("cancel", v)
+	return "", "", unexpected("cancel", "a workflow named twice")
 }
 
 // DLQAction is what DLQ does to dead tasks.

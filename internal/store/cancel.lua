@@ -10,6 +10,9 @@
 --                names no entry)
 -- KEYS[8]        gwait zset (tasks waiting for their group's turn)
 -- KEYS[9]        limwait zset (tasks a full scoped concurrency limit holds back)
+-- KEYS[10..19]   band streams of priority 0..9 (a workflow's next steps)
+-- KEYS[20]       the workflow hash of the task's workflow, when it is a
+--                step of one (else any key of the queue)
 --
 -- ARGV[1]        task id
 -- ARGV[2]        events channel
@@ -19,6 +22,8 @@
 -- ARGV[6]        its birth entry's id ("" when the id names no entry)
 -- ARGV[7]        its birth entry's band
 -- ARGV[8]        its ULID
+-- ARGV[9]        the ULID of the workflow KEYS[20] is ("" for none)
+-- ARGV[10]       the queue's name
 --
 -- RUNNING (a Run field) -> the cancellation is recorded in the Run field and
 -- published on the cancels channel; the worker running it cancels its
@@ -29,6 +34,12 @@
 -- task -> CANCELLED at once (a QUEUED task's entry is skipped when a worker
 -- reads it; one waiting for its group's turn leaves gwait). Anything else is left as it is. A cancelled task expires after
 -- the retention and is listed in the done stream.
+--
+-- A step of a workflow ends its step there in the same call (wf_task_end:
+-- the steps that follow it start, or end unstarted): a task about to be
+-- cancelled whose workflow is not the one in KEYS[20] changes nothing and
+-- answers { 'WF', its workflow's ULID } — call again with that workflow's
+-- hash.
 --
 -- Returns { the task's status after the call ("" when there is no such
 -- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
@@ -50,13 +61,21 @@ end
 local recorded = record_status(redis.call('HGET', fin, ulid))
 if recorded then return {recorded} end
 
-local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 'parked')
+local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 'parked', 'wf', 'wstep')
 f[3] = f[3] or '0'
 local status = f[1]
+local born
 if not status then
   if eid == '' then return {''} end
+  born = entry_fields(band, eid)
+  if not born then return {''} end
+  status = 'QUEUED'
+  f[7], f[8] = born['w'], born['n']
+end
+if status ~= 'QUEUED' and status ~= 'SCHEDULED' then return {status} end
+if f[7] and f[7] ~= ARGV[9] then return {'WF', f[7]} end
+if born then
   f[2] = copy_spec(tk, band, eid, prio)
-  if not f[2] then return {''} end
   f[4] = prio
   local pend = redis.pcall('XPENDING', band, group, eid, eid, 1)
   if type(pend) ~= 'table' or pend.err or #pend == 0 then
@@ -64,28 +83,25 @@ if not status then
   else
     redis.call('HSET', runs, ulid, 'C') -- claimed, not started: withdrawn
   end
-  status = 'QUEUED'
 end
 
 local now, nowS = now_ms()
 
-if status == 'QUEUED' or status == 'SCHEDULED' then
-  if status == 'SCHEDULED' then
-    redis.call('ZREM', schedule, id)
-  end
-  if f[5] then
-    redis.call('ZREM', KEYS[8], f[5])
-    redis.call('HDEL', tk, 'gwait')
-  end
-  if f[6] then
-    redis.call('ZREM', KEYS[9], f[6])
-    redis.call('HDEL', tk, 'parked')
-  end
-  redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
-  redis.call('PEXPIRE', tk, retention)
-  list_done(info, done, {id})
-  redis.call('HINCRBY', info, 'cancelled', 1)
-  redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
-  return {'CANCELLED', f[2]}
+if status == 'SCHEDULED' then
+  redis.call('ZREM', schedule, id)
 end
-return {status}
+if f[5] then
+  redis.call('ZREM', KEYS[8], f[5])
+  redis.call('HDEL', tk, 'gwait')
+end
+if f[6] then
+  redis.call('ZREM', KEYS[9], f[6])
+  redis.call('HDEL', tk, 'parked')
+end
+redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
+redis.call('PEXPIRE', tk, retention)
+list_done(info, done, {id})
+redis.call('HINCRBY', info, 'cancelled', 1)
+redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
+if f[7] then wf_task_end(KEYS[20], 10, ARGV[10], retention, true, f[8], id, 'CANCELLED', nil, 'cancelled') end
+return {'CANCELLED', f[2]}

@@ -44,6 +44,12 @@ type Spec struct {
 	Schedule    string // the schedule that fired the task, "" for none
 	Tick        int64  // Unix ms of its tick
 	LimitKey    string // the limit key it was submitted with, "" for none
+	// Workflow is the ULID of the workflow the task is step Step of (""
+	// for none); Prev the previous step's result it starts with (JSON,
+	// nil for none).
+	Workflow string
+	Step     int
+	Prev     []byte
 }
 
 // entryOf reads band entry eid with fields f of queue.
@@ -69,6 +75,12 @@ func entryOf(queue string, band int, eid string, f map[string]string) Entry {
 	e.Spec = &Spec{Type: typ, Payload: []byte(f[EntryPayload]), MaxAttempts: atoi(f[EntryMaxAttempts]),
 		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem],
 		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick]), LimitKey: f[EntryLimitKey]}
+	if w := f[EntryWorkflow]; w != "" {
+		e.Spec.Workflow, e.Spec.Step = w, atoi(f[EntryStep])
+		if v, ok := f[EntryPrev]; ok {
+			e.Spec.Prev = []byte(v)
+		}
+	}
 	return e
 }
 
@@ -380,6 +392,7 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 	args := make([]string, 0, 8+3*len(entries))
 	args = append(args, Group, cfg.Worker, itoa(cfg.MaxCrashes), q.k.Events(), ms(cfg.Retention), q.name, ms(cfg.LeaseTTL),
 		itoa(len(entries)))
+	var wfKeys []string
 	for _, e := range entries {
 		_, ulid, err := taskid.Parse(e.TaskID)
 		if err != nil {
@@ -401,11 +414,17 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		case e.Reclaimed:
 			how = how[:1] + "1"
 		}
+		if e.Spec != nil && e.Spec.Workflow != "" {
+			// after every task hash: KEYS[24+len(entries)+j]
+			wfKeys = append(wfKeys, q.k.Workflow(e.Spec.Workflow))
+			how += "w" + itoa(24+len(entries)+len(wfKeys))
+		}
 		for _, s := range e.Scopes {
 			how += "\n" + s
 		}
 		args = append(args, itoa(e.Band), e.EntryID, how)
 	}
+	ks = append(ks, wfKeys...)
 	res, err := startScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	var nre *NotReplicatedError
 	if err != nil && !errors.As(err, &nre) {

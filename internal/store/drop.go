@@ -75,7 +75,7 @@ func (q *Queue) sweepDropped(ctx context.Context, dropped int64) error {
 		return dropSweepScript.Exec(ctx, c, ks, args).Error()
 	}
 	for _, node := range c.Nodes() {
-		for _, pattern := range []string{prefix + "task:*", prefix + "idem:*", prefix + "once:*"} {
+		for _, pattern := range []string{prefix + "task:*", prefix + "idem:*", prefix + "once:*", prefix + "wf:*"} {
 			var cursor uint64
 			for {
 				e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()

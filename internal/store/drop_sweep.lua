@@ -7,7 +7,8 @@
 -- KEYS[2]        run hash (likewise)
 -- KEYS[3..]      candidate keys: task hashes ("...:task:<ULID>"),
 --                idempotency records ("...:idem:<sha>") and operation
---                records ("...:once:<sha>"); any other key is left alone
+--                records ("...:once:<sha>") and workflows ("...:wf:<ULID>");
+--                any other key is left alone
 --
 -- ARGV[1]        the deletion's Redis time (Unix ms), from drop.lua
 -- ARGV[2]        the queue's task id prefix ("<queue>-")
@@ -17,7 +18,8 @@
 -- queue as it is now; an idempotency record when the task it names is of
 -- before the deletion: a birth entry's time (a "=<band>:<ms>-<seq>"
 -- reference) at or before it, or a random id that is neither scheduled nor
--- running now. Operation records are deleted.
+-- running now; a workflow when it was created at or before the deletion.
+-- Operation records are deleted.
 --
 -- Returns the number of keys deleted.
 
@@ -49,6 +51,8 @@ for i = 3, #KEYS do
     end
   elseif kind == 'once' then
     del = true
+  elseif kind == 'wf' then
+    del = (tonumber(redis.call('HGET', k, 'created') or '0') or 0) <= dropped
   end
   if del then deleted = deleted + redis.call('DEL', k) end
 end

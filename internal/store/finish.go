@@ -39,6 +39,11 @@ type FinishItem struct {
 	// Born holds the fields of the task's birth entry when it was born as
 	// the entry it ran from (its hash lacks them); nil otherwise.
 	Born *Spec
+	// Workflow, Step and Prev: the workflow step the task is (Spec's), ""
+	// for none. Its end is recorded there in the same call.
+	Workflow string
+	Step     int
+	Prev     []byte
 }
 
 // FinishConfig is the per-queue input of Finish.
@@ -62,7 +67,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 	kinds := make([]string, len(items))
 	for i, it := range items {
 		switch {
-		case it.Born != nil && it.Crashes == 0 && (it.Outcome == OutcomeOK || it.Outcome == OutcomeCancel):
+		case it.Born != nil && it.Crashes == 0 && it.Workflow == "" && (it.Outcome == OutcomeOK || it.Outcome == OutcomeCancel):
 			kinds[i] = "P"
 		case it.Born != nil:
 			kinds[i] = "H"
@@ -91,9 +96,17 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		if kinds[i] == "P" {
 			text = packBody(&it, worker)
 		}
-		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kinds[i])
+		kind := kinds[i]
+		if it.Workflow != "" {
+			ks = append(ks, q.k.Workflow(it.Workflow))
+			kind += itoa(len(ks))
+		}
+		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kind)
 		if sp := it.Born; sp != nil && kinds[i] == "H" {
 			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash)
+		}
+		if it.Workflow != "" {
+			args = append(args, itoa(it.Step), rueidis.BinaryString(it.Prev))
 		}
 	}
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)

@@ -30,7 +30,13 @@
 --                and this script prefixes with the status, the finish time
 --                and the run), "H" its hash (a task born as its entry, whose
 --                fields go into the hash), "h" its hash (which holds them).
---                Otherwise text is the result or the error. A retry has its
+--                Otherwise text is the result or the error. The kind of a
+--                workflow's step ("H" or "h") is followed by the index in
+--                KEYS of its workflow hash ("H19"), and the item by 2 more
+--                values: its node, and the previous result it started
+--                with ("" for none): its end is recorded in the workflow,
+--                and what follows starts, in this call (wf_task_end).
+--                A retry has its
 --                delay ms after a "/" in the outcome ("retry/1500"). (Values
 --                are few, and the common case's writes are one command per
 --                batch: every argument and every call costs.)
@@ -88,8 +94,17 @@ local a = 8
 for i = 1, n do
   local p, eid, run, outcome, text = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local ik, kind = tonumber(ARGV[a + 5]), ARGV[a + 6]
+  local wfk, wnode, wprev
+  if #kind > 1 then
+    wfk = KEYS[tonumber(string.sub(kind, 2))]
+    kind = string.sub(kind, 1, 1)
+  end
   local s = a + 7 -- the birth entry's fields, for kind H
   if kind == 'H' then a = a + 12 else a = a + 7 end
+  if wfk then
+    wnode, wprev = ARGV[a], ARGV[a + 1]
+    a = a + 2
+  end
   local key, ulid = KEYS[17 + i], ulids[i]
   local id = queue .. '-' .. ulid
   local st = states[i]
@@ -155,6 +170,11 @@ for i = 1, n do
         fields[m + 9], fields[m + 10] = 'timeout', ARGV[s + 3]
         fields[m + 11], fields[m + 12] = 'created', string.match(eid, '^(%d+)-')
         if ARGV[s + 4] ~= '' then fields[m + 13], fields[m + 14] = 'idem', ARGV[s + 4] end
+        if wfk then
+          m = #fields
+          fields[m + 1], fields[m + 2], fields[m + 3], fields[m + 4] = 'wf', string.sub(wfk, -26), 'wstep', wnode
+          if wprev ~= '' then fields[m + 5], fields[m + 6] = 'prev', wprev end
+        end
       end
       if res == 'SUCCEEDED' and not keepSucceeded then
         redis.call('DEL', key)
@@ -171,6 +191,9 @@ for i = 1, n do
     elseif res == 'SCHEDULED' then retried = retried + 1
     else deadN = deadN + 1 end
     if ik > 0 and res ~= 'SCHEDULED' then redis.call('PEXPIRE', KEYS[ik], window) end
+    if wfk and res ~= 'SCHEDULED' then
+      wf_task_end(wfk, 8, queue, retention, keepSucceeded, wnode, id, res, result, errText)
+    end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid

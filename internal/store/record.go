@@ -41,6 +41,11 @@ type Record struct {
 	// for its reserved start), "" when none does.
 	LimitKey  string
 	Throttled string
+	// Workflow is the ULID of the workflow the task is step Step of (""
+	// for none); Prev the previous step's result it started with.
+	Workflow string
+	Step     int
+	Prev     []byte
 }
 
 // Execution is one run of a task in its history.
@@ -72,12 +77,14 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 		r.Timeout = time.Duration(atoi64(e[EntryTimeout])) * time.Millisecond
 		r.Created = atoi64(eid[:strings.IndexByte(eid, '-')])
 		r.Idem = e[EntryIdem]
+		r.workflowOf(e[EntryWorkflow], e[EntryStep], e, EntryPrev)
 	} else {
 		r.Type, r.Payload = h[FieldType], []byte(h[FieldPayload])
 		r.Priority, r.MaxAttempts = atoi(h[FieldPrio]), atoi(h[FieldMaxAtt])
 		r.Timeout = time.Duration(atoi64(h[FieldTimeout])) * time.Millisecond
 		r.Created = atoi64(h[FieldCreated])
 		r.Idem = h[FieldIdem]
+		r.workflowOf(h[FieldWorkflow], h[FieldStep], h, FieldPrev)
 	}
 	if len(h) == 0 {
 		return r
@@ -117,6 +124,18 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	}
 	sort.Slice(r.History, func(i, j int) bool { return r.History[i].Run < r.History[j].Run })
 	return r
+}
+
+// workflowOf sets r's workflow step: wf (a ULID, "" for none), step, and
+// the previous result in fields[prev] when there is one.
+func (r *Record) workflowOf(wf, step string, fields map[string]string, prev string) {
+	if wf == "" {
+		return
+	}
+	r.Workflow, r.Step = wf, atoi(step)
+	if v, ok := fields[prev]; ok {
+		r.Prev = []byte(v)
+	}
 }
 
 // runState is a Run value: a running task's execution.

@@ -79,6 +79,11 @@ func (k Keys) Idempotency(sha256hex string) string { return k.prefix + "idem:" +
 // Once is the record of one IdempotentOperation key, by its SHA-256 (hex).
 func (k Keys) Once(sha256hex string) string { return k.prefix + "once:" + sha256hex }
 
+// Workflow is the hash of one workflow (WF* fields and, per node i, the
+// WFNode* prefixes followed by i), by the ULID part of its id. A finished
+// workflow's expires after the retention (see workflow.lua).
+func (k Keys) Workflow(ulid string) string { return k.prefix + "wf:" + ulid }
+
 // Info is the hash of the queue's flag and totals (Info*).
 func (k Keys) Info() string { return k.prefix + "info" }
 
@@ -207,6 +212,9 @@ const (
 	FieldParked    = "parked"    // its ScopeWait member while a scoped limit holds it back
 	FieldThrottled = "throttled" // the scope whose limit last held it back
 	FieldReserved  = "rslot"     // the scope whose rate it holds a reserved start of (SCHEDULED until then)
+	FieldWorkflow  = "wf"        // the ULID of the workflow it is a step of
+	FieldStep      = "wstep"     // its node in that workflow
+	FieldPrev      = "prev"      // the previous step's result (JSON) it was started with
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"
@@ -236,6 +244,52 @@ const (
 	EntryGroup = "f"
 	// EntryLimitKey is the limit key the task was submitted with.
 	EntryLimitKey = "l"
+	// EntryWorkflow, EntryStep and EntryPrev: the workflow (its ULID) a
+	// task is a step of, its node there, and the previous step's result
+	// (JSON) it starts with (none for a first step).
+	EntryWorkflow = "w"
+	EntryStep     = "n"
+	EntryPrev     = "v"
+)
+
+// Fields of a workflow hash (Keys.Workflow). Its plan and state are kept
+// per node i (0 is the root) in fields named by a prefix and i.
+const (
+	WFStatus   = "status"   // RUNNING, SUCCEEDED, FAILED, CANCELLED
+	WFCreated  = "created"  // Unix ms (Redis clock)
+	WFFinished = "finished" // Unix ms
+	WFCancel   = "cancel"   // "1": cancellation requested
+	WFNodes    = "nodes"    // how many nodes the plan has
+	WFTasks    = "tasks"    // how many of them are tasks
+	// WFNodeKind: "<kind>|<parent>|<role>": kind T (a task), C (a chain)
+	// or G (a group); parent the parent node ("-" for the root); role the
+	// position in a parent chain (from 0), "c" a group's child, "S" its
+	// on_success callback, "E" its on_complete callback.
+	WFNodeKind  = "k"
+	WFNodeKids  = "l" // a chain's steps or a group's children: node numbers, comma-separated
+	WFNodeOnOK  = "y" // a group's on_success callback node
+	WFNodeOnEnd = "z" // a group's on_complete callback node
+	// WFNodeSpec: a task's "<type>\n<priority>\n<max attempts>\n<timeout ms>".
+	WFNodeSpec    = "t"
+	WFNodePayload = "p"
+	// WFNodeState: absent while pending, else "<state>|<task id>" (no task
+	// id for a chain or a group): A active, S succeeded, F failed, X
+	// cancelled, K skipped (its descendants never started).
+	WFNodeState  = "s"
+	WFNodeResult = "r" // the node's result (JSON), when it has one
+	WFNodeWhy    = "w" // why it failed, was skipped or cancelled
+	WFNodeLeft   = "c" // a group's children (then callbacks) not ended yet
+	WFNodeFailed = "f" // a group's children that did not succeed
+	WFNodeFirst  = "x" // a group's first child failure, described
+)
+
+// Workflow node states (WFNodeState's first letter).
+const (
+	WFActive    = 'A'
+	WFSucceeded = 'S'
+	WFFailed    = 'F'
+	WFCancelled = 'X'
+	WFSkipped   = 'K'
 )
 
 // Scopes of limits (fields of ScopeLimits): a task type's limit is

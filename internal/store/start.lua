@@ -38,7 +38,10 @@
 --                task's birth entry nor an entry written again:
 --                dead-lettered); e.g. "b0"; then, each after a newline,
 --                the scopes whose limits it is under ("t:<type>",
---                "k:<limit key>"; none when the queue has no scoped limit)
+--                "k:<limit key>"; none when the queue has no scoped limit);
+--                a workflow's step has "w" and the index in KEYS of its
+--                workflow hash after the mode ("b1w31"): a task that ends
+--                here ends its step there (wf_task_end)
 --                (values are few: every argument costs a script call)
 --
 -- A running task's state is its Run field ("run|attempt|crashes|started|
@@ -174,9 +177,14 @@ for i = 0, n - 1 do
   local born, mode = string.byte(how, 1) == 98, string.sub(how, 2, 2) -- 'b'
   local admitted = string.byte(how, 1) == 103 -- 'g'
   local scopes = NO_SCOPES
-  if #how > 2 then
+  local nl = string.find(how, '\n', 3, true)
+  local wfk
+  if string.byte(how, 3) == 119 then -- 'w'
+    wfk = KEYS[tonumber(string.sub(how, 4, (nl or 0) - 1))]
+  end
+  if nl then
     scopes = {}
-    for sc in string.gmatch(string.sub(how, 4), '[^\n]+') do scopes[#scopes + 1] = sc end
+    for sc in string.gmatch(string.sub(how, nl + 1), '[^\n]+') do scopes[#scopes + 1] = sc end
   end
   local tk = KEYS[25 + i]
   local ulid = ulids[i + 1]
@@ -227,6 +235,9 @@ for i = 0, n - 1 do
         cancelled = cancelled + 1
         code = -2
         events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
+        if wfk then
+          wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'CANCELLED', nil, 'cancelled')
+        end
       else
         local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
         local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
@@ -234,6 +245,9 @@ for i = 0, n - 1 do
         dead = dead + 1
         code = -1
         events[#events + 1] = id .. '\tDEAD\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS .. '\t' .. reason
+        if wfk then
+          wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'DEAD', nil, reason)
+        end
       end
     else
       run = tostring(tonumber(rs.run) + 1)

@@ -1,0 +1,133 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// stepBody is one step of a workflow: exactly one of task (a submission,
+// without a queue of its own), chain and group; a group may have
+// on_success and on_complete callbacks.
+type stepBody struct {
+	Task       *submission `json:"task"`
+	Chain      []stepBody  `json:"chain"`
+	Group      []stepBody  `json:"group"`
+	OnSuccess  *stepBody   `json:"on_success"`
+	OnComplete *stepBody   `json:"on_complete"`
+}
+
+// workflowBody is the body of POST /api/v1/workflows.
+type workflowBody struct {
+	Queue *string   `json:"queue"`
+	Root  *stepBody `json:"root"`
+}
+
+// step turns b, at path, into an engine step. The JSON is read here; the
+// engine validates the workflow (its errors name the step's path).
+func (b *stepBody) step(path string) (dtq.Step, error) {
+	var s dtq.Step
+	if b.Task != nil {
+		req, err := b.Task.request("")
+		if err != nil {
+			var he *httpError
+			if errors.As(err, &he) {
+				return s, &httpError{he.status, he.code, path + ".task." + he.msg}
+			}
+			return s, err
+		}
+		s.Task = &dtq.StepTask{Type: req.Type, Payload: req.Payload, Opts: req.Opts}
+	}
+	list := func(bs []stepBody, name string) ([]dtq.Step, error) {
+		if bs == nil {
+			return nil, nil
+		}
+		out := make([]dtq.Step, len(bs))
+		for i := range bs {
+			st, err := bs[i].step(sprintf("%s.%s[%d]", path, name, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = st
+		}
+		return out, nil
+	}
+	var err error
+	if s.Chain, err = list(b.Chain, "chain"); err != nil {
+		return s, err
+	}
+	if s.Group, err = list(b.Group, "group"); err != nil {
+		return s, err
+	}
+	for _, cb := range []struct {
+		body *stepBody
+		name string
+		to   **dtq.Step
+	}{{b.OnSuccess, "on_success", &s.OnSuccess}, {b.OnComplete, "on_complete", &s.OnComplete}} {
+		if cb.body == nil {
+			continue
+		}
+		st, err := cb.body.step(path + "." + cb.name)
+		if err != nil {
+			return s, err
+		}
+		*cb.to = &st
+	}
+	return s, nil
+}
+
+// submitWorkflow: POST /api/v1/workflows {"queue", "root"} → 201 + the
+// workflow (a batch is a root group).
+func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
+	var b workflowBody
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Root == nil {
+		s.writeErr(w, r, invalidField("root", "is required"))
+		return
+	}
+	o := &dtq.WorkflowOpts{}
+	if b.Queue != nil {
+		q, err := queueName(*b.Queue)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		o.Queue = q
+	}
+	root, err := b.Root.step("root")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	wf, err := s.c.EnqueueWorkflow(r.Context(), root, o)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/api/v1/workflows/"+wf.ID)
+	writeJSON(w, http.StatusCreated, wf)
+}
+
+// getWorkflow: GET /api/v1/workflows/{id} → the workflow's graph and state.
+func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.c.GetWorkflow(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wf)
+}
+
+// cancelWorkflow: POST /api/v1/workflows/{id}/cancel → the workflow.
+func (s *Server) cancelWorkflow(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.c.CancelWorkflow(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wf)
+}

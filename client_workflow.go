@@ -1,0 +1,122 @@
+package dtq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/dtq-dev/dtq/internal/taskid"
+)
+
+// ErrWorkflowNotFound is returned for a workflow id that names no
+// workflow (unknown, or expired after the retention). It wraps
+// ErrNotFound.
+var ErrWorkflowNotFound = fmt.Errorf("dtq: workflow not found: %w", ErrNotFound)
+
+// EnqueueWorkflow submits the workflow root in one atomic step: its plan
+// and the tasks that can start now are all written, or nothing is (an
+// error). Every task runs in opts.Queue. The step that records a task's
+// end starts what follows it in the same atomic step, so a callback is
+// enqueued exactly once whatever crashes. It returns the workflow as
+// submitted; a full queue (Config.MaxDepth counts every task of the
+// workflow) is a *QueueFullError.
+func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowOpts) (*Workflow, error) {
+	queue := DefaultQueue
+	if opts != nil && opts.Queue != "" {
+		queue = opts.Queue
+	}
+	if err := checkQueue("queue", queue); err != nil {
+		return nil, err
+	}
+	p := &planner{c: c, queue: queue}
+	if _, err := p.add(&root, "root", -1, "", 0); err != nil {
+		return nil, err
+	}
+	q := c.queue(queue)
+	if err := c.register(ctx, q); err != nil {
+		return nil, err
+	}
+	id := taskid.New(queue, time.Now())
+	_, ulid, _ := taskid.Parse(id)
+	_, code, err := q.store.SubmitWorkflow(ctx, ulid, p.nodes, c.maxDepth(queue), c.keepOthers(), c.durability())
+	var nre *store.NotReplicatedError
+	switch {
+	case errors.As(err, &nre):
+		// Written on the master, not known to be on enough replicas.
+		return nil, fmt.Errorf("%w: workflow %s: %d of %d replicas within %v", ErrNotReplicated, id, nre.Got, nre.Want, nre.Timeout)
+	case err != nil:
+		c.redisError("workflow", err)
+		return nil, err
+	case code == store.Full:
+		return nil, &QueueFullError{Queue: queue, MaxDepth: c.maxDepth(queue), RetryAfter: time.Second}
+	}
+	c.audit(ctx, "workflow", queue, id, fmt.Sprintf("%d steps", len(p.nodes)))
+	return c.GetWorkflow(ctx, id)
+}
+
+// EnqueueBatch submits tasks as one unit, atomically (all or none): a
+// workflow whose root is a group of them, with opts' callbacks. Its
+// Progress counts them as they end.
+func (c *Client) EnqueueBatch(ctx context.Context, tasks []Step, opts *BatchOpts) (*Workflow, error) {
+	g := Group(tasks...)
+	wo := &WorkflowOpts{}
+	if opts != nil {
+		g.OnSuccess, g.OnComplete, wo.Queue = opts.OnSuccess, opts.OnComplete, opts.Queue
+	}
+	if len(tasks) == 0 {
+		return nil, invalid("tasks", "must hold at least one task")
+	}
+	return c.EnqueueWorkflow(ctx, g, wo)
+}
+
+// GetWorkflow returns workflow id: its structure, each step's state and
+// its progress. A finished workflow is kept for the retention of finished
+// tasks (a succeeded one is deleted at once when succeeded tasks are not
+// kept); then it is ErrWorkflowNotFound.
+func (c *Client) GetWorkflow(ctx context.Context, id string) (*Workflow, error) {
+	queue, ulid, err := taskid.Parse(id)
+	if err != nil {
+		return nil, ErrWorkflowNotFound
+	}
+	r, err := c.queue(queue).store.Workflow(ctx, ulid)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, ErrWorkflowNotFound
+	}
+	return workflowOf(r), nil
+}
+
+// CancelWorkflow cancels workflow id: no step of it starts any more (each
+// ends CANCELLED when its turn comes), and the tasks of its active steps
+// are cancelled (Cancel: a RUNNING one ends CANCELLED when its handler
+// returns). A finished workflow is left as it is and returned.
+func (c *Client) CancelWorkflow(ctx context.Context, id string) (*Workflow, error) {
+	queue, ulid, err := taskid.Parse(id)
+	if err != nil {
+		return nil, ErrWorkflowNotFound
+	}
+	status, active, err := c.queue(queue).store.CancelWorkflow(ctx, ulid)
+	if err != nil {
+		return nil, err
+	}
+	if status == "" {
+		return nil, ErrWorkflowNotFound
+	}
+	for _, t := range active {
+		if _, err := c.Cancel(ctx, t); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNotCancellable) {
+			return nil, err
+		}
+	}
+	if status == string(WorkflowRunning) {
+		c.audit(ctx, "cancel_workflow", queue, id, fmt.Sprintf("%d active steps", len(active)))
+	}
+	w, err := c.GetWorkflow(ctx, id)
+	if errors.Is(err, ErrWorkflowNotFound) {
+		return nil, err
+	}
+	return w, err
+}

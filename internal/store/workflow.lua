@@ -1,0 +1,43 @@
+-- workflow.lua: submit a workflow — its plan and its first tasks — in one
+-- atomic step: all of it is there, or none.
+--
+-- KEYS[1]        the workflow hash
+-- KEYS[2..11]    band streams of priority 0..9
+-- KEYS[12]       schedule zset (for the depth bound)
+-- KEYS[13]       gwait zset (for the depth bound)
+--
+-- ARGV[1]        the queue's name (a task's id is "<queue>-<ULID>")
+-- ARGV[2]        max depth (queued + scheduled + running; 0 = unbounded)
+-- ARGV[3]        how many tasks the plan has
+-- ARGV[4]        how many nodes the plan has
+-- ARGV[5]        retention of finished workflows, ms
+-- ARGV[6..]      the plan: field, value pairs of the workflow hash (per
+--                node its kind, parent and role; steps or children;
+--                callbacks; a task's spec and payload: store.WF* fields)
+--
+-- The plan's root (node 0) starts at once (wf_flow in lib.lua): the tasks
+-- it makes ready become entries of their bands. The depth bound counts
+-- every task of the plan: a workflow is refused whole when the queue
+-- cannot take all of them.
+--
+-- Returns { 1, created ms }, or { 0 } when the workflow exists already (its
+-- id is taken), or { -2 } when the queue is full (nothing written).
+
+local wfk = KEYS[1]
+if redis.call('EXISTS', wfk) == 1 then return { 0 } end
+local maxDepth, tasks = tonumber(ARGV[2]), tonumber(ARGV[3])
+if maxDepth > 0 then
+  local depth = redis.call('ZCARD', KEYS[12]) + redis.call('ZCARD', KEYS[13])
+  for p = 0, 9 do depth = depth + redis.call('XLEN', KEYS[2 + p]) end
+  if depth + tasks > maxDepth then return { -2 } end
+end
+local now, nowS = now_ms()
+redis.call('HSET', wfk, 'status', 'RUNNING', 'created', nowS, 'nodes', ARGV[4], 'tasks', ARGV[3])
+local i = 6
+while i <= #ARGV do
+  local j = math.min(i + 999, #ARGV)
+  redis.call('HSET', wfk, unpack(ARGV, i, j))
+  i = j + 1
+end
+wf_flow(wfk, 2, ARGV[1], ARGV[5], true, { { 'start', 0, nil } })
+return { 1, now }

@@ -1,0 +1,344 @@
+package dtq
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/store"
+)
+
+// Step is one step of a workflow: exactly one of Task, Chain and Group.
+// Build them with Call, Chain and Group.
+//
+//   - A task step runs one task.
+//   - A chain runs its steps one after another; each gets the previous
+//     one's result as Task.Previous. A step that does not succeed ends the
+//     chain: the steps after it do not run.
+//   - A group runs its children at once. When every child has ended, its
+//     OnComplete callback runs (always) and its OnSuccess callback (only if
+//     every child succeeded), each with the children's outcomes as
+//     Task.Previous; without callbacks the group passes those outcomes on.
+//
+// Steps nest: a chain's step may be a group, a group's child a chain.
+type Step struct {
+	Task  *StepTask
+	Chain []Step
+	Group []Step
+	// OnSuccess and OnComplete are a group's callbacks (nil: none).
+	OnSuccess, OnComplete *Step
+}
+
+// StepTask is the task of a task step. Opts may set Priority, MaxAttempts
+// and Timeout (a workflow's tasks run in its queue; they take no delay,
+// run-at, idempotency key, unique lock, group or limit key of their own).
+type StepTask struct {
+	Type    string
+	Payload any
+	Opts    *EnqueueOpts
+}
+
+// Call returns a task step: a task of taskType with payload (encoded as
+// JSON; a json.RawMessage or []byte of JSON is taken as is).
+func Call(taskType string, payload any, opts *EnqueueOpts) Step {
+	return Step{Task: &StepTask{Type: taskType, Payload: payload, Opts: opts}}
+}
+
+// Chain returns a chain of steps, run one after another.
+func Chain(steps ...Step) Step { return Step{Chain: append([]Step{}, steps...)} }
+
+// Group returns a group of children, run at once. Set its OnSuccess or
+// OnComplete for a callback (a chord).
+func Group(children ...Step) Step { return Step{Group: append([]Step{}, children...)} }
+
+// Limits of a workflow.
+const (
+	MaxWorkflowSteps = 10000            // nodes: tasks, chains and groups
+	MaxWorkflowDepth = 32               // nesting of chains and groups
+	MaxWorkflowBytes = 32 * 1024 * 1024 // payloads together
+)
+
+// WorkflowOpts are the options of EnqueueWorkflow.
+type WorkflowOpts struct {
+	// Queue is where every task of the workflow runs; defaults to
+	// DefaultQueue.
+	Queue string
+}
+
+// BatchOpts are the options of EnqueueBatch.
+type BatchOpts struct {
+	Queue string // as WorkflowOpts.Queue
+	// OnSuccess runs once every task succeeded; OnComplete once every task
+	// ended, whatever the outcome. Either gets the outcomes of all.
+	OnSuccess, OnComplete *Step
+}
+
+// WorkflowStatus is where a workflow is in its life.
+type WorkflowStatus string
+
+// Workflow statuses.
+const (
+	WorkflowRunning   WorkflowStatus = "RUNNING"
+	WorkflowSucceeded WorkflowStatus = "SUCCEEDED"
+	WorkflowFailed    WorkflowStatus = "FAILED"
+	WorkflowCancelled WorkflowStatus = "CANCELLED"
+)
+
+// Step statuses (WorkflowNode.Status).
+const (
+	StepPending   = "PENDING" // its turn has not come
+	StepActive    = "ACTIVE"  // running: a task step's task exists (see its own status)
+	StepSucceeded = "SUCCEEDED"
+	StepFailed    = "FAILED" // a task step's task went DEAD; a chain's or group's step failed
+	StepCancelled = "CANCELLED"
+	StepSkipped   = "SKIPPED" // never ran: a step before it failed, or on_success after a failed child
+)
+
+// Workflow is a workflow's structure and the state of each step.
+type Workflow struct {
+	ID     string         `json:"id"`
+	Queue  string         `json:"queue"`
+	Status WorkflowStatus `json:"status"`
+	// CancelRequested: CancelWorkflow was called; no step starts any more.
+	CancelRequested bool       `json:"cancel_requested,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	FinishedAt      *time.Time `json:"finished_at,omitempty"`
+	// Result and Error are the root step's.
+	Result   json.RawMessage  `json:"result,omitempty"`
+	Error    string           `json:"error,omitempty"`
+	Progress WorkflowProgress `json:"progress"`
+	Root     *WorkflowNode    `json:"root"`
+}
+
+// WorkflowProgress counts a workflow's task steps by status.
+type WorkflowProgress struct {
+	Total     int `json:"total"`
+	Pending   int `json:"pending"`
+	Active    int `json:"active"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
+	Skipped   int `json:"skipped"`
+}
+
+// WorkflowNode is one step of a workflow and its state.
+type WorkflowNode struct {
+	Step   int    `json:"step"` // its number: Task.WorkflowStep of its task
+	Kind   string `json:"kind"` // "task", "chain" or "group"
+	Status string `json:"status"`
+	// TaskID and TaskType: a task step's task (its id once started).
+	TaskID   string          `json:"task_id,omitempty"`
+	TaskType string          `json:"task_type,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	// Error says why it failed, was cancelled or skipped.
+	Error      string          `json:"error,omitempty"`
+	Steps      []*WorkflowNode `json:"steps,omitempty"`    // a chain's
+	Children   []*WorkflowNode `json:"children,omitempty"` // a group's
+	OnSuccess  *WorkflowNode   `json:"on_success,omitempty"`
+	OnComplete *WorkflowNode   `json:"on_complete,omitempty"`
+}
+
+// planner flattens a Step tree into a store plan, validating it.
+type planner struct {
+	c     *Client
+	queue string
+	nodes []store.PlanNode
+	bytes int
+}
+
+// add appends s (at field path, for errors) as a node under parent with
+// role, and its descendants; it returns its node number.
+func (p *planner) add(s *Step, path string, parent int, role string, depth int) (int, error) {
+	if depth > MaxWorkflowDepth {
+		return 0, invalid(path, "nests deeper than %d", MaxWorkflowDepth)
+	}
+	if len(p.nodes) >= MaxWorkflowSteps {
+		return 0, invalid(path, "is past the limit of %d steps in a workflow", MaxWorkflowSteps)
+	}
+	set := 0
+	for _, b := range []bool{s.Task != nil, s.Chain != nil, s.Group != nil} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return 0, invalid(path, "must have exactly one of task, chain and group")
+	}
+	if s.Group == nil && (s.OnSuccess != nil || s.OnComplete != nil) {
+		return 0, invalid(path, "has a callback (on_success, on_complete), which only a group takes")
+	}
+	i := len(p.nodes)
+	n := store.PlanNode{Parent: parent, Role: role, OnSuccess: -1, OnComplete: -1}
+	p.nodes = append(p.nodes, n)
+	switch {
+	case s.Task != nil:
+		if err := p.task(&n, s.Task, path+".task"); err != nil {
+			return 0, err
+		}
+	case s.Chain != nil:
+		n.Kind = store.NodeChain
+		if len(s.Chain) == 0 {
+			return 0, invalid(path+".chain", "must have at least one step")
+		}
+		for j := range s.Chain {
+			k, err := p.add(&s.Chain[j], fmt.Sprintf("%s.chain[%d]", path, j), i, fmt.Sprint(j), depth+1)
+			if err != nil {
+				return 0, err
+			}
+			n.Kids = append(n.Kids, k)
+		}
+	default:
+		n.Kind = store.NodeGroup
+		if len(s.Group) == 0 {
+			return 0, invalid(path+".group", "must have at least one child")
+		}
+		for j := range s.Group {
+			k, err := p.add(&s.Group[j], fmt.Sprintf("%s.group[%d]", path, j), i, store.RoleChild, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			n.Kids = append(n.Kids, k)
+		}
+		if s.OnSuccess != nil {
+			k, err := p.add(s.OnSuccess, path+".on_success", i, store.RoleOnSuccess, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			n.OnSuccess = k
+		}
+		if s.OnComplete != nil {
+			k, err := p.add(s.OnComplete, path+".on_complete", i, store.RoleOnComplete, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			n.OnComplete = k
+		}
+	}
+	p.nodes[i] = n
+	return i, nil
+}
+
+// task validates a task step as Enqueue would, into n.
+func (p *planner) task(n *store.PlanNode, t *StepTask, path string) error {
+	var o EnqueueOpts
+	if t.Opts != nil {
+		o = *t.Opts
+	}
+	switch {
+	case o.Queue != "" && o.Queue != p.queue:
+		return invalid(path+".queue", "must be left out: a workflow's tasks run in its queue (%s)", p.queue)
+	case o.Delay != 0 || !o.RunAt.IsZero():
+		return invalid(path+".delay", "and run_at are not taken by a workflow's task: it starts when its turn comes")
+	case o.IdempotencyKey != "" || o.Unique != nil:
+		return invalid(path+".idempotency_key", "and unique are not taken by a workflow's task")
+	case o.Group != "" || o.LimitKey != "":
+		return invalid(path+".group", "and limit_key are not taken by a workflow's task (its task type's limits apply)")
+	}
+	o.Queue = p.queue
+	_, item, err := p.c.prepare(t.Type, t.Payload, &o)
+	if err != nil {
+		var v *ValidationError
+		if errors.As(err, &v) {
+			return &ValidationError{Field: path + "." + v.Field, Problem: v.Problem}
+		}
+		return err
+	}
+	p.bytes += len(item.Payload)
+	if p.bytes > MaxWorkflowBytes {
+		return invalid(path+".payload", "brings the workflow's payloads past %d bytes", MaxWorkflowBytes)
+	}
+	n.Kind, n.Type, n.Payload, n.Priority = store.NodeTask, item.Type, item.Payload, item.Priority
+	n.MaxAttempts, n.Timeout = item.MaxAttempts, item.Timeout
+	return nil
+}
+
+// workflowOf builds the public Workflow of a store record.
+func workflowOf(r *store.WorkflowRecord) *Workflow {
+	w := &Workflow{ID: r.ID, Queue: r.Queue, Status: WorkflowStatus(r.Status), CancelRequested: r.CancelRequested,
+		CreatedAt: msTime(r.Created), FinishedAt: msTimePtr(r.Finished)}
+	if len(r.Nodes) == 0 {
+		return w
+	}
+	var build func(i int, inherited byte) *WorkflowNode
+	build = func(i int, inherited byte) *WorkflowNode {
+		n := &r.Nodes[i]
+		st := n.State
+		if st == 0 {
+			st = inherited
+		}
+		wn := &WorkflowNode{Step: i, Status: stepStatus(st), TaskID: n.TaskID, Error: n.Why}
+		if n.Result != nil {
+			wn.Result = json.RawMessage(n.Result)
+		}
+		down := inherited
+		if st == store.WFSkipped || st == store.WFCancelled {
+			down = st
+		}
+		if w.Status != WorkflowRunning && down == 0 {
+			down = store.WFCancelled // a finished workflow's steps that never started
+		}
+		kid := func(k int) *WorkflowNode {
+			if k < 0 || k >= len(r.Nodes) || k <= i {
+				return nil
+			}
+			return build(k, down)
+		}
+		switch n.Kind {
+		case store.NodeTask:
+			wn.Kind, wn.TaskType = "task", n.Type
+			p := &w.Progress
+			p.Total++
+			switch wn.Status {
+			case StepPending:
+				p.Pending++
+			case StepActive:
+				p.Active++
+			case StepSucceeded:
+				p.Succeeded++
+			case StepFailed:
+				p.Failed++
+			case StepCancelled:
+				p.Cancelled++
+			default:
+				p.Skipped++
+			}
+		case store.NodeChain:
+			wn.Kind = "chain"
+			for _, k := range n.Kids {
+				if c := kid(k); c != nil {
+					wn.Steps = append(wn.Steps, c)
+				}
+			}
+		default:
+			wn.Kind = "group"
+			for _, k := range n.Kids {
+				if c := kid(k); c != nil {
+					wn.Children = append(wn.Children, c)
+				}
+			}
+			wn.OnSuccess, wn.OnComplete = kid(n.OnSuccess), kid(n.OnComplete)
+		}
+		return wn
+	}
+	w.Root = build(0, 0)
+	w.Result, w.Error = w.Root.Result, w.Root.Error
+	return w
+}
+
+// stepStatus names a node state.
+func stepStatus(st byte) string {
+	switch st {
+	case store.WFActive:
+		return StepActive
+	case store.WFSucceeded:
+		return StepSucceeded
+	case store.WFFailed:
+		return StepFailed
+	case store.WFCancelled:
+		return StepCancelled
+	case store.WFSkipped:
+		return StepSkipped
+	}
+	return StepPending
+}
