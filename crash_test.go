@@ -95,6 +95,39 @@ func runChildWorker() int {
 		fmt.Fprintf(f, "e %s %d %s %s\n", id, time.Now().UnixNano(), group, key)
 		return nil, ctx.Err()
 	})
+	// A workflow's child sleeps its payload's ms and returns it; its
+	// callback logs "cb <workflow> <task id> <outcomes> <succeeded>".
+	w.Handle("wfchild", func(ctx context.Context, t *dtq.Task) (any, error) {
+		var ms int
+		_ = json.Unmarshal(t.Payload, &ms)
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return ms, nil
+	})
+	w.Handle("wfcb", func(_ context.Context, t *dtq.Task) (any, error) {
+		var outs []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(t.Previous, &outs); err != nil {
+			return nil, dtq.Permanent(err)
+		}
+		ok := 0
+		for _, o := range outs {
+			if o.Status == dtq.StepSucceeded {
+				ok++
+			}
+		}
+		f, err := os.OpenFile(os.Getenv(childEffectsEnv), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "cb %s %s %d %d\n", t.Workflow, t.ID, len(outs), ok)
+		return len(outs), nil
+	})
 	w.Start(context.Background())
 	fmt.Println("ready")
 	select {}

@@ -418,7 +418,8 @@ end
 local function scope_waiters(wait, scope, n) return waiters(wait, scope, '\n', n) end
 
 -- Workflows: hash wf:<ULID> (store.WF* fields) holds, per node i, the plan
--- (k<i> "<kind>|<parent>|<role>", l<i> its steps or children, y<i> and z<i>
+-- (k<i> "<kind>|<parent>|<role>", l<i> its steps or children, n<i> a chain
+-- step's next step, y<i> and z<i>
 -- a group's on_success and on_complete callbacks, t<i> and p<i> a task's
 -- spec and payload) and the state (s<i> "<state>|<task id>", r<i> result,
 -- w<i> why; a group's c<i> left, f<i> failed, x<i> first failure).
@@ -600,15 +601,16 @@ local function wf_flow(wfk, base, queue, retention, keep, acts)
         end
         return status
       end
-      local pk = redis.call('HMGET', wfk, 'k' .. parent, 'l' .. parent)
-      if string.sub(pk[1] or '', 1, 1) == 'C' then
-        local kids = wf_kids(pk[2])
-        local pos = tonumber(role) + 1
-        if letter == 'S' and pos < #kids then
-          acts[#acts + 1] = { 'start', kids[pos + 1], result }
+      if string.byte(redis.call('HGET', wfk, 'k' .. parent) or '', 1) == 67 then -- 'C'
+        -- (a chain's step names the next one: no list is read per step)
+        local next = redis.call('HGET', wfk, 'n' .. i)
+        if letter == 'S' and next then
+          acts[#acts + 1] = { 'start', tonumber(next), result }
         elseif letter == 'S' then
           acts[#acts + 1] = { 'end', tonumber(parent), 'S', result, nil }
         else
+          local kids = wf_kids(redis.call('HGET', wfk, 'l' .. parent))
+          local pos = tonumber(role) + 1
           local about = wf_about('step ' .. pos .. ' of ' .. #kids, tid, letter, why)
           local skip = 'K|'
           if cancel then skip = 'X|' end

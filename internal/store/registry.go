@@ -30,7 +30,7 @@ func (e *LayoutError) Error() string {
 func (s *Store) CheckLayout(ctx context.Context) error {
 	c := s.r
 	res := c.DoMulti(ctx, c.B().Get().Key(LayoutKey(s.ns)).Build(), c.B().Exists().Key(QueuesKey(s.ns)).Build())
-	if done, err := s.layoutRecorded(res[0]); done {
+	if done, err := s.layoutRecorded(ctx, res[0]); done {
 		return err
 	}
 	old, err := res[1].AsInt64()
@@ -55,7 +55,7 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 // So the record is read again.
 func (s *Store) recheckLayout(ctx context.Context) error {
 	c := s.r
-	if done, err := s.layoutRecorded(c.Do(ctx, c.B().Get().Key(LayoutKey(s.ns)).Build())); done {
+	if done, err := s.layoutRecorded(ctx, c.Do(ctx, c.B().Get().Key(LayoutKey(s.ns)).Build())); done {
 		return err
 	}
 	return &LayoutError{Namespace: s.ns, Found: "1"}
@@ -63,14 +63,20 @@ func (s *Store) recheckLayout(ctx context.Context) error {
 
 // layoutRecorded reads the answer to a GET of the layout record: done
 // when there is one (err: nil for this layout, a *LayoutError for
-// another) or the read failed (err); not done when there is none.
-func (s *Store) layoutRecorded(r rueidis.RedisResult) (done bool, err error) {
+// another) or the read failed (err); not done when there is none. A
+// namespace of layout UpgradesFrom is upgraded to Layout in place (its
+// data is Layout's already): processes of the older layout refuse it from
+// then on.
+func (s *Store) layoutRecorded(ctx context.Context, r rueidis.RedisResult) (done bool, err error) {
 	v, err := r.ToString()
 	switch {
 	case rueidis.IsRedisNil(err):
 		return false, nil
 	case err != nil:
 		return true, err
+	case v == UpgradesFrom:
+		c := s.r
+		return true, c.Do(ctx, c.B().Set().Key(LayoutKey(s.ns)).Value(Layout).Build()).Error()
 	case v != Layout:
 		return true, &LayoutError{Namespace: s.ns, Found: v}
 	}

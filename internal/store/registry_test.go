@@ -40,3 +40,23 @@ func TestRecheckLayout(t *testing.T) {
 		}
 	})
 }
+
+// A namespace of the layout this one upgrades from is upgraded in place:
+// accepted, and recorded as this layout (a process of the older one then
+// refuses it).
+func TestLayoutUpgradedInPlace(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c := b.Client
+		if err := c.Do(ctx, c.B().Set().Key(LayoutKey(b.Namespace)).Value(UpgradesFrom).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		if err := New(c, b.Namespace).CheckLayout(ctx); err != nil {
+			t.Fatalf("layout %s: %v, want it upgraded", UpgradesFrom, err)
+		}
+		if v, err := c.Do(ctx, c.B().Get().Key(LayoutKey(b.Namespace)).Build()).ToString(); err != nil || v != Layout {
+			t.Fatalf("layout record %q %v, want %s", v, err, Layout)
+		}
+	})
+}

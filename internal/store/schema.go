@@ -12,7 +12,14 @@ import (
 // Version 1 (before this package): a hash per task from its submission, a
 // sorted-set index of every task, counters kept per band. Version 2: a
 // waiting task is its band entry alone, and its id names that entry.
-const Layout = "2"
+// Version 3: workflows (a workflow's task entries carry its workflow,
+// which a worker of layout 2 would not record the end of).
+const Layout = "3"
+
+// UpgradesFrom is the layout whose data Layout reads and writes as it is:
+// a process of Layout upgrades the record, and processes of the older
+// layout refuse to start from then on (stop them first).
+const UpgradesFrom = "2"
 
 // Bands is the number of priority bands of a queue: priorities 0-9, 9
 // first.
@@ -267,6 +274,7 @@ const (
 	// on_success callback, "E" its on_complete callback.
 	WFNodeKind  = "k"
 	WFNodeKids  = "l" // a chain's steps or a group's children: node numbers, comma-separated
+	WFNodeNext  = "n" // a chain's step: the step after it (none for the last)
 	WFNodeOnOK  = "y" // a group's on_success callback node
 	WFNodeOnEnd = "z" // a group's on_complete callback node
 	// WFNodeSpec: a task's "<type>\n<priority>\n<max attempts>\n<timeout ms>".

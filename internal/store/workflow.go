@@ -84,6 +84,11 @@ func (q *Queue) SubmitWorkflow(ctx context.Context, ulid string, plan []PlanNode
 				kids[j] = itoa(k)
 			}
 			args = append(args, WFNodeKids+f, strings.Join(kids, ","))
+			if n.Kind == NodeChain {
+				for j := 0; j+1 < len(n.Kids); j++ {
+					args = append(args, WFNodeNext+itoa(n.Kids[j]), itoa(n.Kids[j+1]))
+				}
+			}
 			if n.OnSuccess >= 0 {
 				args = append(args, WFNodeOnOK+f, itoa(n.OnSuccess))
 			}
