@@ -20,6 +20,7 @@ func clientCommands(out, errOut io.Writer) []*cobra.Command {
 		newScheduleCmd(out),
 		newLimitCmd(out),
 		newGroupCmd(out),
+		newWorkflowCmd(out),
 		newWorkersCmd(out),
 		newAuditCmd(out),
 	}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+)
+
+// workflowView is the API's workflow object.
+type workflowView struct {
+	ID              string          `json:"id"`
+	Queue           string          `json:"queue"`
+	Status          string          `json:"status"`
+	CancelRequested bool            `json:"cancel_requested"`
+	CreatedAt       time.Time       `json:"created_at"`
+	FinishedAt      *time.Time      `json:"finished_at"`
+	Result          json.RawMessage `json:"result"`
+	Error           string          `json:"error"`
+	Progress        struct {
+		Total     int `json:"total"`
+		Pending   int `json:"pending"`
+		Active    int `json:"active"`
+		Succeeded int `json:"succeeded"`
+		Failed    int `json:"failed"`
+		Cancelled int `json:"cancelled"`
+		Skipped   int `json:"skipped"`
+	} `json:"progress"`
+	Root *workflowNode `json:"root"`
+}
+
+// workflowNode is one step of a workflow's graph.
+type workflowNode struct {
+	Step       int             `json:"step"`
+	Kind       string          `json:"kind"`
+	Status     string          `json:"status"`
+	TaskID     string          `json:"task_id"`
+	TaskType   string          `json:"task_type"`
+	Error      string          `json:"error"`
+	Steps      []*workflowNode `json:"steps"`
+	Children   []*workflowNode `json:"children"`
+	OnSuccess  *workflowNode   `json:"on_success"`
+	OnComplete *workflowNode   `json:"on_complete"`
+}
+
+// newWorkflowCmd builds `dtq workflow` and its subcommands get, cancel and
+// submit: chains, groups with callbacks and batches.
+func newWorkflowCmd(out io.Writer) *cobra.Command {
+	var api apiOptions
+	cmd := &cobra.Command{
+		Use:   "workflow",
+		Short: "Submit, show and cancel workflows (chains, groups with callbacks, batches)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	addAPIFlags(cmd, &api)
+	cmd.AddCommand(newWorkflowSubmitCmd(out, &api), newWorkflowGetCmd(out, &api), newWorkflowCancelCmd(out, &api))
+	return cmd
+}
+
+// workflowPath is /api/v1/workflows/{id}.
+func workflowPath(id string) (string, error) {
+	p, err := pathID("workflow id", id)
+	if err != nil {
+		return "", err
+	}
+	return "/api/v1/workflows/" + p, nil
+}
+
+// newWorkflowGetCmd builds `dtq workflow get ID`.
+func newWorkflowGetCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "get ID",
+		Short:   "Show a workflow: its status, progress and the state of each step",
+		Example: "  dtq workflow get media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW\n  dtq workflow get media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW --json | jq .progress",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := workflowPath(args[0])
+			if err != nil {
+				return err
+			}
+			var wf workflowView
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "GET", path: path}, &wf)
+			}, func() error { return printWorkflow(out, &wf) })
+		},
+	}
+}
+
+// newWorkflowCancelCmd builds `dtq workflow cancel ID`.
+func newWorkflowCancelCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "cancel ID",
+		Short:   "Cancel a workflow: no step starts any more and the tasks of its active steps are cancelled",
+		Example: "  dtq workflow cancel media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := workflowPath(args[0])
+			if err != nil {
+				return err
+			}
+			var wf workflowView
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "POST", path: path + "/cancel"}, &wf)
+			}, func() error { return printWorkflow(out, &wf) })
+		},
+	}
+}
+
+// newWorkflowSubmitCmd builds `dtq workflow submit --file FILE`.
+func newWorkflowSubmitCmd(out io.Writer, api *apiOptions) *cobra.Command {
+	var file, queue string
+	cmd := &cobra.Command{
+		Use:   "submit --file FILE",
+		Short: "Submit a workflow from a JSON file (- for standard input)",
+		Long: `Submit the workflow of --file (a path, or - for standard input): the JSON body of
+POST /api/v1/workflows, {"queue": "...", "root": STEP}, where a STEP is one of
+  {"task": {"task_type": "...", "payload": ..., "priority": n, "max_attempts": n, "timeout_seconds": x}}
+  {"chain": [STEP, ...]}
+  {"group": [STEP, ...], "on_success": STEP, "on_complete": STEP}
+--queue replaces the file's queue. A batch is a root group.`,
+		Example: `  dtq workflow submit --file pipeline.json
+  dtq workflow submit --file pipeline.json --queue media
+  echo '{"root":{"group":[{"task":{"task_type":"resize","payload":1}}]}}' | dtq workflow submit --file -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			body, err := readWorkflowFile(cmd, file)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("queue") {
+				q, err := json.Marshal(queue)
+				if err != nil {
+					return err
+				}
+				body["queue"] = q
+			}
+			var wf workflowView
+			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/workflows", body: body}, &wf)
+			}, func() error { return printWorkflow(out, &wf) })
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&file, "file", "", `the workflow as JSON, {"queue", "root"} (- for standard input; required)`)
+	f.StringVar(&queue, "queue", "", `queue of every task of the workflow, replacing the file's (default: the file's, else "default")`)
+	if err := cmd.MarkFlagRequired("file"); err != nil {
+		panic(err) // a flag defined above
+	}
+	return cmd
+}
+
+// readWorkflowFile reads the workflow body from file (- for standard
+// input) and checks it is one JSON object; the server checks the rest.
+func readWorkflowFile(cmd *cobra.Command, file string) (map[string]json.RawMessage, error) {
+	var raw []byte
+	var err error
+	name := "--file " + file
+	if file == "-" {
+		name = "the workflow on standard input"
+		if raw, err = io.ReadAll(cmd.InOrStdin()); err != nil {
+			return nil, fmt.Errorf("reading the workflow from standard input: %w", err)
+		}
+	} else {
+		if file == "" {
+			return nil, fmt.Errorf("--file must not be empty: give a path, or - for standard input")
+		}
+		if raw, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("--file: %w", err)
+		}
+	}
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return nil, fmt.Errorf(`%s is empty: give a JSON object {"queue": …, "root": step}`, name)
+	case !utf8.Valid(raw):
+		return nil, fmt.Errorf("%s is not valid UTF-8", name)
+	case raw[0] != '{':
+		return nil, fmt.Errorf(`%s is not a JSON object {"queue": …, "root": step}`, name)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var body map[string]json.RawMessage
+	if err := dec.Decode(&body); err != nil {
+		return nil, fmt.Errorf("%s is not valid JSON: %v", name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s is not valid JSON: unexpected data after the object", name)
+	}
+	return body, nil
+}
+
+// printWorkflow writes a workflow's header line (id, queue, status,
+// progress), its result, then its graph: one line per step, indented.
+func printWorkflow(out io.Writer, wf *workflowView) error {
+	status := wf.Status
+	if wf.CancelRequested && wf.Status == "RUNNING" {
+		status += " (cancel requested)"
+	}
+	if _, err := fmt.Fprintf(out, "workflow %s  queue %s  %s  progress: %s\n", oneLine(wf.ID, 0), oneLine(wf.Queue, 0),
+		oneLine(status, 0), workflowProgress(wf)); err != nil {
+		return err
+	}
+	if err := fields(out, "result", oneLine(compact(wf.Result), maxValueRunes)); err != nil {
+		return err
+	}
+	var b strings.Builder
+	writeNode(&b, wf.Root, 0, "")
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// workflowProgress formats the progress: "1 of 4 succeeded, 1 active, 2
+// pending", leaving out the counts that are 0.
+func workflowProgress(wf *workflowView) string {
+	p := wf.Progress
+	s := fmt.Sprintf("%d of %d succeeded", p.Succeeded, p.Total)
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{p.Active, "active"}, {p.Pending, "pending"}, {p.Failed, "failed"}, {p.Cancelled, "cancelled"}, {p.Skipped, "skipped"}} {
+		if c.n > 0 {
+			s += fmt.Sprintf(", %d %s", c.n, c.what)
+		}
+	}
+	return s
+}
+
+// writeNode writes n and its descendants, depth levels in; label (such as
+// "on_success: ") comes before its kind.
+func writeNode(b *strings.Builder, n *workflowNode, depth int, label string) {
+	if n == nil {
+		return
+	}
+	b.WriteString(strings.Repeat("  ", depth))
+	b.WriteString(label)
+	fmt.Fprintf(b, "%s #%d %s", oneLine(n.Kind, 0), n.Step, oneLine(n.Status, 0))
+	for _, s := range []string{n.TaskType, n.TaskID} {
+		if s = oneLine(s, 0); s != "" {
+			b.WriteString(" " + s)
+		}
+	}
+	if e := oneLine(n.Error, maxValueRunes); e != "" {
+		b.WriteString(": " + e)
+	}
+	b.WriteByte('\n')
+	for _, s := range n.Steps {
+		writeNode(b, s, depth+1, "")
+	}
+	for _, c := range n.Children {
+		writeNode(b, c, depth+1, "")
+	}
+	writeNode(b, n.OnSuccess, depth+1, "on_success: ")
+	writeNode(b, n.OnComplete, depth+1, "on_complete: ")
+}
