@@ -2,6 +2,8 @@ package dtq_test
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/dtq-dev/dtq"
@@ -18,7 +20,7 @@ func BenchmarkWorkflowGroup(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			c, rc := benchClient(b)
 			ctx := context.Background()
-			kids := make([]dtq.Step, 1000)
+			kids := make([]dtq.Step, benchGroupSize())
 			for i := range kids {
 				kids[i] = dtq.Call("noop", []byte(benchPayload), nil)
 			}
@@ -41,4 +43,13 @@ func BenchmarkWorkflowGroup(b *testing.B) {
 			})
 		})
 	}
+}
+
+// benchGroupSize is the children per group of BenchmarkWorkflowGroup:
+// 1,000, or DTQ_BENCH_GROUP.
+func benchGroupSize() int {
+	if n, err := strconv.Atoi(os.Getenv("DTQ_BENCH_GROUP")); err == nil && n > 0 {
+		return n
+	}
+	return 1000
 }

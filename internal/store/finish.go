@@ -67,7 +67,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 	kinds := make([]string, len(items))
 	for i, it := range items {
 		switch {
-		case it.Born != nil && it.Crashes == 0 && it.Workflow == "" && (it.Outcome == OutcomeOK || it.Outcome == OutcomeCancel):
+		case it.Born != nil && it.Crashes == 0 && (it.Outcome == OutcomeOK || it.Outcome == OutcomeCancel):
 			kinds[i] = "P"
 		case it.Born != nil:
 			kinds[i] = "H"
@@ -107,6 +107,13 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		}
 		if it.Workflow != "" {
 			args = append(args, itoa(it.Step), rueidis.BinaryString(it.Prev))
+			if kinds[i] == "P" {
+				result := ""
+				if it.Outcome == OutcomeOK {
+					result = it.Text
+				}
+				args = append(args, rueidis.BinaryString([]byte(result)))
+			}
 		}
 	}
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
@@ -169,6 +176,11 @@ func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) (
 // status, the finish time, the run and the error; parseRecord reads it):
 //
 //	prio|max_att|timeout|created|started|attempt|crashes|len(worker)|len(type)|len(result)|len(idem)|worker type result idem payload
+//
+// and for a workflow's task (an R4 record) with its workflow, step and
+// previous result too:
+//
+//	prio|…|len(idem)|len(workflow)|step|len(prev)|worker type result idem workflow prev payload
 func packBody(it *FinishItem, worker string) string {
 	sp := it.Born
 	result := ""
@@ -177,8 +189,12 @@ func packBody(it *FinishItem, worker string) string {
 	}
 	var b strings.Builder
 	b.Grow(64 + len(worker) + len(sp.Type) + len(result) + len(sp.IdemHash) + len(sp.Payload))
-	for _, n := range []string{itoa(it.Band), itoa(sp.MaxAttempts), ms(sp.Timeout), strconv.FormatInt(entryMs(it.EntryID), 10),
-		it.Started, itoa(it.Attempt), itoa(it.Crashes), itoa(len(worker)), itoa(len(sp.Type)), itoa(len(result)), itoa(len(sp.IdemHash))} {
+	nums := []string{itoa(it.Band), itoa(sp.MaxAttempts), ms(sp.Timeout), strconv.FormatInt(entryMs(it.EntryID), 10),
+		it.Started, itoa(it.Attempt), itoa(it.Crashes), itoa(len(worker)), itoa(len(sp.Type)), itoa(len(result)), itoa(len(sp.IdemHash))}
+	if it.Workflow != "" {
+		nums = append(nums, itoa(len(it.Workflow)), itoa(it.Step), itoa(len(it.Prev)))
+	}
+	for _, n := range nums {
 		b.WriteString(n)
 		b.WriteByte('|')
 	}
@@ -186,6 +202,10 @@ func packBody(it *FinishItem, worker string) string {
 	b.WriteString(sp.Type)
 	b.WriteString(result)
 	b.WriteString(sp.IdemHash)
+	if it.Workflow != "" {
+		b.WriteString(it.Workflow)
+		b.Write(it.Prev)
+	}
 	b.Write(sp.Payload)
 	return b.String()
 }

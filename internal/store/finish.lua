@@ -34,8 +34,10 @@
 --                workflow's step ("H" or "h") is followed by the index in
 --                KEYS of its workflow hash ("H19"), and the item by 2 more
 --                values: its node, and the previous result it started
---                with ("" for none): its end is recorded in the workflow,
---                and what follows starts, in this call (wf_task_end).
+--                with ("" for none) — and for kind P a third: its result
+--                (its packed record is an R4 one, with the workflow's
+--                fields) —: its end is recorded in the workflow, and what
+--                follows starts, in this call (wf_task_end).
 --                A retry has its
 --                delay ms after a "/" in the outcome ("retry/1500"). (Values
 --                are few, and the common case's writes are one command per
@@ -94,7 +96,7 @@ local a = 8
 for i = 1, n do
   local p, eid, run, outcome, text = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local ik, kind = tonumber(ARGV[a + 5]), ARGV[a + 6]
-  local wfk, wnode, wprev
+  local wfk, wnode, wprev, wres
   if #kind > 1 then
     wfk = KEYS[tonumber(string.sub(kind, 2))]
     kind = string.sub(kind, 1, 1)
@@ -104,6 +106,10 @@ for i = 1, n do
   if wfk then
     wnode, wprev = ARGV[a], ARGV[a + 1]
     a = a + 2
+    if kind == 'P' then
+      wres = ARGV[a]
+      a = a + 1
+    end
   end
   local key, ulid = KEYS[17 + i], ulids[i]
   local id = queue .. '-' .. ulid
@@ -124,11 +130,14 @@ for i = 1, n do
       cancelled = cancelled + 1
     end
     if res == 'CANCELLED' or keepSucceeded then
+      local tag = 'R3|'
+      if wfk then tag = 'R4|' end
       packed[#packed + 1] = ulid
-      packed[#packed + 1] = 'R3|' .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
+      packed[#packed + 1] = tag .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
       listed[#listed + 1] = id
     end
     if ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
+    if wfk then wf_task_end(wfk, 8, queue, retention, keepSucceeded, wnode, id, res, wres, errText) end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid

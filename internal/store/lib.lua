@@ -235,10 +235,10 @@ local function run_value(s)
 end
 
 -- record_status returns the status and run of a packed record (see
--- store.parseRecord), or nil.
+-- store.parseRecord: R3, or R4 for a workflow's task), or nil.
 local function record_status(v)
   if not v then return nil end
-  return string.match(v, '^R3|(%u+)|%d+|(%d+)|')
+  return string.match(v, '^R[34]|(%u+)|%d+|(%d+)|')
 end
 
 -- decr subtracts n (a number) from field of hash key and returns the new

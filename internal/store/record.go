@@ -169,25 +169,33 @@ func (r *Record) withRun(rs runState) {
 //	R3|status|finished|run|len(error)|error|prio|max_att|timeout|created|started|attempt|crashes|
 //	  len(worker)|len(type)|len(result)|len(idem)|worker type result idem payload
 //
-// It returns nil for a value it cannot read.
+// An R4 record (a workflow's task) has its workflow, step and previous
+// result too (see packBody). It returns nil for a value it cannot read.
 func parseRecord(id, queue, v string) *Record {
 	h := strings.SplitN(v, "|", 6)
-	if len(h) != 6 || h[0] != "R3" {
+	if len(h) != 6 || h[0] != "R3" && h[0] != "R4" {
 		return nil
+	}
+	nums := 11 // R3's numbers before the blobs
+	if h[0] == "R4" {
+		nums = 14
 	}
 	lerr, rest := atoi(h[4]), h[5]
 	if lerr < 0 || lerr >= len(rest) || rest[lerr] != '|' {
 		return nil
 	}
 	errText, rest := rest[:lerr], rest[lerr+1:]
-	p := strings.SplitN(rest, "|", 12)
-	if len(p) != 12 {
+	p := strings.SplitN(rest, "|", nums+1)
+	if len(p) != nums+1 {
 		return nil
 	}
-	rest = p[11]
-	var blobs [4]string
-	for i := range blobs {
-		n := atoi(p[7+i])
+	rest = p[nums]
+	var blobs [6]string
+	lens := []int{atoi(p[7]), atoi(p[8]), atoi(p[9]), atoi(p[10])}
+	if nums == 14 {
+		lens = append(lens, atoi(p[11]), atoi(p[13]))
+	}
+	for i, n := range lens {
 		if n < 0 || n > len(rest) {
 			return nil
 		}
@@ -198,6 +206,12 @@ func parseRecord(id, queue, v string) *Record {
 		Attempt: atoi(p[5]), Crashes: atoi(p[6]), Worker: blobs[0], Type: blobs[1], Idem: blobs[3], Payload: []byte(rest)}
 	if blobs[2] != "" {
 		r.Result = []byte(blobs[2])
+	}
+	if nums == 14 {
+		r.Workflow, r.Step = blobs[4], atoi(p[12])
+		if blobs[5] != "" {
+			r.Prev = []byte(blobs[5])
+		}
 	}
 	outcome := "ok"
 	if r.Status == StatusCancelled {
