@@ -56,6 +56,16 @@ func TestScreenshots(t *testing.T) {
 	tb.open(p.URL + "/")
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	dead := populate(t, p)
+	// A workflow: a chain of a task, a group of three (one fails) with both
+	// callbacks, and a task that the failure skips.
+	wf := p.Must(http.StatusCreated, "POST", "/api/v1/workflows", `{"root":{"chain":[
+		{"task":{"task_type":"echo","payload":{"url":"https://example.com/a.mp4"}}},
+		{"group":[{"task":{"task_type":"echo","payload":"720p"}},
+			{"chain":[{"task":{"task_type":"echo","payload":"1080p"}},{"task":{"task_type":"echo","payload":"thumbnail"}}]},
+			{"task":{"task_type":"always_fail","payload":{"permanent":true}}}],
+		 "on_success":{"task":{"task_type":"echo","payload":"publish"}},
+		 "on_complete":{"task":{"task_type":"echo","payload":"notify"}}},
+		{"task":{"task_type":"echo","payload":"archive"}}]}}`).Str("id")
 
 	tb.waitFor("40 echo tasks and 2 flaky ones succeeded", `(`+queueCell("default", 8)+`).includes('succeeded 42')`)
 	tb.waitFor("the charts", `['submitted', 'succeeded', 'failed', 'p50'].every((k) => document.querySelector('li[data-series=' + k + ']').dataset.peak !== '')`)
@@ -68,10 +78,13 @@ func TestScreenshots(t *testing.T) {
 		{"overview", "#/", queueCell("emails", 3) + ` === '12'`},
 		{"tasks", "#/tasks?queue=default", `document.querySelectorAll('table.tasks tbody tr').length >= 40`},
 		{"task", "#/tasks/" + dead, `document.querySelectorAll('table.attempts tbody tr').length === 3`},
-		{"dead-letters", "#/dlq?queue=default", `document.querySelectorAll('table.dlq tbody tr').length === 2`},
+		{"workflow", "#/workflows/" + wf, `document.querySelectorAll('#wf-graph .wf-task').length === 8 && document.getElementById('wf-status').textContent === 'FAILED'`},
+		// Two always_fail tasks and the workflow's failed step.
+		{"dead-letters", "#/dlq?queue=default", `document.querySelectorAll('table.dlq tbody tr').length === 3`},
 		{"workers", "#/workers", `document.querySelectorAll('table.workers tbody tr').length === 1`},
 		{"schedules", "#/schedules", `document.querySelectorAll('table.schedules tbody tr').length === 3`},
-		{"audit", "#/audit", `document.querySelectorAll('table.audit tbody tr').length === 5`},
+		// populate's five admin actions and the workflow's submission.
+		{"audit", "#/audit", `document.querySelectorAll('table.audit tbody tr').length === 6`},
 	}
 	shoot := func(tb *tab, prefix string) {
 		for _, pg := range pages {

@@ -3,6 +3,7 @@ package browsertest
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -122,6 +123,10 @@ func TestTaskDataRendersAsText(t *testing.T) {
 	odd := p.Submit(fmt.Sprintf(`{"task_type":%s,"payload":%s}`, js(markup), payload))
 	p.WaitStatus(echo, "SUCCEEDED")
 	p.WaitStatus(odd, "DEAD")
+	// A workflow whose first step has that type: drawn with the type on its
+	// box and the error quoting it.
+	wf := p.Must(http.StatusCreated, "POST", "/api/v1/workflows",
+		fmt.Sprintf(`{"root":{"chain":[{"task":{"task_type":%s,"payload":%s}},{"task":{"task_type":"echo"}}]}}`, js(markup), payload)).Str("id")
 
 	tb := newTab(t, 1280, 800)
 	pages := []struct{ name, hash, want string }{
@@ -129,6 +134,7 @@ func TestTaskDataRendersAsText(t *testing.T) {
 		{"task detail (type and error)", "#/tasks/" + odd, `no handler registered for task type "<img src=x`},
 		{"tasks", "#/tasks?queue=default", markup},
 		{"dead letters", "#/dlq?queue=default", markup},
+		{"workflow (type and error)", "#/workflows/" + wf, `no handler registered for task type "<img src=x`},
 		{"overview", "#/", "Queues"},
 	}
 	for _, pg := range pages {

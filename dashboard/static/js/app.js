@@ -9,6 +9,7 @@ import { refreshTimes } from './fmt.js';
 import * as overview from './pages/overview.js';
 import * as tasks from './pages/tasks.js';
 import * as task from './pages/task.js';
+import * as workflow from './pages/workflow.js';
 import * as dlq from './pages/dlq.js';
 import * as workers from './pages/workers.js';
 import * as schedules from './pages/schedules.js';
@@ -157,10 +158,10 @@ const ctx = { api, stream, rates, notify, confirm, act };
 
 // ---- pages ---------------------------------------------------------------
 
-const PAGES = { overview, tasks, task, dlq, schedules, limits, workers, audit };
+const PAGES = { overview, tasks, task, workflow, dlq, schedules, limits, workers, audit };
 
 // route parses location.hash: "#/", "#/tasks?queue=…", "#/tasks/<id>",
-// "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit". Other hashes (a skip link) are
+// "#/workflows/<id>", "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit". Other hashes (a skip link) are
 // not routes: null.
 function route() {
   const raw = location.hash.replace(/^#/, '') || '/';
@@ -176,7 +177,8 @@ function route() {
   }
   if (parts.length === 0) return { page: 'overview', params };
   if (parts[0] === 'tasks' && parts.length > 1) return { page: 'task', id: parts.slice(1).join('/'), params };
-  if (PAGES[parts[0]] && parts[0] !== 'task') return { page: parts[0], params };
+  if (parts[0] === 'workflows' && parts.length > 1) return { page: 'workflow', id: parts.slice(1).join('/'), params };
+  if (PAGES[parts[0]] && parts[0] !== 'task' && parts[0] !== 'workflow') return { page: parts[0], params };
   return { page: 'missing', params };
 }
 
@@ -189,7 +191,7 @@ function render() {
   if (cleanup) cleanup();
   cleanup = null;
   main.replaceChildren();
-  const nav = r.page === 'task' ? 'tasks' : r.page;
+  const nav = r.page === 'task' || r.page === 'workflow' ? 'tasks' : r.page;
   for (const a of document.querySelectorAll('[data-nav]')) {
     if (a.dataset.nav === nav) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');

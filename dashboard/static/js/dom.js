@@ -57,6 +57,11 @@ export function taskHref(id) {
   return '#/tasks/' + encodeURIComponent(id);
 }
 
+// workflowHref is the dashboard link of a workflow, encoded as taskHref's.
+export function workflowHref(id) {
+  return '#/workflows/' + encodeURIComponent(id);
+}
+
 // routeHref builds "#/page?k=v" from a page and its parameters, skipping
 // empty ones.
 export function routeHref(page, params) {

@@ -85,6 +85,26 @@ export function badge(status) {
   return h('span', { class: 'badge b-' + cls }, s || '?');
 }
 
+// WF_COLOURS maps the statuses of a workflow and of its steps to the task
+// status colours: running and active as RUNNING, pending as QUEUED, failed
+// as DEAD; skipped has a class of its own.
+const WF_COLOURS = {
+  RUNNING: 'running', ACTIVE: 'running', PENDING: 'queued', SUCCEEDED: 'succeeded',
+  FAILED: 'dead', CANCELLED: 'cancelled', SKIPPED: 'skipped',
+};
+
+// wfColour is the colour class suffix of a workflow's or step's status
+// ('unknown' for a status it does not know).
+export function wfColour(status) {
+  return WF_COLOURS[status] || 'unknown';
+}
+
+// wfBadge is the badge of a workflow's or a step's status.
+export function wfBadge(status) {
+  const s = String(status || '');
+  return h('span', { class: 'badge b-' + wfColour(s) }, s || '?');
+}
+
 // outcomeBadge is the badge of an execution's outcome.
 export function outcomeBadge(outcome) {
   const map = { ok: 'succeeded', retry: 'scheduled', dead: 'dead', cancel: 'cancelled', crashed: 'dead' };

@@ -1,7 +1,8 @@
 // Task detail: the task's fields, payload and result as readable JSON, a
-// timeline, the attempt history with errors, and cancel / requeue.
+// timeline, the attempt history with errors, and cancel / requeue. A step
+// of a workflow links to it and shows what the step before produced.
 
-import { h, replace, setText, throttle, routeHref } from '../dom.js';
+import { h, replace, setText, throttle, routeHref, workflowHref } from '../dom.js';
 import { badge, outcomeBadge, timeEl, stamp, duration } from '../fmt.js';
 import { view, rawField } from '../json.js';
 
@@ -57,6 +58,8 @@ export function mount(main, ctx, route) {
     const facts = dl([
       ['Queue', h('a', { href: routeHref('tasks', { queue: t.queue }) }, t.queue)],
       ['Type', h('span', { class: 'mono' }, t.task_type)],
+      t.workflow ? ['Workflow', h('span', {}, h('a', { class: 'mono', id: 'task-workflow', href: workflowHref(t.workflow) }, t.workflow),
+        ' (step ' + (t.workflow_step || 0) + ')')] : null,
       ['Priority', String(t.priority)],
       t.group ? ['Group', h('span', {}, h('span', { class: 'mono' }, t.group),
         t.group_waiting ? ' (waiting for its turn)' : '')] : null,
@@ -71,6 +74,7 @@ export function mount(main, ctx, route) {
 
     const payload = rawField(text, 'payload');
     const result = rawField(text, 'result');
+    const previous = t.workflow ? rawField(text, 'previous') : undefined;
     replace(body,
       h('div', { class: 'grid2' },
         h('section', { class: 'card', 'aria-labelledby': 'facts-h' }, h('h2', { id: 'facts-h' }, 'Details'), facts),
@@ -78,6 +82,10 @@ export function mount(main, ctx, route) {
       t.last_error ? h('section', { class: 'card', 'aria-labelledby': 'err-h' },
         h('h2', { id: 'err-h' }, 'Last error'), h('pre', { class: 'error-text', id: 'last-error' }, t.last_error)) : null,
       h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'), attempts(t)),
+      t.workflow ? h('section', { class: 'card', 'aria-labelledby': 'prev-h', id: 'previous' },
+        h('h2', { id: 'prev-h' }, 'Previous'),
+        h('p', { class: 'muted small card-help' }, 'What the step before produced: the previous chain step\'s result, or for a group\'s callback the outcomes of its children.'),
+        previous === undefined ? h('p', { class: 'muted' }, 'None: nothing ran before this step.') : view(previous, 'Previous')) : null,
       h('div', { class: 'grid2' },
         h('section', { class: 'card', 'aria-labelledby': 'payload-h', id: 'payload' }, h('h2', { id: 'payload-h' }, 'Payload'), view(payload, 'Payload')),
         h('section', { class: 'card', 'aria-labelledby': 'result-h', id: 'result' }, h('h2', { id: 'result-h' }, 'Result'), view(result, 'Result'))));

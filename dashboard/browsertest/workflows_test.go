@@ -1,0 +1,292 @@
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/proctest"
+	"github.com/dtq-dev/dtq/internal/redistest"
+)
+
+// onRedis starts `dtq serve` (the example handlers' workers) on the shared
+// redis-server in a namespace of its own, with the extra environment env,
+// and returns it with a Go client of the same namespace.
+func onRedis(t *testing.T, env ...string) (*proctest.Proc, *dtq.Client) {
+	t.Helper()
+	srv := redistest.Shared(t)
+	ns := redistest.Namespace(t)
+	env = append(env, "DTQ_REDIS_URL=redis://"+srv.Addr, "DTQ_NAMESPACE="+ns)
+	p := start(t, env, "serve", "--addr", "127.0.0.1:0", "--shutdown-timeout", "1s")
+	c, err := dtq.NewClient(redistest.Client(t, srv), &dtq.Config{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}
+
+// waitWorkflow polls workflow id until ok holds and returns it; after 30 s
+// it fails the test, naming what was awaited.
+func waitWorkflow(t *testing.T, c *dtq.Client, id, what string, ok func(w *dtq.Workflow) bool) *dtq.Workflow {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		w, err := c.GetWorkflow(context.Background(), id)
+		if err != nil {
+			t.Fatalf("workflow %s: %v", id, err)
+		}
+		if ok(w) {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %s: not %s within %v: status %s, progress %+v", id, what, waitTimeout, w.Status, w.Progress)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// taskSteps returns the task steps of a workflow's graph by step number.
+func taskSteps(n *dtq.WorkflowNode, out map[int]*dtq.WorkflowNode) map[int]*dtq.WorkflowNode {
+	if n == nil {
+		return out
+	}
+	if n.Kind == "task" {
+		out[n.Step] = n
+	}
+	for _, k := range append(append([]*dtq.WorkflowNode{}, n.Steps...), n.Children...) {
+		taskSteps(k, out)
+	}
+	taskSteps(n.OnSuccess, out)
+	taskSteps(n.OnComplete, out)
+	return out
+}
+
+// stepBox is a task step's box as the workflow page draws it.
+type stepBox struct {
+	Step     int    `json:"step"`
+	Status   string `json:"status"`   // its data-status
+	Type     string `json:"type"`     // the task type shown
+	Badge    string `json:"badge"`    // the status badge's text
+	Href     string `json:"href"`     // its link, "" when it is not one
+	Err      string `json:"err"`      // the error line shown
+	Callback string `json:"callback"` // the callback it is drawn as ("on_success", "on_complete"), or ""
+	Label    string `json:"label"`    // that callback's label
+	Group    int    `json:"group"`    // the step of the group panel it is drawn in, -1 for none
+}
+
+// stepBoxesJS reads every task step's box of the drawing, in page order.
+const stepBoxesJS = `[...document.querySelectorAll('#wf-graph .wf-task')].map((b) => {
+	const cb = b.closest('[data-callback]');
+	const g = b.closest('.wf-group');
+	const text = (sel) => ((b.querySelector(sel) || {}).textContent || '').trim();
+	return {
+		step: Number(b.dataset.step), status: b.dataset.status, type: text('.wf-type'), badge: text('.badge'),
+		href: b.getAttribute('href') || '', err: text('.wf-err'),
+		callback: cb ? cb.dataset.callback : '', label: cb ? cb.querySelector('.wf-cb-label').textContent : '',
+		group: g ? Number(g.dataset.step) : -1,
+	};
+})`
+
+// boxStatus is the JavaScript text of a step's box's data-status ("" when
+// the box is not there).
+func boxStatus(step int) string {
+	return fmt.Sprintf(`((b) => b ? b.dataset.status : '')(document.querySelector('#wf-graph .wf-task[data-step="%d"]'))`, step)
+}
+
+// legendCount is the JavaScript text of a progress count in the legend.
+func legendCount(key string) string {
+	return fmt.Sprintf(`((li) => li ? li.querySelector('.legend-value').textContent : '')(document.querySelector('#wf-progress li[data-count=%q]'))`, key)
+}
+
+const wfStatusJS = `(document.getElementById('wf-status') || {}).textContent`
+
+// A finished workflow (a chain of a task, a group with a failing child and
+// both callbacks, and a task) is drawn step by step with each step's
+// status and error, the group's children in its panel and the callbacks
+// after it under their labels; a started step's box links to its task,
+// whose page links back to the workflow and shows what the step before
+// produced.
+func TestWorkflowPage(t *testing.T) {
+	t.Parallel()
+	p, c := onRedis(t)
+	fan := dtq.Group(dtq.Call("echo", 2, nil), dtq.Call("always_fail", map[string]bool{"permanent": true}, nil))
+	onSuccess, onComplete := dtq.Call("echo", "all ok", nil), dtq.Call("echo", "done", nil)
+	fan.OnSuccess, fan.OnComplete = &onSuccess, &onComplete
+	wf, err := c.EnqueueWorkflow(context.Background(),
+		dtq.Chain(dtq.Call("echo", 1, nil), fan, dtq.Call("echo", "after", nil)), &dtq.WorkflowOpts{Queue: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitWorkflow(t, c, wf.ID, "finished", func(w *dtq.Workflow) bool { return w.Status != dtq.WorkflowRunning })
+	if done.Status != dtq.WorkflowFailed {
+		t.Fatalf("the workflow ended %s, want FAILED: %+v", done.Status, done)
+	}
+	steps := taskSteps(done.Root, map[int]*dtq.WorkflowNode{})
+	// What the page must show, step by step (the numbers are the engine's:
+	// depth first, a group's callbacks after its children).
+	want := []stepBox{
+		{Step: 1, Type: "echo", Status: "SUCCEEDED", Group: -1},
+		{Step: 3, Type: "echo", Status: "SUCCEEDED", Group: 2},
+		{Step: 4, Type: "always_fail", Status: "FAILED", Group: 2, Err: "always_fail: this task always fails"},
+		{Step: 5, Type: "echo", Status: "SKIPPED", Group: -1, Callback: "on_success", Label: "on success", Err: "not run: child 4 ("},
+		{Step: 6, Type: "echo", Status: "SUCCEEDED", Group: -1, Callback: "on_complete", Label: "on complete"},
+		{Step: 7, Type: "echo", Status: "SKIPPED", Group: -1, Err: "not run: step 2 of 3 FAILED"},
+	}
+	if len(steps) != len(want) {
+		t.Fatalf("the workflow has %d task steps, want %d", len(steps), len(want))
+	}
+	for _, w := range want {
+		if s := steps[w.Step]; s == nil || s.Status != w.Status || s.TaskType != w.Type {
+			t.Fatalf("the API's step %d: %+v, want %s %s", w.Step, s, w.Type, w.Status)
+		}
+	}
+
+	tb := newTab(t, 1280, 900)
+	tb.open(p.URL + "/#/workflows/" + wf.ID)
+	tb.waitFor("the drawing of six task steps", `document.querySelectorAll('#wf-graph .wf-task').length === 6 && `+wfStatusJS+` === 'FAILED'`)
+	boxes := eval[[]stepBox](tb, stepBoxesJS)
+	if len(boxes) != len(want) {
+		t.Fatalf("%d boxes drawn, want %d: %+v", len(boxes), len(want), boxes)
+	}
+	for i, w := range want {
+		b := boxes[i]
+		wantHref := ""
+		if id := steps[w.Step].TaskID; id != "" {
+			wantHref = "#/tasks/" + id
+		}
+		if b.Step != w.Step || b.Type != w.Type || b.Status != w.Status || b.Badge != w.Status || b.Href != wantHref ||
+			b.Callback != w.Callback || b.Label != w.Label || b.Group != w.Group || !strings.HasPrefix(b.Err, w.Err) || (w.Err == "") != (b.Err == "") {
+			t.Errorf("box %d: %+v\nwant %+v with href %q", i, b, w, wantHref)
+		}
+	}
+	if boxes[4].Href == "" || boxes[3].Href != "" {
+		t.Errorf("the succeeded callback must link to its task, the skipped one not: %+v, %+v", boxes[4], boxes[3])
+	}
+	// The group's panel says what it is, and the header, progress and
+	// error the workflow's state.
+	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-group[data-step="2"] .wf-group-head').textContent`); got != "group · step 2 · 2 branchesFAILED" {
+		t.Errorf("the group's head: %q", got)
+	}
+	for key, n := range map[string]string{"succeeded": "3", "failed": "1", "skipped": "2", "cancelled": "0", "active": "0", "pending": "0"} {
+		if got := eval[string](tb, legendCount(key)); got != n {
+			t.Errorf("progress %s: %q, want %q", key, got, n)
+		}
+	}
+	if got := tb.text(`#wf-progress .wf-ended`); got != "6 of 6 task steps ended" {
+		t.Errorf("progress: %q", got)
+	}
+	if got := tb.text(`#wf-error`); got != done.Error || !strings.Contains(got, "always_fail: this task always fails") {
+		t.Errorf("the error shown: %q, want %q", got, done.Error)
+	}
+	if eval[bool](tb, `document.getElementById('cancel-workflow') !== null`) {
+		t.Error("a finished workflow has a Cancel button")
+	}
+	tb.screenshot("workflow")
+	tb.noScriptRan("Workflow")
+
+	// The failed step's box opens its task, which links back.
+	failed := steps[4].TaskID
+	tb.click(`#wf-graph .wf-task[data-step="4"]`)
+	tb.waitFor("the failed step's task page", `location.hash === `+js("#/tasks/"+failed)+` && document.getElementById('task-workflow') !== null`)
+	tb.waitFor("its status", `(document.getElementById('task-status') || {}).textContent === 'DEAD'`)
+	if got := eval[string](tb, `document.getElementById('task-workflow').parentElement.textContent`); got != wf.ID+" (step 4)" {
+		t.Errorf("the task's workflow row: %q", got)
+	}
+	if got := eval[string](tb, `document.getElementById('task-workflow').getAttribute('href')`); got != "#/workflows/"+wf.ID {
+		t.Errorf("the task's workflow link: %q", got)
+	}
+	// A group's child gets the group's input: step 1's result.
+	if got := tb.text(`#previous pre`); !strings.Contains(got, `"echo": 1`) {
+		t.Errorf("the failed step's previous: %q", got)
+	}
+	tb.noScriptRan("Task")
+	tb.click(`#task-workflow`)
+	tb.waitFor("the workflow page again", `location.hash === `+js("#/workflows/"+wf.ID)+` && document.querySelectorAll('#wf-graph .wf-task').length === 6`)
+
+	// The on_complete callback's previous is the children's outcomes; the
+	// first step has none.
+	tb.open(p.URL + "/#/tasks/" + steps[6].TaskID)
+	tb.waitFor("the callback's previous: the outcomes", `((e) => e !== null && e.textContent.includes('always_fail: this task always fails') && e.textContent.includes(`+js(steps[3].TaskID)+`))(document.querySelector('#previous pre'))`)
+	tb.open(p.URL + "/#/tasks/" + steps[1].TaskID)
+	tb.waitFor("the first step: no previous", `document.getElementById('task-workflow') !== null && (document.getElementById('previous') || {textContent: ''}).textContent.includes('None')`)
+	tb.open(p.URL + "/#/workflows/nope-01M8SJTZPPB632H4NP31YWFE4N")
+	tb.waitFor("an unknown workflow", mainHas("No such workflow"))
+	tb.noScriptRan("")
+}
+
+// Cancel on a running workflow's page (its first step's handler sleeps)
+// asks first; declining changes nothing; confirming cancels it, and the
+// page shows it CANCELLED, step by step, without a reload.
+func TestCancelWorkflowFromPage(t *testing.T) {
+	t.Parallel()
+	p, c := onRedis(t)
+	wf, err := c.EnqueueWorkflow(context.Background(), dtq.Chain(
+		dtq.Call("sleep", map[string]int{"seconds": 600}, nil),
+		dtq.Group(dtq.Call("echo", "a", nil), dtq.Call("echo", "b", nil)),
+	), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := waitWorkflow(t, c, wf.ID, "started", func(w *dtq.Workflow) bool { return w.Root.Steps[0].TaskID != "" })
+	p.WaitStatus(w.Root.Steps[0].TaskID, "RUNNING")
+
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/workflows/" + wf.ID)
+	tb.waitFor("RUNNING, its first step active and the others pending", wfStatusJS+` === 'RUNNING' && `+boxStatus(1)+` === 'ACTIVE' && `+
+		boxStatus(3)+` === 'PENDING' && `+boxStatus(4)+` === 'PENDING' && `+legendCount("active")+` === '1' && `+legendCount("pending")+` === '2'`)
+	tb.screenshot("workflow-running")
+	tb.click(`#cancel-workflow`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open && document.getElementById('confirm-text').textContent.includes(`+js(wf.ID)+`)`)
+	tb.click(`#confirm-cancel`)
+	tb.waitFor("the confirmation closed", `!document.getElementById('confirm-dialog').open`)
+	if w, err := c.GetWorkflow(context.Background(), wf.ID); err != nil || w.Status != dtq.WorkflowRunning || w.CancelRequested {
+		t.Fatalf("after declining the confirmation the workflow is %+v (%v)", w, err)
+	}
+
+	tb.click(`#cancel-workflow`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
+	tb.click(`#confirm-ok`)
+	waitWorkflow(t, c, wf.ID, "CANCELLED", func(w *dtq.Workflow) bool { return w.Status == dtq.WorkflowCancelled })
+	tb.waitFor("CANCELLED on the page, every step too", wfStatusJS+` === 'CANCELLED' && `+boxStatus(1)+` === 'CANCELLED' && `+
+		boxStatus(3)+` === 'CANCELLED' && `+boxStatus(4)+` === 'CANCELLED' && `+legendCount("cancelled")+` === '3'`)
+	tb.waitFor("no cancel button any more", `document.getElementById('cancel-workflow') === null`)
+	if got := p.Task(w.Root.Steps[0].TaskID).Str("status"); got != "CANCELLED" {
+		t.Errorf("the sleeping step's task is %s", got)
+	}
+	tb.screenshot("workflow-cancelled")
+	tb.noScriptRan("Workflow")
+}
+
+// With DTQ_API_KEY, Cancel on the page of a workflow whose queue has no
+// worker asks for the key as every admin action does, then cancels it.
+func TestCancelWorkflowNeedsKey(t *testing.T) {
+	t.Parallel()
+	const key = "s3cret-key"
+	p, c := onRedis(t, "DTQ_API_KEY="+key)
+	wf, err := c.EnqueueWorkflow(context.Background(), dtq.Group(dtq.Call("echo", 1, nil), dtq.Call("echo", 2, nil)), &dtq.WorkflowOpts{Queue: "idle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/workflows/" + wf.ID)
+	tb.waitFor("RUNNING, both steps active (queued)", wfStatusJS+` === 'RUNNING' && `+boxStatus(1)+` === 'ACTIVE' && `+boxStatus(2)+` === 'ACTIVE'`)
+	tb.click(`#cancel-workflow`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
+	tb.click(`#confirm-ok`)
+	tb.waitFor("the key dialog", `document.getElementById('key-dialog').open && document.getElementById('key-reason').textContent.includes('401 Unauthorized')`)
+	if w := p.Must(http.StatusOK, "GET", "/api/v1/workflows/"+wf.ID, ""); w.Str("status") != "RUNNING" {
+		t.Fatalf("before the key was given the workflow is %s", w.Str("status"))
+	}
+	tb.do(sendKeys(`#key-input`, key))
+	tb.click(`#key-save`)
+	tb.waitFor("CANCELLED on the page", wfStatusJS+` === 'CANCELLED' && `+boxStatus(1)+` === 'CANCELLED' && `+boxStatus(2)+` === 'CANCELLED'`)
+	tb.waitFor("the notice", `document.getElementById('notices').textContent.includes('Workflow cancelled.')`)
+	if w, err := c.GetWorkflow(context.Background(), wf.ID); err != nil || w.Status != dtq.WorkflowCancelled {
+		t.Fatalf("the API says %+v (%v)", w, err)
+	}
+	tb.noScriptRan("Workflow")
+}
