@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -127,6 +128,32 @@ func runChildWorker() int {
 		defer f.Close()
 		fmt.Fprintf(f, "cb %s %s %d %d\n", t.Workflow, t.ID, len(outs), ok)
 		return len(outs), nil
+	})
+	// Steps of the workflow behaviour tests: wfadd returns its payload plus
+	// the previous result (numbers), wfecho its payload, wfcount how many
+	// outcomes it got, wffail fails for good.
+	w.Handle("wfadd", func(_ context.Context, t *dtq.Task) (any, error) {
+		var by, prev int
+		if err := json.Unmarshal(t.Payload, &by); err != nil {
+			return nil, dtq.Permanent(err)
+		}
+		if t.Previous != nil {
+			if err := json.Unmarshal(t.Previous, &prev); err != nil {
+				return nil, dtq.Permanent(err)
+			}
+		}
+		return by + prev, nil
+	})
+	w.Handle("wfecho", func(_ context.Context, t *dtq.Task) (any, error) { return t.Payload, nil })
+	w.Handle("wfcount", func(_ context.Context, t *dtq.Task) (any, error) {
+		var outs []json.RawMessage
+		if err := json.Unmarshal(t.Previous, &outs); err != nil {
+			return nil, dtq.Permanent(err)
+		}
+		return len(outs), nil
+	})
+	w.Handle("wffail", func(context.Context, *dtq.Task) (any, error) {
+		return nil, dtq.Permanent(errors.New("broken on purpose"))
 	})
 	w.Start(context.Background())
 	fmt.Println("ready")

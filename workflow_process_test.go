@@ -251,3 +251,86 @@ func TestWorkflowBatchAtomicAcrossRedisRestart(t *testing.T) {
 	}
 	t.Logf("%d batches acknowledged, %d failed during the restart, %d in Redis", len(ok), len(failed), len(present))
 }
+
+// The workflow behaviours, run by two worker processes of their own (no
+// handler in this process): a chain of 3 passes results along; a failed
+// child under on_success skips the callback and says why; a nested chain
+// of groups; a running workflow cancelled.
+func TestWorkflowsInWorkerProcesses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		startChildWorker(t, e, "p1", 2*time.Second)
+		startChildWorker(t, e, "p2", 2*time.Second)
+		submit := func(root dtq.Step) *dtq.Workflow {
+			t.Helper()
+			w, err := e.c.EnqueueWorkflow(ctx, root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w
+		}
+		ran := func(id string) string {
+			t.Helper()
+			task, err := e.c.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return task.Worker
+		}
+
+		chain := submit(dtq.Chain(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 10, nil), dtq.Call("wfadd", 100, nil)))
+		fail := dtq.Group(dtq.Call("wfecho", "a", nil), dtq.Call("wffail", nil, nil), dtq.Call("wfecho", "b", nil))
+		cb := dtq.Call("wfcount", nil, nil)
+		fail.OnSuccess = &cb
+		failed := submit(fail)
+		inner := dtq.Group(dtq.Chain(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 2, nil)), dtq.Call("wfadd", 5, nil))
+		count := dtq.Call("wfcount", nil, nil)
+		inner.OnComplete = &count
+		nested := submit(dtq.Chain(dtq.Call("wfadd", 3, nil), inner, dtq.Group(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 2, nil)),
+			dtq.Call("wfcount", nil, nil)))
+		blocked := submit(dtq.Chain(dtq.Call("block", nil, nil), dtq.Call("wfecho", "never", nil)))
+
+		w := e.waitWorkflow(chain.ID, 20*time.Second)
+		if w.Status != dtq.WorkflowSucceeded || string(w.Result) != "111" {
+			t.Errorf("chain: %s %s (%s)", w.Status, w.Result, w.Error)
+		}
+		for i, s := range w.Root.Steps {
+			if worker := ran(s.TaskID); worker != "p1" && worker != "p2" {
+				t.Errorf("chain step %d ran on %q, not a worker process", i, worker)
+			}
+		}
+
+		w = e.waitWorkflow(failed.ID, 20*time.Second)
+		if w.Status != dtq.WorkflowFailed || w.Root.OnSuccess.Status != dtq.StepSkipped ||
+			!strings.Contains(w.Root.OnSuccess.Error, "broken on purpose") {
+			t.Errorf("failed child: %s, on_success %+v", w.Status, w.Root.OnSuccess)
+		}
+
+		w = e.waitWorkflow(nested.ID, 20*time.Second)
+		// 3 → the group's children get 3: the chain makes 4 then 6, the
+		// other 8; on_complete counts 2; the next group gets 2 and makes 3
+		// and 4; the last step counts 2.
+		if w.Status != dtq.WorkflowSucceeded || string(w.Result) != "2" {
+			t.Errorf("nested: %s %s (%s)", w.Status, w.Result, w.Error)
+		}
+		group := w.Root.Steps[1]
+		if string(group.Children[0].Result) != "6" || string(group.Children[1].Result) != "8" || string(group.Result) != "2" ||
+			string(w.Root.Steps[2].Children[1].Result) != "4" {
+			t.Errorf("nested results: %s %s %s %s", group.Children[0].Result, group.Children[1].Result, group.Result,
+				w.Root.Steps[2].Children[1].Result)
+		}
+
+		first := blocked.Root.Steps[0].TaskID
+		e.waitStatus(first, dtq.StatusRunning, 20*time.Second)
+		if _, err := e.c.CancelWorkflow(ctx, blocked.ID); err != nil {
+			t.Fatal(err)
+		}
+		w = e.waitWorkflow(blocked.ID, 20*time.Second)
+		if w.Status != dtq.WorkflowCancelled || w.Root.Steps[1].Status != dtq.StepCancelled || w.Root.Steps[1].TaskID != "" {
+			t.Errorf("cancelled: %s, next step %+v", w.Status, w.Root.Steps[1])
+		}
+		if task, err := e.c.Get(ctx, first); err != nil || task.Status != dtq.StatusCancelled || (task.Worker != "p1" && task.Worker != "p2") {
+			t.Errorf("the running step's task: %+v %v", task, err)
+		}
+	})
+}
