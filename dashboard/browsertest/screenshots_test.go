@@ -67,7 +67,7 @@ func TestScreenshots(t *testing.T) {
 		 "on_complete":{"task":{"task_type":"echo","payload":"notify"}}},
 		{"task":{"task_type":"echo","payload":"archive"}}]}}`).Str("id")
 
-	tb.waitFor("40 echo tasks and 2 flaky ones succeeded", `(`+queueCell("default", 8)+`).includes('succeeded 42')`)
+	tb.waitFor("40 echo tasks, 2 flaky ones and the workflow's 5 succeeded", `(`+queueCell("default", 8)+`).includes('succeeded 47')`)
 	tb.waitFor("the charts", `['submitted', 'succeeded', 'failed', 'p50'].every((k) => document.querySelector('li[data-series=' + k + ']').dataset.peak !== '')`)
 	tb.waitFor("the emails queue", queueCell("emails", 3)+` === '12'`)
 	tb.waitFor("reports paused", queueCell("reports", 2)+` === 'paused'`)
