@@ -2,9 +2,12 @@ package dtq
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/internal/taskid"
@@ -23,12 +26,19 @@ var ErrWorkflowNotFound = fmt.Errorf("dtq: workflow not found: %w", ErrNotFound)
 // submitted; a full queue (Config.MaxDepth counts every task of the
 // workflow) is a *QueueFullError.
 func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowOpts) (*Workflow, error) {
+	var o WorkflowOpts
+	if opts != nil {
+		o = *opts
+	}
 	queue := DefaultQueue
-	if opts != nil && opts.Queue != "" {
-		queue = opts.Queue
+	if o.Queue != "" {
+		queue = o.Queue
 	}
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, err
+	}
+	if len(o.IdempotencyKey) > MaxIdempotencyKey || !utf8.ValidString(o.IdempotencyKey) {
+		return nil, invalid("idempotency_key", "must be valid UTF-8 of at most %d bytes", MaxIdempotencyKey)
 	}
 	p := &planner{c: c, queue: queue}
 	if _, err := p.add(&root, "root", -1, "", 0); err != nil {
@@ -40,7 +50,13 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 	}
 	id := taskid.New(queue, time.Now())
 	_, ulid, _ := taskid.Parse(id)
-	_, code, err := q.store.SubmitWorkflow(ctx, ulid, p.nodes, c.maxDepth(queue), c.keepOthers(), c.durability())
+	sub := store.WorkflowSubmission{ULID: ulid, MaxDepth: c.maxDepth(queue), Retention: c.keepOthers(), Durability: c.durability(),
+		IdemWindow: c.cfg.IdempotencyWindow}
+	if o.IdempotencyKey != "" {
+		sum := sha256.Sum256([]byte("workflow\x00" + o.IdempotencyKey))
+		sub.IdemHash = hex.EncodeToString(sum[:])
+	}
+	_, code, first, err := q.store.SubmitWorkflow(ctx, sub, p.nodes)
 	var nre *store.NotReplicatedError
 	switch {
 	case errors.As(err, &nre):
@@ -51,6 +67,18 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 		return nil, err
 	case code == store.Full:
 		return nil, &QueueFullError{Queue: queue, MaxDepth: c.maxDepth(queue), RetryAfter: time.Second}
+	case code == store.Conflict:
+		return nil, &IdempotencyConflictError{Key: o.IdempotencyKey, TaskID: queue + "-" + first}
+	case code == store.Replay:
+		w, err := c.GetWorkflow(ctx, queue+"-"+first)
+		if errors.Is(err, ErrWorkflowNotFound) {
+			return &Workflow{ID: queue + "-" + first, Queue: queue, Duplicate: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		w.Duplicate = true
+		return w, nil
 	}
 	c.audit(ctx, "workflow", queue, id, fmt.Sprintf("%d steps", len(p.nodes)))
 	return c.GetWorkflow(ctx, id)
@@ -63,7 +91,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, tasks []Step, opts *BatchOpts
 	g := Group(tasks...)
 	wo := &WorkflowOpts{}
 	if opts != nil {
-		g.OnSuccess, g.OnComplete, wo.Queue = opts.OnSuccess, opts.OnComplete, opts.Queue
+		g.OnSuccess, g.OnComplete, wo.Queue, wo.IdempotencyKey = opts.OnSuccess, opts.OnComplete, opts.Queue, opts.IdempotencyKey
 	}
 	if len(tasks) == 0 {
 		return nil, invalid("tasks", "must hold at least one task")

@@ -64,11 +64,18 @@ type WorkflowOpts struct {
 	// Queue is where every task of the workflow runs; defaults to
 	// DefaultQueue.
 	Queue string
+	// IdempotencyKey makes the submission idempotent within
+	// Config.IdempotencyWindow from the first one: a submission with the
+	// same key and the same workflow creates nothing and returns the
+	// first's workflow (Duplicate set); with another workflow it is an
+	// *IdempotencyConflictError. Keys of workflows and of tasks are apart.
+	IdempotencyKey string
 }
 
 // BatchOpts are the options of EnqueueBatch.
 type BatchOpts struct {
-	Queue string // as WorkflowOpts.Queue
+	Queue          string // as WorkflowOpts.Queue
+	IdempotencyKey string // as WorkflowOpts.IdempotencyKey
 	// OnSuccess runs once every task succeeded; OnComplete once every task
 	// ended, whatever the outcome. Either gets the outcomes of all.
 	OnSuccess, OnComplete *Step
@@ -109,6 +116,10 @@ type Workflow struct {
 	Error    string           `json:"error,omitempty"`
 	Progress WorkflowProgress `json:"progress"`
 	Root     *WorkflowNode    `json:"root"`
+	// Duplicate is set on the workflow an idempotent replay returned
+	// (WorkflowOpts.IdempotencyKey); its Status is empty when it has
+	// expired while its key is still remembered.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // WorkflowProgress counts a workflow's task steps by status.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
 // outcome is one element of a group callback's Task.Previous.
@@ -533,6 +534,58 @@ func TestWorkflowValidation(t *testing.T) {
 		st, err := e.c.Stats(ctx, "default")
 		if err == nil && st.Queued != 0 {
 			t.Errorf("a refused workflow left %d queued tasks", st.Queued)
+		}
+	})
+}
+
+// A workflow submitted again with its idempotency key creates nothing and
+// returns the first; another workflow with the key is a conflict; task
+// keys and workflow keys are apart; a replay after the workflow expired
+// still creates nothing.
+func TestWorkflowIdempotentSubmission(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		wf := dtq.Chain(dtq.Call("idle", 1, nil), dtq.Call("idle", 2, nil))
+		o := &dtq.WorkflowOpts{Queue: "idle", IdempotencyKey: "order-7"}
+		first, err := e.c.EnqueueWorkflow(ctx, wf, o)
+		if err != nil || first.Duplicate {
+			t.Fatalf("first: %+v %v", first, err)
+		}
+		again, err := e.c.EnqueueWorkflow(ctx, wf, o)
+		if err != nil || again.ID != first.ID || !again.Duplicate || again.Status != dtq.WorkflowRunning {
+			t.Fatalf("replay: %+v %v, want %s with duplicate set", again, err, first.ID)
+		}
+		other := dtq.Chain(dtq.Call("idle", 1, nil), dtq.Call("idle", 3, nil))
+		var conflict *dtq.IdempotencyConflictError
+		if _, err := e.c.EnqueueWorkflow(ctx, other, o); !errors.As(err, &conflict) || conflict.TaskID != first.ID {
+			t.Fatalf("another workflow with the key: %v, want a conflict naming %s", err, first.ID)
+		}
+		if _, err := e.c.Enqueue(ctx, "idle", nil, &dtq.EnqueueOpts{Queue: "idle", IdempotencyKey: "order-7"}); err != nil {
+			t.Fatalf("a task with the workflow's key: %v", err)
+		}
+		st, err := e.c.Stats(ctx, "idle")
+		if err != nil || st.Queued != 2 {
+			t.Fatalf("queued %d (%v), want 2: the workflow's first step and the task", st.Queued, err)
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		t.Parallel()
+		b := redistest.Embedded(t)
+		e := newEnv(t, &redistest.Backend{Name: "embedded", Client: b.Client, Namespace: redistest.Namespace(t), Embedded: b},
+			&dtq.Config{Retention: 50 * time.Millisecond})
+		e.worker(nil, map[string]dtq.HandlerFunc{"ok": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
+		o := &dtq.WorkflowOpts{IdempotencyKey: "k"}
+		w, err := e.c.EnqueueWorkflow(t.Context(), dtq.Call("ok", nil, nil), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "the workflow expires", func() bool {
+			_, err := e.c.GetWorkflow(t.Context(), w.ID)
+			return errors.Is(err, dtq.ErrWorkflowNotFound)
+		})
+		again, err := e.c.EnqueueWorkflow(t.Context(), dtq.Call("ok", nil, nil), o)
+		if err != nil || again.ID != w.ID || !again.Duplicate || again.Status != "" {
+			t.Fatalf("replay after expiry: %+v %v", again, err)
 		}
 	})
 }

@@ -201,6 +201,15 @@ func (p *prober) workflows(e *env) {
 		p.t.Errorf("cancelled: %s", r.raw)
 	}
 	p.do(e, 404, opCancelWF, "/api/v1/workflows/"+unknownID+"/cancel", "")
+	keyed := `{"queue":"idle","root":{"task":{"task_type":"echo","payload":"k"}}}`
+	first := p.do(e, 201, opWorkflow, "/api/v1/workflows", keyed, "Idempotency-Key", "wf-1").str("id")
+	if r := p.do(e, 200, opWorkflow, "/api/v1/workflows", keyed, "Idempotency-Key", "wf-1"); r.str("id") != first || r.body["duplicate"] != true {
+		p.t.Errorf("replay: %s, want %s with duplicate true", r.raw, first)
+	}
+	if r := p.do(e, 422, opWorkflow, "/api/v1/workflows", `{"queue":"idle","root":{"task":{"task_type":"echo","payload":"other"}}}`,
+		"Idempotency-Key", "wf-1"); r.errCode() != "idempotency_key_reused" {
+		p.t.Errorf("another workflow with the key: %s", r.raw)
+	}
 }
 
 // schedules provokes the answers of the schedule routes.
@@ -652,6 +661,17 @@ func (p *prober) expired(e *env) {
 	}
 	if r := p.do(e, 410, opSubmit, "/api/v1/tasks", body, "Idempotency-Key", "k-expired"); r.errCode() != "expired" {
 		p.t.Errorf("replay of an expired task: %s", r.raw)
+	}
+	wf := `{"root":{"task":{"task_type":"echo","payload":"gone"}}}`
+	wid := p.do(e, 201, opWorkflow, "/api/v1/workflows", wf, "Idempotency-Key", "wf-expired").str("id")
+	for e.do("GET", "/api/v1/workflows/"+wid, "").status != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("workflow %s did not expire", wid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := p.do(e, 410, opWorkflow, "/api/v1/workflows", wf, "Idempotency-Key", "wf-expired"); r.errCode() != "expired" || !strings.Contains(string(r.raw), `"task_id":"`+wid+`"`) {
+		p.t.Errorf("replay of an expired workflow: %s", r.raw)
 	}
 }
 

@@ -78,7 +78,9 @@ func (b *stepBody) step(path string) (dtq.Step, error) {
 }
 
 // submitWorkflow: POST /api/v1/workflows {"queue", "root"} → 201 + the
-// workflow (a batch is a root group).
+// workflow (a batch is a root group); with Idempotency-Key, a replay → 200
+// + the first workflow as it is now (410 once it has expired), the key
+// with another workflow → 422.
 func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	var b workflowBody
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
@@ -89,7 +91,7 @@ func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, invalidField("root", "is required"))
 		return
 	}
-	o := &dtq.WorkflowOpts{}
+	o := &dtq.WorkflowOpts{IdempotencyKey: r.Header.Get("Idempotency-Key")}
 	if b.Queue != nil {
 		q, err := queueName(*b.Queue)
 		if err != nil {
@@ -108,8 +110,16 @@ func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	w.Header().Set("Location", "/api/v1/workflows/"+wf.ID)
-	writeJSON(w, http.StatusCreated, wf)
+	switch {
+	case !wf.Duplicate:
+		w.Header().Set("Location", "/api/v1/workflows/"+wf.ID)
+		writeJSON(w, http.StatusCreated, wf)
+	case wf.Status == "": // the first finished and expired; the key is still remembered
+		writeJSON(w, http.StatusGone, errorBody{Error: errorDetail{Code: codeExpired,
+			Message: "the workflow of this Idempotency-Key finished and has expired; the key is remembered until its window ends", TaskID: wf.ID}})
+	default:
+		writeJSON(w, http.StatusOK, wf)
+	}
 }
 
 // getWorkflow: GET /api/v1/workflows/{id} → the workflow's graph and state.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -115,7 +116,7 @@ func newWorkflowCancelCmd(out io.Writer, api *apiOptions) *cobra.Command {
 
 // newWorkflowSubmitCmd builds `dtq workflow submit --file FILE`.
 func newWorkflowSubmitCmd(out io.Writer, api *apiOptions) *cobra.Command {
-	var file, queue string
+	var file, queue, idemKey string
 	cmd := &cobra.Command{
 		Use:   "submit --file FILE",
 		Short: "Submit a workflow from a JSON file (- for standard input)",
@@ -142,12 +143,25 @@ POST /api/v1/workflows, {"queue": "...", "root": STEP}, where a STEP is one of
 				body["queue"] = q
 			}
 			var wf workflowView
+			var ans *answer
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/workflows", body: body}, &wf)
-			}, func() error { return printWorkflow(out, &wf) })
+				h := http.Header{}
+				if idemKey != "" {
+					h.Set("Idempotency-Key", idemKey)
+				}
+				var err error
+				ans, err = c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/workflows", body: body, header: h}, &wf)
+				return ans, err
+			}, func() error {
+				if ans.status == http.StatusOK {
+					fmt.Fprintln(out, "already submitted (same Idempotency-Key):")
+				}
+				return printWorkflow(out, &wf)
+			})
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&idemKey, "idempotency-key", "", "submit at most once per key (Idempotency-Key header)")
 	f.StringVar(&file, "file", "", `the workflow as JSON, {"queue", "root"} (- for standard input; required)`)
 	f.StringVar(&queue, "queue", "", `queue of every task of the workflow, replacing the file's (default: the file's, else "default")`)
 	if err := cmd.MarkFlagRequired("file"); err != nil {

@@ -333,3 +333,23 @@ func TestWorkflowHelp(t *testing.T) {
 		t.Errorf("dtq workflow submit --help:\n%s", out)
 	}
 }
+
+// TestWorkflowSubmitIdempotent: --idempotency-key submits once; a repeat
+// says so and shows the first workflow; another workflow with the key is
+// refused.
+func TestWorkflowSubmitIdempotent(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		file := writeWorkflowFile(t, pipeline)
+		first := workflowID(t, e.ok("workflow", "submit", "--file", file, "--idempotency-key", "k1"))
+		again := e.ok("workflow", "submit", "--file", file, "--idempotency-key", "k1")
+		if !strings.HasPrefix(again, "already submitted (same Idempotency-Key):\nworkflow "+first+" ") {
+			t.Fatalf("repeat:\n%s", again)
+		}
+		other := writeWorkflowFile(t, `{"queue":"parked","root":{"task":{"task_type":"echo"}}}`)
+		e.fails([]string{"workflow", "submit", "--file", other, "--idempotency-key", "k1"}, "422", "idempotency_key_reused")
+		st, err := e.c.Stats(t.Context(), "parked")
+		if err != nil || st.Queued != 1 {
+			t.Fatalf("queued %d (%v), want the one workflow's first step", st.Queued, err)
+		}
+	})
+}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
@@ -57,15 +59,34 @@ type PlanNode struct {
 // ErrWorkflowExists is SubmitWorkflow's answer for an id in use.
 var ErrWorkflowExists = errors.New("store: workflow id in use")
 
-// SubmitWorkflow runs workflow.lua: it writes workflow ulid's plan and
+// WorkflowSubmission is the input of SubmitWorkflow besides the plan.
+type WorkflowSubmission struct {
+	ULID       string // the workflow's
+	MaxDepth   int64  // 0 = unbounded
+	Retention  time.Duration
+	Durability Durability
+	// IdemHash is the SHA-256 (hex) of the submission's idempotency key
+	// ("" for none), remembered for IdemWindow with the request's
+	// fingerprint (a hash of the plan).
+	IdemHash   string
+	IdemWindow time.Duration
+}
+
+// SubmitWorkflow runs workflow.lua: it writes the workflow's plan and
 // starts it, in one atomic step. It returns the creation time (Unix ms,
-// Redis clock) and Created, or Full when the queue cannot take
-// every task of it under maxDepth.
-func (q *Queue) SubmitWorkflow(ctx context.Context, ulid string, plan []PlanNode, maxDepth int64, retention time.Duration,
-	d Durability) (created int64, code EnqueueCode, err error) {
+// Redis clock) and Created; or Full when the queue cannot take every task
+// of it under MaxDepth; or, for a submission whose idempotency key has a
+// record, Replay (the same request) or Conflict (another one) with the
+// ULID of the key's workflow — nothing written.
+func (q *Queue) SubmitWorkflow(ctx context.Context, sub WorkflowSubmission, plan []PlanNode) (created int64, code EnqueueCode,
+	ulid string, err error) {
 	tasks := 0
-	args := make([]string, 0, 5+8*len(plan))
-	args = append(args, q.name, strconv.FormatInt(maxDepth, 10), "", itoa(len(plan)), ms(retention))
+	window := "0"
+	if sub.IdemHash != "" {
+		window = ms(sub.IdemWindow)
+	}
+	args := make([]string, 0, 7+8*len(plan))
+	args = append(args, q.name, strconv.FormatInt(sub.MaxDepth, 10), "", itoa(len(plan)), ms(sub.Retention), window, "")
 	for i, n := range plan {
 		f := strconv.Itoa(i)
 		parent := "-"
@@ -98,23 +119,41 @@ func (q *Queue) SubmitWorkflow(ctx context.Context, ulid string, plan []PlanNode
 		}
 	}
 	args[2] = itoa(tasks)
-	ks := []string{q.k.Workflow(ulid)}
+	fp := sha256.New()
+	for _, a := range args[7:] {
+		fp.Write([]byte(a))
+		fp.Write([]byte{0})
+	}
+	args[6] = hex.EncodeToString(fp.Sum(nil))[:32]
+	ks := []string{q.k.Workflow(sub.ULID)}
 	ks = q.k.bands(ks)
-	ks = append(ks, q.k.Schedule(), q.k.GroupWait())
-	res, replErr := workflowScript.ExecDurable(ctx, q.s.r, d, ks, args)
-	v, err := res.AsIntSlice()
+	idem := q.k.Idempotency(invalidULID)
+	if sub.IdemHash != "" {
+		idem = q.k.Idempotency(sub.IdemHash)
+	}
+	ks = append(ks, q.k.Schedule(), q.k.GroupWait(), idem)
+	res, replErr := workflowScript.ExecDurable(ctx, q.s.r, sub.Durability, ks, args)
+	v, err := res.ToArray()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
+	}
+	head := int64(-9)
+	if len(v) > 0 {
+		head, _ = v[0].AsInt64()
 	}
 	switch {
-	case len(v) == 2 && v[0] == 1:
-		return v[1], Created, replErr
-	case len(v) == 1 && v[0] == 0:
-		return 0, 0, ErrWorkflowExists
-	case len(v) == 1 && v[0] == -2:
-		return 0, Full, nil
+	case len(v) == 2 && head == 1:
+		n, _ := v[1].AsInt64()
+		return n, Created, sub.ULID, replErr
+	case len(v) == 2 && (head == 2 || head == -1):
+		u, _ := v[1].ToString()
+		return 0, EnqueueCode(head), u, nil
+	case len(v) == 1 && head == 0:
+		return 0, 0, "", ErrWorkflowExists
+	case len(v) == 1 && head == -2:
+		return 0, Full, "", nil
 	}
-	return 0, 0, unexpected("workflow", v)
+	return 0, 0, "", unexpected("workflow", v)
 }
 
 // NodeState is the state of one node of a workflow.
