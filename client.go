@@ -185,6 +185,9 @@ type Client struct {
 	mu     sync.Mutex
 	queues map[string]*queueState
 	layout bool // the namespace's layout was checked
+	// leaseStates: per queue, the reclaim cursors of Lease
+	leaseStates map[string]*leaseState
+	owner       string // this Client's name as a lease scheduler's owner
 }
 
 // queueState is the per-queue state of a Client: its store and its batcher

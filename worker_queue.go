@@ -3,7 +3,6 @@ package dtq
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -346,19 +345,10 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		if s.Code != store.Began || e.GiveBack || e.Spec == nil {
 			continue
 		}
-		sp := e.Spec
-		startedMs, _ := strconv.ParseInt(s.Started, 10, 64)
-		t := taskOf(&store.Record{
-			ID: e.TaskID, Queue: wq.q.name, Type: sp.Type, Payload: sp.Payload, Priority: e.Band,
-			Status: store.StatusRunning, Attempt: s.Attempt, MaxAttempts: sp.MaxAttempts, Crashes: s.Crashes,
-			Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: w.cfg.ID, Run: s.Run, Idem: sp.IdemHash,
-			Schedule: sp.Schedule, Tick: sp.Tick, Group: e.Group, LimitKey: sp.LimitKey,
-			Workflow: sp.Workflow, Step: sp.Step, Prev: sp.Prev,
-		})
-		t.band, t.entry, t.started = e.Band, e.EntryID, s.Started
+		t := w.c.startedTask(wq.q.name, &e, s, w.cfg.ID)
 		t.scopes, t.leased = e.Scopes, wq.leasedScopes(e.Scopes)
 		if e.Born {
-			t.born = sp
+			t.born = e.Spec
 		}
 		events = append(events, eventLine(t, StatusRunning, ""))
 		if obs.on() {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"time"
 )
 
 // auth guards a handler with the API key: required on mutating and admin
@@ -12,6 +13,12 @@ import (
 // comparison is between SHA-256 digests, in constant time. It also bounds
 // the request's time with RequestTimeout.
 func (s *Server) auth(read bool, h http.HandlerFunc) http.HandlerFunc {
+	return s.authFor(read, 0, h)
+}
+
+// authFor is auth whose request may take extra time beyond RequestTimeout
+// (a long poll's wait).
+func (s *Server) authFor(read bool, extra time.Duration, h http.HandlerFunc) http.HandlerFunc {
 	open := s.keyHash == nil || (read && !s.cfg.APIKeyReads)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !open {
@@ -21,7 +28,7 @@ func (s *Server) auth(read bool, h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout+extra)
 		defer cancel()
 		h(w, r.WithContext(ctx))
 	}

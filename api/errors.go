@@ -42,6 +42,8 @@ const (
 	codeNotCancellable = "not_cancellable"
 	codeNotDead        = "not_dead"
 	codeNotEmpty       = "queue_not_empty"
+	codeLeaseLost      = "lease_lost"
+	codeLimitedQueue   = "limited_queue"
 	codeInternal       = "internal"
 )
 
@@ -120,6 +122,11 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	case errors.As(err, &conflict):
 		return http.StatusUnprocessableEntity, errorDetail{Code: codeIdempotency,
 			Message: "Idempotency-Key was used for a different request", TaskID: conflict.TaskID}, ""
+	case errors.Is(err, dtq.ErrLeaseLost):
+		return http.StatusConflict, errorDetail{Code: codeLeaseLost,
+			Message: "the lease is lost: it timed out and its task was taken over, or the task ended otherwise; nothing was changed"}, ""
+	case errors.Is(err, dtq.ErrLeaseUnsupported):
+		return http.StatusConflict, errorDetail{Code: codeLimitedQueue, Message: err.Error()[len("dtq: "):]}, ""
 	case errors.Is(err, dtq.ErrWorkflowNotFound):
 		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such workflow"}, ""
 	case errors.Is(err, dtq.ErrNotFound):
@@ -165,6 +172,12 @@ func httpField(f string) string {
 		return "max_running"
 	case "per":
 		return "per_seconds"
+	case "wait":
+		return "wait_seconds"
+	case "lease_timeout":
+		return "lease_seconds"
+	case "retry_after":
+		return "retry_after_seconds"
 	}
 	return f
 }

@@ -62,7 +62,14 @@ const (
 	opWorkflow   = "POST /api/v1/workflows"
 	opGetWF      = "GET /api/v1/workflows/{id}"
 	opCancelWF   = "POST /api/v1/workflows/{id}/cancel"
+	opLease      = "POST /api/v1/leases"
+	opExtend     = "POST /api/v1/leases/{lease}/extend"
+	opComplete   = "POST /api/v1/leases/{lease}/complete"
+	opFail       = "POST /api/v1/leases/{lease}/fail"
 )
+
+// someLease has the form of a lease token but names no lease.
+const someLease = "TDF8ZGVmYXVsdC0wMUFSWjNOREVLVFNWNFJSRkZRNjlHNUZBVnwwfDEtMHwxfDF8MHwxfDMwMDAwfGh0dHA6dw"
 
 // unknownID has the form of a task id but names no task.
 const unknownID = "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"
@@ -86,6 +93,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		done := p.tasks(open)
 		p.deadLetters(open, done)
 		p.workflows(open)
+		p.leases(open)
 		p.admin(open)
 		p.schedules(open)
 		p.limits(open)
@@ -210,6 +218,65 @@ func (p *prober) workflows(e *env) {
 		"Idempotency-Key", "wf-1"); r.errCode() != "idempotency_key_reused" {
 		p.t.Errorf("another workflow with the key: %s", r.raw)
 	}
+}
+
+// leases provokes the answers of the lease routes, on a queue no Go
+// worker serves.
+func (p *prober) leases(e *env) {
+	lease := func(body string) (token string) {
+		p.t.Helper()
+		r := p.do(e, 200, opLease, "/api/v1/leases", body)
+		ls, _ := r.body["leases"].([]any)
+		if len(ls) != 1 {
+			p.t.Fatalf("lease: %s", r.raw)
+		}
+		return ls[0].(map[string]any)["lease"].(string)
+	}
+	for range 3 {
+		p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"remote","queue":"remote","payload":{"n":1}}`)
+	}
+	tok := lease(`{"worker":"py-1","queues":["remote"],"task_types":["remote"],"max":1,"wait_seconds":1,"lease_seconds":30}`)
+	p.do(e, 200, opExtend, "/api/v1/leases/"+tok+"/extend", "")
+	if r := p.do(e, 200, opComplete, "/api/v1/leases/"+tok+"/complete", `{"result":{"ok":true}}`); r.str("status") != "SUCCEEDED" {
+		p.t.Errorf("completed: %s", r.raw)
+	}
+	p.do(e, 409, opExtend, "/api/v1/leases/"+tok+"/extend", "")
+	tok = lease(`{"worker":"py-1","queues":["remote"]}`)
+	if r := p.do(e, 200, opFail, "/api/v1/leases/"+tok+"/fail", `{"error":"boom","class":"retryable","retry_after_seconds":3600}`); r.str("status") != "SCHEDULED" {
+		p.t.Errorf("failed: %s", r.raw)
+	}
+	// a lease lost to a takeover: its holder's complete and fail are refused
+	stale := lease(`{"worker":"py-1","queues":["remote"],"lease_seconds":0.05}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := p.do(e, 200, opLease, "/api/v1/leases", `{"worker":"py-2","queues":["remote"],"lease_seconds":0.05,"wait_seconds":0.1}`)
+		if ls, _ := r.body["leases"].([]any); len(ls) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatal("the stale lease's task was not taken over")
+		}
+	}
+	p.do(e, 409, opComplete, "/api/v1/leases/"+stale+"/complete", `{"result":1}`)
+	p.do(e, 409, opFail, "/api/v1/leases/"+stale+"/fail", `{"error":"late"}`)
+	p.do(e, 400, opLease, "/api/v1/leases", `{"queues":["remote"]}`)
+	p.do(e, 400, opLease, "/api/v1/leases", `{"worker":"w","wait_seconds":25}`)
+	p.do(e, 413, opLease, "/api/v1/leases", `{"worker":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opLease, "/api/v1/leases", `{"worker":"w"}`, "Content-Type", "text/plain")
+	p.do(e, 200, opPutLimit, "/api/v1/limits/metered", `{"max_running":1}`)
+	if r := p.do(e, 409, opLease, "/api/v1/leases", `{"worker":"w","queues":["metered"]}`); r.errCode() != "limited_queue" {
+		p.t.Errorf("a limited queue: %s", r.raw)
+	}
+	p.do(e, 200, opDelLimit, "/api/v1/limits/metered", "")
+	p.do(e, 400, opExtend, "/api/v1/leases/nonsense/extend", "")
+	p.do(e, 400, opComplete, "/api/v1/leases/nonsense/complete", `{"result":1}`)
+	p.do(e, 400, opComplete, "/api/v1/leases/"+someLease+"/complete", `{"result":1,"extra":2}`)
+	p.do(e, 413, opComplete, "/api/v1/leases/"+someLease+"/complete", `{"result":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opComplete, "/api/v1/leases/"+someLease+"/complete", `{"result":1}`, "Content-Type", "text/plain")
+	p.do(e, 400, opFail, "/api/v1/leases/"+someLease+"/fail", `{"class":"retryable"}`)
+	p.do(e, 400, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x","class":"maybe"}`)
+	p.do(e, 413, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x"}`, "Content-Type", "text/plain")
 }
 
 // schedules provokes the answers of the schedule routes.
@@ -589,7 +656,7 @@ func (p *prober) closed(e *env) {
 // filled in, and a valid body if it takes one.
 func concrete(key string) (method, path, body string) {
 	method, tmpl, _ := strings.Cut(key, " ")
-	path = strings.NewReplacer("{id}", unknownID, "{name}", "default", "{queue}", "default", "{type}", "echo", "{key}", "k", "{group}", "acme").Replace(tmpl)
+	path = strings.NewReplacer("{lease}", someLease, "{id}", unknownID, "{name}", "default", "{queue}", "default", "{type}", "echo", "{key}", "k", "{group}", "acme").Replace(tmpl)
 	switch key {
 	case opPutSched:
 		body = `{"cron":"@hourly","task_type":"echo"}`
@@ -603,6 +670,12 @@ func concrete(key string) (method, path, body string) {
 		body = `{"tasks":[{"task_type":"echo"}]}`
 	case opWorkflow:
 		body = `{"root":{"task":{"task_type":"echo"}}}`
+	case opLease:
+		body = `{"worker":"w"}`
+	case opComplete:
+		body = `{"result":1}`
+	case opFail:
+		body = `{"error":"x"}`
 	}
 	return method, path, body
 }

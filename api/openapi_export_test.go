@@ -7,13 +7,18 @@ func Routes(s *Server) []string { return append([]string(nil), s.patterns...) }
 // the name of its schema in openapi.json.
 func BodyTypes() map[string]any {
 	return map[string]any{
-		"Submission":   submission{},
-		"BatchItem":    batchItem{},
-		"Error":        errorBody{},
-		"ErrorDetail":  errorDetail{},
-		"ScheduleBody": scheduleBody{},
-		"Schedule":     scheduleJSON{},
-		"Step":         stepBody{},
-		"WorkflowBody": workflowBody{},
+		"Submission":      submission{},
+		"BatchItem":       batchItem{},
+		"Error":           errorBody{},
+		"ErrorDetail":     errorDetail{},
+		"ScheduleBody":    scheduleBody{},
+		"Schedule":        scheduleJSON{},
+		"Step":            stepBody{},
+		"WorkflowBody":    workflowBody{},
+		"LeaseRequest":    leaseBody{},
+		"LeaseList":       leaseList{},
+		"LeaseExtended":   extended{},
+		"LeaseCompletion": completion{},
+		"LeaseFailure":    failure{},
 	}
 }

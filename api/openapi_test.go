@@ -214,6 +214,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"Workflow":         dtq.Workflow{},
 		"WorkflowNode":     dtq.WorkflowNode{},
 		"WorkflowProgress": dtq.WorkflowProgress{},
+		"Lease":            dtq.Lease{},
 	}
 	for name, v := range api.BodyTypes() {
 		types[name] = v

@@ -478,3 +478,18 @@ func msgInt(m rueidis.RedisMessage) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// Entry reads band entry eid of this queue (one XRANGE): what a lease's
+// completion needs of the task it ran. Nil when the entry is gone.
+func (q *Queue) Entry(ctx context.Context, band int, eid string) (*Entry, error) {
+	c := q.s.r
+	xs, err := c.Do(ctx, c.B().Xrange().Key(q.k.Band(band)).Start(eid).End(eid).Build()).AsXRange()
+	if err != nil {
+		return nil, err
+	}
+	if len(xs) != 1 {
+		return nil, nil
+	}
+	e := entryOf(q.name, band, eid, xs[0].FieldValues)
+	return &e, nil
+}

@@ -1,0 +1,172 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// maxHTTPLeaseWait bounds a long poll over HTTP (under the server's 30 s
+// write timeout, with the request's own time besides).
+const maxHTTPLeaseWait = 20 * time.Second
+
+// leaseBody is the body of POST /api/v1/leases.
+type leaseBody struct {
+	Worker       *string         `json:"worker"`
+	Queues       []string        `json:"queues"`
+	TaskTypes    []string        `json:"task_types"`
+	Max          json.RawMessage `json:"max"`
+	WaitSeconds  json.RawMessage `json:"wait_seconds"`
+	LeaseSeconds json.RawMessage `json:"lease_seconds"`
+}
+
+// leaseList is the answer of POST /api/v1/leases.
+type leaseList struct {
+	Leases []*dtq.Lease `json:"leases"`
+}
+
+// extended is the answer of POST /api/v1/leases/{lease}/extend.
+type extended struct {
+	Lease           string    `json:"lease"`
+	Deadline        time.Time `json:"deadline"`
+	CancelRequested bool      `json:"cancel_requested"`
+}
+
+// completion is the body of POST /api/v1/leases/{lease}/complete.
+type completion struct {
+	Result json.RawMessage `json:"result"`
+}
+
+// failure is the body of POST /api/v1/leases/{lease}/fail.
+type failure struct {
+	Error             *string         `json:"error"`
+	Class             *string         `json:"class"`
+	RetryAfterSeconds json.RawMessage `json:"retry_after_seconds"`
+}
+
+// lease: POST /api/v1/leases → 200 {"leases": […]} (none after the wait).
+func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
+	var b leaseBody
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Worker == nil {
+		s.writeErr(w, r, invalidField("worker", "is required: a name for the lease holder"))
+		return
+	}
+	req := dtq.LeaseRequest{Worker: *b.Worker, Queues: b.Queues, Types: b.TaskTypes}
+	if given(b.Max) {
+		n, err := intField("max", b.Max)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		if n == 0 {
+			s.writeErr(w, r, invalidField("max", "must not be 0 (leave it out for 1)"))
+			return
+		}
+		req.Max = n
+	}
+	if given(b.WaitSeconds) {
+		d, err := secondsField("wait_seconds", b.WaitSeconds)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		if d > maxHTTPLeaseWait {
+			s.writeErr(w, r, invalidField("wait_seconds", sprintf("must be at most %v over HTTP (got %s)", maxHTTPLeaseWait.Seconds(), shorten(b.WaitSeconds))))
+			return
+		}
+		req.Wait = d
+	}
+	if given(b.LeaseSeconds) {
+		d, err := secondsField("lease_seconds", b.LeaseSeconds)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		if d == 0 {
+			s.writeErr(w, r, invalidField("lease_seconds", "must not be 0 (leave it out for the default)"))
+			return
+		}
+		req.Timeout = d
+	}
+	ls, err := s.c.Lease(r.Context(), req)
+	if err != nil && len(ls) == 0 {
+		s.writeErr(w, r, err)
+		return
+	}
+	if ls == nil {
+		ls = []*dtq.Lease{}
+	}
+	writeJSON(w, http.StatusOK, leaseList{Leases: ls})
+}
+
+// extendLease: POST /api/v1/leases/{lease}/extend → 200, or 409 once lost.
+func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
+	token := r.PathValue("lease")
+	deadline, cancel, err := s.c.ExtendLease(r.Context(), token)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, extended{Lease: token, Deadline: deadline, CancelRequested: cancel})
+}
+
+// completeLease: POST /api/v1/leases/{lease}/complete {"result"} → 200 +
+// the task, or 409 once lost.
+func (s *Server) completeLease(w http.ResponseWriter, r *http.Request) {
+	var b completion
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	t, err := s.c.CompleteLease(r.Context(), r.PathValue("lease"), b.Result)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+// failLease: POST /api/v1/leases/{lease}/fail {"error", "class",
+// "retry_after_seconds"} → 200 + the task, or 409 once lost.
+func (s *Server) failLease(w http.ResponseWriter, r *http.Request) {
+	var b failure
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Error == nil {
+		s.writeErr(w, r, invalidField("error", "is required: what went wrong"))
+		return
+	}
+	f := dtq.LeaseFailure{Error: *b.Error}
+	if b.Class != nil {
+		switch *b.Class {
+		case "retryable":
+		case "permanent":
+			f.Permanent = true
+		default:
+			s.writeErr(w, r, invalidField("class", sprintf(`must be "retryable" or "permanent" (got %q)`, *b.Class)))
+			return
+		}
+	}
+	if given(b.RetryAfterSeconds) {
+		d, err := secondsField("retry_after_seconds", b.RetryAfterSeconds)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		f.RetryAfter = d
+	}
+	t, err := s.c.FailLease(r.Context(), r.PathValue("lease"), f)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}

@@ -1,0 +1,535 @@
+package dtq
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/delivery"
+	"github.com/dtq-dev/dtq/internal/scheduler"
+	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/dtq-dev/dtq/internal/taskid"
+)
+
+// Leases run tasks outside this process — in a worker of any language,
+// over HTTP — on the delivery the Go Worker uses: a lease is a claimed and
+// started execution of a task, fenced by its run number as a Go worker's
+// is. Its holder extends it within its timeout (the answer says when a
+// cancellation was requested), then completes or fails it; a holder that
+// stops extending it (it crashed) loses it after the timeout, and the task
+// is taken over — by a Go worker or another lease — as from a lost worker,
+// its crash counted apart from attempts.
+
+// Limits of leases.
+const (
+	MaxLeaseBatch    = 100              // tasks in one Lease call
+	MaxLeaseWait     = 30 * time.Second // the longest long-poll
+	DefaultLeaseTime = 30 * time.Second // a lease's timeout when the request names none
+	MaxLeaseTime     = 12 * time.Hour
+)
+
+// LeaseRequest is the input of Lease.
+type LeaseRequest struct {
+	// Worker names the holder (its tasks' Worker is "http:<Worker>"); a
+	// name of 1-128 printable bytes.
+	Worker string
+	// Queues are read in order, the first with tasks first; defaults to
+	// DefaultQueue.
+	Queues []string
+	// Types, when not empty, are the task types the holder runs: tasks of
+	// other types are given back to the tail of their band.
+	Types []string
+	// Max is how many tasks to lease at most (1-MaxLeaseBatch; 0: 1).
+	Max int
+	// Wait is how long to wait for a first task when none is ready (0-
+	// MaxLeaseWait): Lease returns as soon as one is leased.
+	Wait time.Duration
+	// Timeout is how long a lease lives unless extended (default
+	// DefaultLeaseTime): its holder extends it well within it (every
+	// Timeout/4 is the Go worker's rhythm). It is also the idle time after
+	// which Lease takes over tasks of lost workers. Give every process
+	// serving a queue the same: a Go worker whose VisibilityTimeout is
+	// shorter takes over a lease idle that long.
+	Timeout time.Duration
+}
+
+// Lease is one leased task.
+type Lease struct {
+	// Token names the lease in ExtendLease, CompleteLease and FailLease.
+	Token    string    `json:"lease"`
+	Deadline time.Time `json:"deadline"` // lost unless extended by then
+	Task     *Task     `json:"task"`
+}
+
+// LeaseFailure is how a leased task failed (FailLease).
+type LeaseFailure struct {
+	Error string
+	// Permanent sends the task DEAD at once; otherwise it is retried (after
+	// RetryAfter when set, else the default backoff) until its attempts
+	// run out.
+	Permanent  bool
+	RetryAfter time.Duration
+}
+
+// ErrLeaseLost is the answer for a lease that is no longer its holder's:
+// it timed out and its task was taken over (or finished, or deleted), or
+// its outcome was recorded already. Nothing was changed.
+var ErrLeaseLost = errors.New("dtq: the lease is lost: it timed out and the task was taken over, or it ended already")
+
+// ErrLeaseUnsupported is the answer for a queue with a concurrency or rate
+// limit, or scoped limits: those are not held by leases yet.
+var ErrLeaseUnsupported = errors.New("dtq: leases are not available on a queue with limits")
+
+// leaseState is a Client's reclaim state of one queue for leases.
+type leaseState struct {
+	mu          sync.Mutex
+	cursors     [store.Bands]string
+	lastReclaim time.Time
+	ensured     bool
+	limitsRead  time.Time
+	limited     bool
+	// leased is when Lease last read the queue; while it is recent the
+	// queue's scheduler runs in this process (schedStop stops it), so that
+	// retries and delayed tasks become due with no Go worker of the queue.
+	leased    time.Time
+	schedStop context.CancelFunc
+}
+
+// leaseSchedulerIdle is how long after its last Lease a queue's scheduler
+// keeps running in a Client.
+const leaseSchedulerIdle = time.Minute
+
+// keepScheduling runs q's scheduler in this Client until no Lease read q
+// for leaseSchedulerIdle (with other processes' schedulers, the leader
+// lock keeps one at work).
+func (c *Client) keepScheduling(q *queueState, st *leaseState) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.leased = time.Now()
+	if st.schedStop != nil {
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	st.schedStop = stop
+	s := &scheduler.Scheduler{Queue: q.store, Owner: "leases-" + c.leaseOwner(), Retention: c.keepOthers(), MaxFinished: c.cfg.MaxFinished,
+		MaxDead: c.cfg.DeadLetterMaxLen, Log: c.log.With("component", "scheduler", "queue", q.name)}
+	go s.Run(ctx)
+	go func() {
+		t := time.NewTicker(leaseSchedulerIdle / 4)
+		defer t.Stop()
+		for range t.C {
+			st.mu.Lock()
+			idle := time.Since(st.leased) > leaseSchedulerIdle
+			if idle {
+				st.schedStop()
+				st.schedStop = nil
+			}
+			st.mu.Unlock()
+			if idle {
+				return
+			}
+		}
+	}()
+}
+
+// leaseOwner is this Client's name as the owner of lease schedulers.
+func (c *Client) leaseOwner() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.owner == "" {
+		host, _ := os.Hostname()
+		c.owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])
+	}
+	return c.owner
+}
+
+func (c *Client) leaseStateOf(queue string) *leaseState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.leaseStates == nil {
+		c.leaseStates = map[string]*leaseState{}
+	}
+	st := c.leaseStates[queue]
+	if st == nil {
+		st = &leaseState{}
+		c.leaseStates[queue] = st
+	}
+	return st
+}
+
+// checkLeaseRequest validates r and fills in its defaults.
+func checkLeaseRequest(r LeaseRequest) (LeaseRequest, error) {
+	if r.Worker == "" || len(r.Worker) > 128 || !utf8.ValidString(r.Worker) || strings.ContainsAny(r.Worker, "|\n\t") {
+		return r, invalid("worker", "must be 1-128 bytes of UTF-8 without |, tabs or newlines (got %q)", r.Worker)
+	}
+	if len(r.Queues) == 0 {
+		r.Queues = []string{DefaultQueue}
+	}
+	for _, q := range r.Queues {
+		if err := checkQueue("queues", q); err != nil {
+			return r, err
+		}
+	}
+	for _, t := range r.Types {
+		if err := checkType(t); err != nil {
+			return r, err
+		}
+	}
+	switch {
+	case r.Max == 0:
+		r.Max = 1
+	case r.Max < 0 || r.Max > MaxLeaseBatch:
+		return r, invalid("max", "must be 1-%d (got %d)", MaxLeaseBatch, r.Max)
+	}
+	if r.Wait < 0 || r.Wait > MaxLeaseWait {
+		return r, invalid("wait", "must be 0-%v (got %v)", MaxLeaseWait, r.Wait)
+	}
+	switch {
+	case r.Timeout == 0:
+		r.Timeout = DefaultLeaseTime
+	case r.Timeout < delivery.MinVisibility || r.Timeout > MaxLeaseTime:
+		return r, invalid("lease_timeout", "must be %v-%v (got %v)", delivery.MinVisibility, MaxLeaseTime, r.Timeout)
+	}
+	return r, nil
+}
+
+// Lease claims and starts up to r.Max tasks of r.Queues for the holder
+// r.Worker, waiting up to r.Wait for a first one; none is no error. A
+// queue with limits is ErrLeaseUnsupported.
+func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
+	r, err := checkLeaseRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckLayout(ctx); err != nil {
+		return nil, err
+	}
+	var types map[string]bool
+	if len(r.Types) > 0 {
+		types = map[string]bool{}
+		for _, t := range r.Types {
+			types[t] = true
+		}
+	}
+	consumer := "http:" + r.Worker
+	deadline := time.Now().Add(r.Wait)
+	for {
+		var out []*Lease
+		for _, name := range r.Queues {
+			ls, err := c.leaseFrom(ctx, c.queue(name), consumer, r.Max-len(out), types, r.Timeout)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, ls...)
+			if len(out) >= r.Max {
+				break
+			}
+		}
+		left := time.Until(deadline)
+		if len(out) > 0 || left <= 0 {
+			return out, nil
+		}
+		// Nothing ready: wait for a first entry of the first queue, a
+		// blocking read woken as a task arrives, then read them all again.
+		q := c.queue(r.Queues[0])
+		entries, _, err := q.store.ReadBands(ctx, consumer, r.Max, min(left, time.Second), 0)
+		if err != nil && ctx.Err() != nil {
+			return nil, nil //nolint:nilerr // the caller went away: nothing leased
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) > 0 {
+			return c.startLeases(ctx, q, consumer, entries, types, r.Timeout)
+		}
+	}
+}
+
+// leaseFrom leases up to n tasks of q.
+func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
+	timeout time.Duration) ([]*Lease, error) {
+	st := c.leaseStateOf(q.name)
+	st.mu.Lock()
+	limitsDue := time.Since(st.limitsRead) > 2*time.Second
+	st.mu.Unlock()
+	if limitsDue {
+		li, err := c.Limit(ctx, q.name)
+		if err != nil {
+			return nil, err
+		}
+		st.mu.Lock()
+		st.limitsRead, st.limited = time.Now(), li.MaxRunning > 0 || li.Rate > 0 || len(li.Scopes) > 0
+		st.mu.Unlock()
+	}
+	st.mu.Lock()
+	if st.limited {
+		st.mu.Unlock()
+		return nil, fmt.Errorf("%w: queue %q", ErrLeaseUnsupported, q.name)
+	}
+	req := store.ReadRequest{Consumer: consumer, Credit: n, EnsureGroups: !st.ensured}
+	if time.Since(st.lastReclaim) >= min(max(timeout/4, 10*time.Millisecond), time.Second) {
+		req.ReclaimIdle, req.Cursors = timeout, st.cursors
+		st.lastReclaim = time.Now()
+	}
+	st.mu.Unlock()
+	if err := c.register(ctx, q); err != nil {
+		return nil, err
+	}
+	c.keepScheduling(q, st)
+	res, err := q.store.Read(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.ensured = true
+	if req.ReclaimIdle > 0 {
+		st.cursors = res.Cursors
+	}
+	st.mu.Unlock()
+	if res.Paused || len(res.Entries) == 0 {
+		return nil, nil
+	}
+	return c.startLeases(ctx, q, consumer, res.Entries, types, timeout)
+}
+
+// startLeases starts claimed entries of q for consumer, giving back those
+// of types the holder does not run, and returns the leases.
+func (c *Client) startLeases(ctx context.Context, q *queueState, consumer string, entries []store.Entry, types map[string]bool,
+	timeout time.Duration) ([]*Lease, error) {
+	for i := range entries {
+		if sp := entries[i].Spec; types != nil && sp != nil && !types[sp.Type] {
+			entries[i].GiveBack = true
+		}
+	}
+	_, keepOthers := c.cfg.retentions()
+	started, err := q.store.Start(ctx, store.StartConfig{Worker: consumer, MaxCrashes: defaultMaxCrashes, Retention: keepOthers,
+		LeaseTTL: timeout, Durability: c.durability()}, entries)
+	var nre *store.NotReplicatedError
+	if err != nil && !errors.As(err, &nre) {
+		// The entries stay claimed: taken over after the timeout.
+		c.redisError("start", err)
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	var out []*Lease
+	var events []string
+	for i, s := range started {
+		e := entries[i]
+		if s.Code != store.Began || e.GiveBack || e.Spec == nil {
+			continue
+		}
+		t := c.startedTask(q.name, &e, s, consumer)
+		events = append(events, eventLine(t, StatusRunning, ""))
+		out = append(out, &Lease{Token: leaseToken{queue: q.name, id: t.ID, band: e.Band, entry: e.EntryID, run: s.Run,
+			attempt: s.Attempt, crashes: s.Crashes, started: s.Started, consumer: consumer, timeout: timeout}.String(),
+			Deadline: deadline, Task: t})
+	}
+	c.publish(q.store.Keys().Events(), events)
+	return out, nil
+}
+
+// defaultMaxCrashes is WorkerConfig.MaxCrashes's default, which leases
+// apply.
+const defaultMaxCrashes = 3
+
+// startedTask is the public Task of entry e of queue just started as s by
+// worker: what a handler gets.
+func (c *Client) startedTask(queue string, e *store.Entry, s store.Started, worker string) *Task {
+	sp := e.Spec
+	startedMs, _ := strconv.ParseInt(s.Started, 10, 64)
+	t := taskOf(&store.Record{
+		ID: e.TaskID, Queue: queue, Type: sp.Type, Payload: sp.Payload, Priority: e.Band,
+		Status: store.StatusRunning, Attempt: s.Attempt, MaxAttempts: sp.MaxAttempts, Crashes: s.Crashes,
+		Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: worker, Run: s.Run, Idem: sp.IdemHash,
+		Schedule: sp.Schedule, Tick: sp.Tick, Group: e.Group, LimitKey: sp.LimitKey,
+		Workflow: sp.Workflow, Step: sp.Step, Prev: sp.Prev,
+	})
+	t.band, t.entry, t.started = e.Band, e.EntryID, s.Started
+	return t
+}
+
+// leaseToken is what a lease's token says: the execution it fences.
+type leaseToken struct {
+	queue, id, entry, started, consumer string
+	band, run, attempt, crashes         int
+	timeout                             time.Duration
+}
+
+const leaseTokenVersion = "L1"
+
+func (l leaseToken) String() string {
+	raw := strings.Join([]string{leaseTokenVersion, l.id, strconv.Itoa(l.band), l.entry, strconv.Itoa(l.run), strconv.Itoa(l.attempt),
+		strconv.Itoa(l.crashes), l.started, strconv.FormatInt(l.timeout.Milliseconds(), 10), l.consumer}, "|")
+	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+// parseLeaseToken reads a token; a malformed one is ErrLeaseLost's kin,
+// a ValidationError of "lease".
+func parseLeaseToken(s string) (leaseToken, error) {
+	bad := invalid("lease", "is not a lease token")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(s) > 2048 {
+		return leaseToken{}, bad
+	}
+	p := strings.SplitN(string(raw), "|", 10)
+	if len(p) != 10 || p[0] != leaseTokenVersion {
+		return leaseToken{}, bad
+	}
+	queue, _, err := taskid.Parse(p[1])
+	if err != nil {
+		return leaseToken{}, bad
+	}
+	l := leaseToken{queue: queue, id: p[1], entry: p[3], started: p[7], consumer: p[9]}
+	nums := []*int{&l.band, &l.run, &l.attempt, &l.crashes}
+	for i, f := range []string{p[2], p[4], p[5], p[6]} {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return leaseToken{}, bad
+		}
+		*nums[i] = n
+	}
+	ms, err := strconv.ParseInt(p[8], 10, 64)
+	if err != nil || l.band >= store.Bands || ms <= 0 || !strings.HasPrefix(l.consumer, "http:") {
+		return leaseToken{}, bad
+	}
+	l.timeout = time.Duration(ms) * time.Millisecond
+	return l, nil
+}
+
+// ExtendLease renews lease token for its timeout again; cancelRequested
+// says that the task's cancellation was requested (its holder should stop,
+// then complete or fail it: it ends CANCELLED). A lease no longer held is
+// ErrLeaseLost.
+func (c *Client) ExtendLease(ctx context.Context, token string) (deadline time.Time, cancelRequested bool, err error) {
+	l, err := parseLeaseToken(token)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	res, err := c.queue(l.queue).store.Renew(ctx, l.consumer, []store.RenewItem{{TaskID: l.id, Band: l.band, EntryID: l.entry, Run: l.run}})
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	switch res[0] {
+	case store.Renewed:
+		return time.Now().Add(l.timeout), false, nil
+	case store.Cancelled:
+		return time.Now().Add(l.timeout), true, nil
+	}
+	return time.Time{}, false, ErrLeaseLost
+}
+
+// CompleteLease records that lease token's task succeeded with result (a
+// JSON value; nil is null) and returns the task. A lease no longer held is
+// ErrLeaseLost (nothing changed). Recording a lease's outcome again (a
+// retry after a lost answer) changes nothing and answers the task.
+func (c *Client) CompleteLease(ctx context.Context, token string, result json.RawMessage) (*Task, error) {
+	if result == nil {
+		result = json.RawMessage("null")
+	}
+	if !json.Valid(result) {
+		return nil, invalid("result", "must be a JSON value")
+	}
+	return c.endLease(ctx, token, func(it *store.FinishItem, _ *store.Spec) {
+		it.Outcome, it.Text = store.OutcomeOK, string(result)
+	})
+}
+
+// FailLease records that lease token's task failed: retried (after
+// f.RetryAfter, else the default backoff) while it has attempts left,
+// else — or with f.Permanent — DEAD. It returns the task. A lease no
+// longer held is ErrLeaseLost (nothing changed).
+func (c *Client) FailLease(ctx context.Context, token string, f LeaseFailure) (*Task, error) {
+	if f.RetryAfter < 0 || f.RetryAfter > MaxDelay {
+		return nil, invalid("retry_after", "must be 0-%v (got %v)", MaxDelay, f.RetryAfter)
+	}
+	if f.Error == "" {
+		f.Error = "failed"
+	}
+	return c.endLease(ctx, token, func(it *store.FinishItem, sp *store.Spec) {
+		it.Text = truncate(f.Error, maxErrorText)
+		switch {
+		case f.Permanent:
+			it.Outcome = store.OutcomeDead
+		case f.RetryAfter > 0:
+			it.Outcome, it.RetryDelay = store.OutcomeRetry, roundUpMs(f.RetryAfter)
+		default:
+			b := backoff.Backoff{Base: time.Second, Max: 10 * time.Minute}
+			for range it.Attempt - 1 {
+				b.Next()
+			}
+			it.Outcome, it.RetryDelay = store.OutcomeRetry, b.Next()
+		}
+		if it.Outcome == store.OutcomeRetry && it.Attempt >= sp.MaxAttempts {
+			it.Outcome = store.OutcomeDead // no attempts left
+		}
+	})
+}
+
+// endLease records the outcome set makes of lease token's execution.
+func (c *Client) endLease(ctx context.Context, token string, set func(*store.FinishItem, *store.Spec)) (*Task, error) {
+	l, err := parseLeaseToken(token)
+	if err != nil {
+		return nil, err
+	}
+	q := c.queue(l.queue)
+	// The entry the task runs from holds its fields (it stays until the
+	// task's outcome is recorded).
+	e, err := q.store.Entry(ctx, l.band, l.entry)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || e.Spec == nil || e.TaskID != l.id {
+		// Gone: trimmed after its outcome was recorded — by this lease (a
+		// retried call answers the task as it is) or another execution.
+		got, err := c.Get(ctx, l.id)
+		if err == nil && got.run == l.run && got.Status.Finished() {
+			return got, nil
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return nil, ErrLeaseLost
+	}
+	it := store.FinishItem{TaskID: l.id, IdemHash: e.Spec.IdemHash, Band: l.band, EntryID: l.entry, Run: l.run, Crashes: l.crashes,
+		Attempt: l.attempt, Started: l.started}
+	if e.Born {
+		it.Born = e.Spec
+	}
+	if sp := e.Spec; sp.Workflow != "" {
+		it.Workflow, it.Step, it.Prev = sp.Workflow, sp.Step, sp.Prev
+	}
+	set(&it, e.Spec)
+	keepSucceeded, keepOthers := c.cfg.retentions()
+	res, err := q.store.Finish(ctx, store.FinishConfig{Retention: keepOthers, KeepSucceeded: keepSucceeded > 0,
+		IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}, l.consumer, []store.FinishItem{it})
+	var nre *store.NotReplicatedError
+	if err != nil && !errors.As(err, &nre) {
+		c.redisError("finish", err)
+		return nil, err
+	}
+	if res[0] == "" {
+		return nil, ErrLeaseLost
+	}
+	errText := ""
+	if it.Outcome != store.OutcomeOK {
+		errText = it.Text
+	}
+	t := &Task{ID: l.id, Type: e.Spec.Type, Attempt: l.attempt, Priority: l.band}
+	c.publish(q.store.Keys().Events(), []string{eventLine(t, Status(res[0]), errText)})
+	got, err := c.Get(ctx, l.id)
+	if errors.Is(err, ErrNotFound) {
+		// Deleted as it succeeded (no retention of succeeded tasks).
+		return &Task{ID: l.id, Queue: l.queue, Type: e.Spec.Type, Status: Status(res[0])}, nil
+	}
+	return got, err
+}
