@@ -20,6 +20,7 @@ fuzz:
 deps:
 	@scripts/ensure-redis.sh
 	@scripts/ensure-chromium.sh
+	@scripts/ensure-runtimes.sh
 
 vet:
 	$(GO) vet ./...

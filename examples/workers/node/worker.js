@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+// A dtq worker in Node.js, on the standard library alone (fetch, Node 18+).
+//
+// It leases tasks over dtq's HTTP API (docs/workers.md), runs each with the
+// handler of its task type, extends the lease while the handler runs (and
+// learns so of a cancellation), then completes or fails it. A lease lost
+// meanwhile (409) is dropped: another worker owns the task.
+//
+//   node worker.js --url http://localhost:8080 --queues default --concurrency 4
+//
+// A handler is an async function (task, ctx) returning a JSON-encodable
+// result, or throwing: a Permanent error sends the task to the dead letters
+// at once, a RetryAfter one retries it no sooner than its seconds, any other
+// error is retried with backoff. ctx.signal aborts on a cancellation or a
+// lost lease. It prints one JSON line per event on standard output: ready,
+// leased, done, failed, lost, cancel_seen.
+'use strict';
+
+class Permanent extends Error {}
+class RetryAfter extends Error {
+  constructor(seconds, message) {
+    super(message);
+    this.seconds = seconds;
+  }
+}
+
+// sleep waits ms, or rejects when signal aborts.
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) return reject(new Error('cancelled'));
+    const t = setTimeout(resolve, ms);
+    if (signal) signal.addEventListener('abort', () => { clearTimeout(t); reject(new Error('cancelled')); }, { once: true });
+  });
+}
+
+// The example handlers the tests run.
+const handlers = {
+  echo: async (task) => task.payload,
+  // fails its first payload.fail attempts, then succeeds
+  flaky: async (task) => {
+    if (task.attempt <= ((task.payload || {}).fail || 0)) throw new RetryAfter(0.05, `flaky: attempt ${task.attempt} fails`);
+    return { attempt: task.attempt };
+  },
+  sleep: async (task, ctx) => {
+    await sleep((task.payload || {}).ms || 0, ctx.signal);
+    return 'slept';
+  },
+  fail: async () => { throw new Permanent('this task always fails'); },
+};
+
+function emit(event, fields = {}) {
+  process.stdout.write(JSON.stringify({ ...fields, event }) + '\n');
+}
+
+function args() {
+  const out = {
+    url: process.env.DTQ_URL || 'http://localhost:8080', worker: `node-${process.pid}`, queues: 'default',
+    types: '', concurrency: 4, leaseSeconds: 30,
+  };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i += 2) {
+    const k = argv[i].replace(/^--/, '').replace(/-(.)/g, (_, c) => c.toUpperCase());
+    if (!(k in out)) throw new Error(`unknown flag ${argv[i]}`);
+    out[k] = typeof out[k] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
+  }
+  return out;
+}
+
+class Worker {
+  constructor(o) {
+    this.o = o;
+    this.url = o.url.replace(/\/$/, '');
+    this.queues = o.queues.split(',');
+    this.types = o.types ? o.types.split(',') : Object.keys(handlers).sort();
+    this.running = 0;
+  }
+
+  // post POSTs body as JSON and returns [status, answer]; a failure to
+  // connect throws.
+  async post(path, body, timeoutMs = 30000) {
+    const headers = {};
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (process.env.DTQ_API_KEY) headers['X-API-Key'] = process.env.DTQ_API_KEY;
+    const res = await fetch(this.url + path, {
+      method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text();
+    let ans = null;
+    try { ans = text ? JSON.parse(text) : null; } catch { ans = { error: { message: text } }; }
+    return [res.status, ans];
+  }
+
+  async run() {
+    emit('ready', { worker: this.o.worker });
+    for (;;) {
+      const free = this.o.concurrency - this.running;
+      if (free <= 0) {
+        await sleep(10);
+        continue;
+      }
+      let leases = [];
+      try {
+        const body = { worker: this.o.worker, queues: this.queues, task_types: this.types, max: free, wait_seconds: 5,
+          lease_seconds: this.o.leaseSeconds };
+        const [status, ans] = await this.post('/api/v1/leases', body, 40000);
+        if (status !== 200) {
+          emit('error', { status, error: ans && ans.error && ans.error.message });
+          await sleep(1000);
+          continue;
+        }
+        leases = ans.leases;
+      } catch (e) {
+        emit('error', { error: String(e) });
+        await sleep(1000);
+        continue;
+      }
+      for (const lease of leases) {
+        this.running++;
+        this.execute(lease).finally(() => { this.running--; });
+      }
+    }
+  }
+
+  async execute(lease) {
+    const { lease: token, task } = lease;
+    emit('leased', { task: task.id, type: task.task_type, attempt: task.attempt });
+    const abort = new AbortController();
+    const ctx = { signal: abort.signal, cancelled: false, lost: false };
+    let done = false;
+    const stop = new AbortController(); // ends the extender's wait
+    const extender = (async () => {
+      // every quarter of the lease's time, as a Go worker renews
+      while (!done) {
+        try {
+          await sleep(this.o.leaseSeconds * 250, stop.signal);
+        } catch {
+          return;
+        }
+        try {
+          const [status, ans] = await this.post(`/api/v1/leases/${token}/extend`);
+          if (status === 409) {
+            ctx.lost = true;
+            emit('lost', { task: task.id, on: 'extend' });
+            abort.abort();
+            return;
+          }
+          if (status === 200 && ans.cancel_requested && !ctx.cancelled) {
+            ctx.cancelled = true;
+            emit('cancel_seen', { task: task.id });
+            abort.abort();
+          }
+        } catch {
+          // the next try, before the deadline
+        }
+      }
+    })();
+    let verb, body;
+    try {
+      const fn = handlers[task.task_type];
+      if (!fn) throw new Permanent(`no handler for task type ${JSON.stringify(task.task_type)} in this worker`);
+      const result = await fn(task, ctx);
+      [verb, body] = ['complete', { result: result === undefined ? null : result }];
+    } catch (e) {
+      if (e instanceof Permanent) [verb, body] = ['fail', { error: e.message, class: 'permanent' }];
+      else if (e instanceof RetryAfter) [verb, body] = ['fail', { error: e.message, class: 'retryable', retry_after_seconds: e.seconds }];
+      else [verb, body] = ['fail', { error: `${e.name}: ${e.message}`, class: 'retryable' }];
+    }
+    done = true;
+    stop.abort();
+    await extender;
+    if (ctx.lost) return;
+    await this.report(token, task, verb, body);
+  }
+
+  async report(token, task, verb, body) {
+    const deadline = Date.now() + this.o.leaseSeconds * 1000;
+    for (;;) {
+      let status = 0, ans = null;
+      try {
+        [status, ans] = await this.post(`/api/v1/leases/${token}/${verb}`, body);
+      } catch (e) {
+        ans = { error: { message: String(e) } };
+      }
+      if (status === 200) return emit(verb === 'complete' ? 'done' : 'failed', { task: task.id, status: ans.status });
+      if (status === 409) return emit('lost', { task: task.id, on: verb });
+      if (Date.now() > deadline) return emit('error', { task: task.id, status, error: ans && ans.error && ans.error.message });
+      await sleep(200); // Redis or the server away: try again (recording twice is harmless)
+    }
+  }
+}
+
+new Worker(args()).run().catch((e) => {
+  emit('error', { error: String(e) });
+  process.exit(1);
+});

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Makes sure Python 3 and Node.js are installed for the example workers in
+# other languages (examples/workers), installing Debian's packages with
+# apt-get when one is missing.
+set -euo pipefail
+. "$(dirname "$0")/apt.sh"
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+missing=()
+have python3 || missing+=(python3)
+have node || missing+=(nodejs)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "ensure-runtimes: ${missing[*]} missing (for examples/workers)" >&2
+  apt_install ensure-runtimes "${missing[@]}"
+fi
