@@ -21,6 +21,9 @@ type Event struct {
 	Priority int       `json:"priority"`
 	Time     time.Time `json:"time"`
 	Error    string    `json:"error,omitempty"`
+	// Progress is set on a RUNNING event that reports progress (Progress,
+	// a lease's progress); At is then the event's Time.
+	Progress *TaskProgress `json:"progress,omitempty"`
 }
 
 // Events calls fn for every lifecycle event of queues (all queues of the
@@ -51,7 +54,13 @@ func parseEvent(queue, line string) (Event, bool) {
 	prio, _ := strconv.Atoi(f[4])
 	ms, _ := strconv.ParseInt(f[5], 10, 64)
 	e := Event{Queue: queue, TaskID: f[0], Status: Status(f[1]), Type: f[2], Attempt: att, Priority: prio, Time: time.UnixMilli(ms).UTC()}
-	if len(f) == 7 {
+	if len(f) == 7 && e.Status == StatusRunning {
+		// a progress report: "<fraction>|<note>"
+		frac, note, _ := strings.Cut(f[6], "|")
+		if v, err := strconv.ParseFloat(frac, 64); err == nil {
+			e.Progress = &TaskProgress{Fraction: v, Note: note, At: e.Time}
+		}
+	} else if len(f) == 7 {
 		e.Error = f[6]
 	}
 	return e, true

@@ -103,6 +103,10 @@ type Task struct {
 	WorkflowStep int             `json:"workflow_step,omitempty"`
 	Previous     json.RawMessage `json:"previous,omitempty"`
 
+	// Progress is what the running execution last reported (Progress, or
+	// a lease's progress); nil when it reported none, and once it ended.
+	Progress *TaskProgress `json:"progress,omitempty"`
+
 	// Duplicate is set on the task an Enqueue returned without creating
 	// it: an idempotent replay's original, or the task holding a unique
 	// task's lock (EnqueueResult.Duplicate).
@@ -119,6 +123,13 @@ type Task struct {
 	// scopes: the scoped limits this run started under (a lease or a
 	// token of each); leased: those whose lease it holds
 	scopes, leased []string
+}
+
+// TaskProgress is how far a running execution says it got.
+type TaskProgress struct {
+	Fraction float64   `json:"fraction"` // 0 to 1
+	Note     string    `json:"note,omitempty"`
+	At       time.Time `json:"at"` // when it was reported (Redis clock)
 }
 
 // Execution is one run of a task in its history.
@@ -203,6 +214,9 @@ func taskOf(r *store.Record) *Task {
 	}
 	if r.Result != nil {
 		t.Result = json.RawMessage(r.Result)
+	}
+	if p := r.Progress; p != nil {
+		t.Progress = &TaskProgress{Fraction: p.Fraction, Note: p.Note, At: msTime(p.At)}
 	}
 	if r.Workflow != "" {
 		t.Workflow, t.WorkflowStep = r.Queue+"-"+r.Workflow, r.Step

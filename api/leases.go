@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/dtq-dev/dtq"
@@ -169,4 +170,38 @@ func (s *Server) failLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, t)
+}
+
+// progressBody is the body of POST /api/v1/leases/{lease}/progress.
+type progressBody struct {
+	Fraction json.RawMessage `json:"fraction"`
+	Note     *string         `json:"note"`
+}
+
+// leaseProgress: POST /api/v1/leases/{lease}/progress {"fraction", "note"}
+// → 204, or 409 once lost.
+func (s *Server) leaseProgress(w http.ResponseWriter, r *http.Request) {
+	var b progressBody
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if !given(b.Fraction) {
+		s.writeErr(w, r, invalidField("fraction", "is required: a number from 0 to 1"))
+		return
+	}
+	f, err := strconv.ParseFloat(string(b.Fraction), 64)
+	if err != nil {
+		s.writeErr(w, r, invalidField("fraction", sprintf("must be a number from 0 to 1 (got %s)", shorten(b.Fraction))))
+		return
+	}
+	note := ""
+	if b.Note != nil {
+		note = *b.Note
+	}
+	if err := s.c.LeaseProgress(r.Context(), r.PathValue("lease"), f, note); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -66,6 +67,7 @@ const (
 	opExtend     = "POST /api/v1/leases/{lease}/extend"
 	opComplete   = "POST /api/v1/leases/{lease}/complete"
 	opFail       = "POST /api/v1/leases/{lease}/fail"
+	opProgress   = "POST /api/v1/leases/{lease}/progress"
 )
 
 // someLease has the form of a lease token but names no lease.
@@ -237,6 +239,10 @@ func (p *prober) leases(e *env) {
 	}
 	tok := lease(`{"worker":"py-1","queues":["remote"],"task_types":["remote"],"max":1,"wait_seconds":1,"lease_seconds":30}`)
 	p.do(e, 200, opExtend, "/api/v1/leases/"+tok+"/extend", "")
+	p.do(e, 204, opProgress, "/api/v1/leases/"+tok+"/progress", `{"fraction":0.5,"note":"half"}`)
+	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+leasedTask(tok), ""); !strings.Contains(string(r.raw), `"note":"half"`) {
+		p.t.Errorf("the leased task's progress: %s", r.raw)
+	}
 	if r := p.do(e, 200, opComplete, "/api/v1/leases/"+tok+"/complete", `{"result":{"ok":true}}`); r.str("status") != "SUCCEEDED" {
 		p.t.Errorf("completed: %s", r.raw)
 	}
@@ -259,6 +265,11 @@ func (p *prober) leases(e *env) {
 	}
 	p.do(e, 409, opComplete, "/api/v1/leases/"+stale+"/complete", `{"result":1}`)
 	p.do(e, 409, opFail, "/api/v1/leases/"+stale+"/fail", `{"error":"late"}`)
+	p.do(e, 409, opProgress, "/api/v1/leases/"+stale+"/progress", `{"fraction":1}`)
+	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":2}`)
+	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"note":"no fraction"}`)
+	p.do(e, 413, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":1,"note":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":1}`, "Content-Type", "text/plain")
 	p.do(e, 400, opLease, "/api/v1/leases", `{"queues":["remote"]}`)
 	p.do(e, 400, opLease, "/api/v1/leases", `{"worker":"w","wait_seconds":25}`)
 	p.do(e, 413, opLease, "/api/v1/leases", `{"worker":"`+strings.Repeat("x", 9000)+`"}`)
@@ -277,6 +288,16 @@ func (p *prober) leases(e *env) {
 	p.do(e, 400, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x","class":"maybe"}`)
 	p.do(e, 413, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"`+strings.Repeat("x", 9000)+`"}`)
 	p.do(e, 415, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x"}`, "Content-Type", "text/plain")
+}
+
+// leasedTask returns the task id a lease token names.
+func leasedTask(token string) string {
+	raw, _ := base64.RawURLEncoding.DecodeString(token)
+	parts := strings.Split(string(raw), "|")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
 }
 
 // schedules provokes the answers of the schedule routes.
@@ -676,6 +697,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"result":1}`
 	case opFail:
 		body = `{"error":"x"}`
+	case opProgress:
+		body = `{"fraction":0.5}`
 	}
 	return method, path, body
 }

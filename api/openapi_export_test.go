@@ -20,5 +20,6 @@ func BodyTypes() map[string]any {
 		"LeaseExtended":   extended{},
 		"LeaseCompletion": completion{},
 		"LeaseFailure":    failure{},
+		"LeaseProgress":   progressBody{},
 	}
 }

@@ -215,6 +215,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"WorkflowNode":     dtq.WorkflowNode{},
 		"WorkflowProgress": dtq.WorkflowProgress{},
 		"Lease":            dtq.Lease{},
+		"TaskProgress":     dtq.TaskProgress{},
 	}
 	for name, v := range api.BodyTypes() {
 		types[name] = v

@@ -115,6 +115,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/leases/{lease}/extend", s.auth(write, s.extendLease))
 	m.HandleFunc("POST /api/v1/leases/{lease}/complete", s.auth(write, s.completeLease))
 	m.HandleFunc("POST /api/v1/leases/{lease}/fail", s.auth(write, s.failLease))
+	m.HandleFunc("POST /api/v1/leases/{lease}/progress", s.auth(write, s.leaseProgress))
 	m.HandleFunc("GET /api/v1/dlq", s.auth(read, s.listDead))
 	m.HandleFunc("POST /api/v1/dlq/{id}/requeue", s.auth(write, s.requeue))
 	m.HandleFunc("DELETE /api/v1/dlq/{id}", s.auth(write, s.discard))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -71,6 +72,8 @@ func printTask(out io.Writer, t *taskView) error {
 		"started", fmtTimePtr(t.StartedAt),
 		"finished", fmtTimePtr(t.FinishedAt),
 		"worker", t.Worker,
+		"progress", progressOf(t),
+		"workflow", t.Workflow,
 		"payload", oneLine(compact(t.Payload), maxValueRunes),
 		"result", oneLine(compact(t.Result), maxValueRunes),
 		"last error", t.LastError,
@@ -92,4 +95,12 @@ func nonZero(n int) string {
 		return ""
 	}
 	return strconv.Itoa(n)
+}
+
+// progressOf shows a running task's progress report: "25% resized 1 of 4".
+func progressOf(t *taskView) string {
+	if t.Progress == nil {
+		return ""
+	}
+	return oneLine(strings.TrimSpace(fmt.Sprintf("%d%% %s", int(t.Progress.Fraction*100+0.5), t.Progress.Note)), maxValueRunes)
 }

@@ -47,3 +47,28 @@ func TestGet(t *testing.T) {
 		e.fails([]string{"get", ""}, "the task id must not be empty")
 	})
 }
+
+// TestGetShowsProgress: a running task's progress report, and its
+// workflow, are lines of dtq get.
+func TestGetShowsProgress(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		ctx := t.Context()
+		w, err := e.c.EnqueueWorkflow(ctx, dtq.Call("transcode", nil, nil), &dtq.WorkflowOpts{Queue: "remote"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "py-1", Queues: []string{"remote"}})
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("lease: %d %v", len(ls), err)
+		}
+		if err := e.c.LeaseProgress(ctx, ls[0].Token, 0.25, "pass 1 of 4"); err != nil {
+			t.Fatal(err)
+		}
+		out := e.ok("get", ls[0].Task.ID)
+		for _, want := range []string{"progress:  25% pass 1 of 4\n", "workflow:  " + w.ID + "\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("dtq get: want %q in\n%s", want, out)
+			}
+		}
+	})
+}

@@ -39,7 +39,12 @@ type taskView struct {
 	GroupWaiting    bool            `json:"group_waiting"`
 	LimitKey        string          `json:"limit_key"`
 	HeldBy          string          `json:"held_by"`
-	History         []struct {
+	Workflow        string          `json:"workflow"`
+	Progress        *struct {
+		Fraction float64 `json:"fraction"`
+		Note     string  `json:"note"`
+	} `json:"progress"`
+	History []struct {
 		Run        int       `json:"run"`
 		StartedAt  time.Time `json:"started_at"`
 		FinishedAt time.Time `json:"finished_at"`

@@ -180,3 +180,24 @@ func TestTaskPageShowsGroup(t *testing.T) {
 	tb.waitFor("not waiting", `!`+mainHas("waiting for its turn"))
 	tb.noScriptRan("Task")
 }
+
+// A running task's progress (here a lease's, from a worker over HTTP) is a
+// bar on its task page, which follows the next report live.
+func TestTaskPageShowsProgress(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	id := p.Submit(`{"task_type":"transcode","queue":"remote"}`)
+	ls := p.Must(http.StatusOK, "POST", "/api/v1/leases", `{"worker":"py-1","queues":["remote"]}`).Body["leases"].([]any)
+	token := ls[0].(map[string]any)["lease"].(string)
+	p.Must(http.StatusNoContent, "POST", "/api/v1/leases/"+token+"/progress", `{"fraction":0.25,"note":"pass 1 of 4"}`)
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/tasks/" + id)
+	tb.waitFor("the progress bar", `(() => { const el = document.getElementById('task-progress');
+		return el && el.textContent.includes('25% · pass 1 of 4') && el.querySelector('progress').value === 0.25; })()`)
+	p.Must(http.StatusNoContent, "POST", "/api/v1/leases/"+token+"/progress", `{"fraction":0.75,"note":"pass 3 of 4"}`)
+	tb.waitFor("the next report, live", `(() => { const el = document.getElementById('task-progress');
+		return el && el.textContent.includes('75% · pass 3 of 4') && el.querySelector('progress').value === 0.75; })()`)
+	p.Must(http.StatusOK, "POST", "/api/v1/leases/"+token+"/complete", `{"result":"ok"}`)
+	tb.waitFor("no bar once it ended", `!document.getElementById('task-progress') && `+mainHas("SUCCEEDED"))
+	tb.noScriptRan("Task")
+}

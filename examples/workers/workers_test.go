@@ -238,7 +238,12 @@ func TestExampleWorkers(t *testing.T) {
 			})
 			frozen.cmd.Process.Signal(syscall.SIGCONT)
 			done = waitStatus(task, dtq.StatusSucceeded)
-			eventually(t, 10*time.Second, "the frozen worker learns its lease is lost", func() bool { return frozen.has("lost", task) })
+			for deadline := time.Now().Add(10 * time.Second); !frozen.has("lost", task); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) || frozen.has("done", task) {
+					got, _ := c.Get(ctx, task)
+					t.Fatalf("the frozen worker did not learn its lease is lost: %v\n%+v", frozen.events(), got)
+				}
+			}
 			if done.Worker != taker || !oneOK(done) {
 				t.Fatalf("after the takeover: %+v (taken over by %s)", done, taker)
 			}
@@ -250,6 +255,10 @@ func TestExampleWorkers(t *testing.T) {
 			task = must(t, c, "sleep", map[string]int{"ms": 60000}, poly)
 			var h *proc
 			eventually(t, 10*time.Second, "the long sleep runs", func() bool { h = holder(task); return h != nil })
+			eventually(t, 10*time.Second, "its progress shows", func() bool {
+				got, err := c.Get(ctx, task)
+				return err == nil && got.Progress != nil && got.Progress.Note == "sleeping 60000 ms"
+			})
 			if _, err := c.Cancel(ctx, task); err != nil {
 				t.Fatal(err)
 			}

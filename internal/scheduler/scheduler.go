@@ -50,6 +50,8 @@ type Scheduler struct {
 	// scopeCursor is where the sweep of scoped limits goes on, pruneCursor
 	// the pruning of their past rate states.
 	scopeCursor, pruneCursor string
+	// progressCursor is where the sweep of progress reports goes on.
+	progressCursor string
 }
 
 // Run competes for the queue's leader lock and, while it holds it, promotes
@@ -114,6 +116,7 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			trimDue = err == nil && n >= trimLimit
 			s.sweepUnique(ctx)
 			s.sweepGroups(ctx)
+			s.sweepProgress(ctx)
 			s.sweepScopes(ctx)
 		}
 		wakeID, err := s.Queue.LastWakeup(ctx)
@@ -191,6 +194,19 @@ func (s *Scheduler) sweepUnique(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// sweepProgress deletes the progress reports of tasks no longer running
+// (ended by a takeover or a cancellation): up to 1,000 per pass.
+func (s *Scheduler) sweepProgress(ctx context.Context) {
+	next, err := s.Queue.SweepProgress(ctx, s.progressCursor)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Log.Warn("sweeping progress reports failed", "error", err)
+		}
+		return
+	}
+	s.progressCursor = next
 }
 
 // sweepGroups moves in the tasks waiting for their group's turn whose

@@ -116,6 +116,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 			}
 		}
 	}
+	ks = append(ks, q.k.Progress())
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	out, err := res.AsStrSlice()
 	if err != nil {

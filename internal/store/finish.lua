@@ -10,7 +10,9 @@
 -- KEYS[7]        finished hash (packed records, by ULID)
 -- KEYS[8..17]    band streams of priority 0..9
 -- KEYS[17+i]     item i's task hash (1..N; it ends with the task's ULID)
--- KEYS[17+N+j]   idempotency records, referenced by index below
+-- KEYS[17+N+j]   idempotency records and workflow hashes, referenced by
+--                index below
+-- KEYS[#KEYS]    progress hash (the reports of running executions, by ULID)
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        retention of finished tasks, ms
@@ -220,7 +222,10 @@ for i = 1, n do
   out[#out + 1] = res
 end
 
-if #ended > 0 then redis.call('HDEL', runs, unpack(ended)) end
+if #ended > 0 then
+  redis.call('HDEL', runs, unpack(ended))
+  if redis.call('HLEN', KEYS[#KEYS]) > 0 then redis.call('HDEL', KEYS[#KEYS], unpack(ended)) end
+end
 if #packed > 0 then redis.call('HSET', fin, unpack(packed)) end
 if #listed > 0 then
   list_done(info, done, listed)

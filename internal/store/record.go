@@ -46,6 +46,8 @@ type Record struct {
 	Workflow string
 	Step     int
 	Prev     []byte
+	// Progress is what its running execution last reported (nil: none).
+	Progress *Progress
 }
 
 // Execution is one run of a task in its history.

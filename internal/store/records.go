@@ -41,7 +41,7 @@ type located struct {
 func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]map[string]string) ([]*Record, error) {
 	c := s.r
 	locs := make([]located, len(ids))
-	cmds := make(rueidis.Commands, 0, 4*len(ids))
+	cmds := make(rueidis.Commands, 0, 5*len(ids))
 	for i, id := range ids {
 		l := located{id: id}
 		q, ulid, err := taskid.Parse(id)
@@ -59,7 +59,7 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			cmds = append(cmds, c.B().Xrange().Key(k.Band(l.band)).Start(l.eid).End(l.eid).Build())
 		}
 		cmds = append(cmds, c.B().Hget().Key(k.Run()).Field(l.ulid).Build(), c.B().Hgetall().Key(k.Task(l.ulid)).Build(),
-			c.B().Hget().Key(k.Finished()).Field(l.ulid).Build())
+			c.B().Hget().Key(k.Finished()).Field(l.ulid).Build(), c.B().Hget().Key(k.Progress()).Field(l.ulid).Build())
 	}
 	if len(cmds) == 0 {
 		return nil, nil
@@ -101,7 +101,11 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 		if err != nil {
 			return nil, err
 		}
-		j += 3
+		prog, err := str(res[j+3])
+		if err != nil {
+			return nil, err
+		}
+		j += 4
 		if packed != "" {
 			out[i] = parseRecord(l.id, l.queue, packed)
 			continue
@@ -115,6 +119,9 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 				r = &Record{ID: l.id, Queue: l.queue}
 			}
 			r.withRun(rs)
+			if p, ok := parseProgress(prog); ok && p.Run == rs.run {
+				r.Progress = &p
+			}
 		}
 		out[i] = r
 		if r != nil && len(h) == 0 && !running && e != nil {

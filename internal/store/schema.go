@@ -91,6 +91,10 @@ func (k Keys) Once(sha256hex string) string { return k.prefix + "once:" + sha256
 // workflow's expires after the retention (see workflow.lua).
 func (k Keys) Workflow(ulid string) string { return k.prefix + "wf:" + ulid }
 
+// Progress is the hash of the progress running executions reported:
+// field ULID, value "<run>|<ms>|<fraction>|<note>" (see progress.lua).
+func (k Keys) Progress() string { return k.prefix + "progress" }
+
 // Info is the hash of the queue's flag and totals (Info*).
 func (k Keys) Info() string { return k.prefix + "info" }
 

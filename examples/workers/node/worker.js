@@ -12,7 +12,7 @@
 // result, or throwing: a Permanent error sends the task to the dead letters
 // at once, a RetryAfter one retries it no sooner than its seconds, any other
 // error is retried with backoff. ctx.signal aborts on a cancellation or a
-// lost lease. It prints one JSON line per event on standard output: ready,
+// lost lease; ctx.progress(fraction, note) reports how far it got. It prints one JSON line per event on standard output: ready,
 // leased, done, failed, lost, cancel_seen.
 'use strict';
 
@@ -42,7 +42,9 @@ const handlers = {
     return { attempt: task.attempt };
   },
   sleep: async (task, ctx) => {
-    await sleep((task.payload || {}).ms || 0, ctx.signal);
+    const ms = (task.payload || {}).ms || 0;
+    await ctx.progress(0, `sleeping ${ms} ms`);
+    await sleep(ms, ctx.signal);
     return 'slept';
   },
   fail: async () => { throw new Permanent('this task always fails'); },
@@ -126,7 +128,23 @@ class Worker {
     const { lease: token, task } = lease;
     emit('leased', { task: task.id, type: task.task_type, attempt: task.attempt });
     const abort = new AbortController();
-    const ctx = { signal: abort.signal, cancelled: false, lost: false };
+    const ctx = {
+      signal: abort.signal, cancelled: false, lost: false,
+      // progress reports how far the task got (0-1): shown while it runs; a
+      // report that cannot be made is dropped (progress is a hint)
+      progress: async (fraction, note = '') => {
+        try {
+          const [status] = await this.post(`/api/v1/leases/${token}/progress`, { fraction, note });
+          if (status === 409 && !ctx.lost) {
+            ctx.lost = true;
+            emit('lost', { task: task.id, on: 'progress' });
+            abort.abort();
+          }
+        } catch {
+          // dropped
+        }
+      },
+    };
     let done = false;
     const stop = new AbortController(); // ends the extender's wait
     const extender = (async () => {
@@ -140,9 +158,11 @@ class Worker {
         try {
           const [status, ans] = await this.post(`/api/v1/leases/${token}/extend`);
           if (status === 409) {
-            ctx.lost = true;
-            emit('lost', { task: task.id, on: 'extend' });
-            abort.abort();
+            if (!ctx.lost) {
+              ctx.lost = true;
+              emit('lost', { task: task.id, on: 'extend' });
+              abort.abort();
+            }
             return;
           }
           if (status === 200 && ans.cancel_requested && !ctx.cancelled) {

@@ -55,9 +55,22 @@ class Cancelled(Exception):
 class Context:
     """What a handler knows of its lease while it runs."""
 
-    def __init__(self):
+    def __init__(self, api=None, token=None, task_id=None):
         self.cancelled = threading.Event()
         self.lost = threading.Event()
+        self._api, self._token, self._task = api, token, task_id
+
+    def progress(self, fraction, note=""):
+        """Reports how far the task got (fraction 0-1): shown by GET
+        /api/v1/tasks/{id}, the events and the dashboard while it runs. A
+        report that cannot be made is dropped: progress is a hint."""
+        try:
+            status, _ = self._api.post("/api/v1/leases/%s/progress" % self._token, {"fraction": fraction, "note": note})
+        except OSError:
+            return
+        if status == 409 and not self.lost.is_set():
+            self.lost.set()
+            emit("lost", task=self._task, on="progress")
 
     def check(self):
         """Raises Cancelled once the task was cancelled or its lease lost."""
@@ -90,7 +103,9 @@ def flaky(task, ctx):
 
 @handler("sleep")
 def sleep(task, ctx):
-    ctx.sleep((task.get("payload") or {}).get("ms", 0) / 1000.0)
+    ms = (task.get("payload") or {}).get("ms", 0)
+    ctx.progress(0, "sleeping %d ms" % ms)
+    ctx.sleep(ms / 1000.0)
     return "slept"
 
 
@@ -183,7 +198,7 @@ class Worker:
     def run_one(self, lease):
         token, task = lease["lease"], lease["task"]
         emit("leased", task=task["id"], type=task["task_type"], attempt=task["attempt"])
-        ctx = Context()
+        ctx = Context(self.api, token, task["id"])
         done = threading.Event()
         extender = threading.Thread(target=self.extend, args=(token, task, ctx, done), daemon=True)
         extender.start()
@@ -212,8 +227,9 @@ class Worker:
             except OSError:
                 continue  # the next try, before the deadline
             if status == 409:
-                ctx.lost.set()
-                emit("lost", task=task["id"], on="extend")
+                if not ctx.lost.is_set():
+                    ctx.lost.set()
+                    emit("lost", task=task["id"], on="extend")
                 return
             if status == 200 and ans.get("cancel_requested") and not ctx.cancelled.is_set():
                 ctx.cancelled.set()

@@ -70,6 +70,9 @@ export function mount(main, ctx, route) {
       t.started_at ? ['Started', timeEl(t.started_at)] : null,
       t.finished_at ? ['Finished', timeEl(t.finished_at)] : null,
       t.worker ? ['Worker', h('span', { class: 'mono' }, t.worker)] : null,
+      t.progress ? ['Progress', h('span', { id: 'task-progress' },
+        h('progress', { max: '1', value: String(t.progress.fraction), 'aria-label': 'Progress' }),
+        ' ' + Math.round(t.progress.fraction * 100) + '%' + (t.progress.note ? ' · ' + t.progress.note : ''))] : null,
     ]);
 
     const payload = rawField(text, 'payload');
