@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"sync"
 	"time"
@@ -68,6 +69,11 @@ type Config struct {
 
 	// Logger receives the library's logs. Defaults to discarding them.
 	Logger *slog.Logger
+
+	// TracerProvider receives the spans of submissions and executions (see
+	// tracing.go). Defaults to OpenTelemetry's global provider, a no-op
+	// unless the program sets one.
+	TracerProvider trace.TracerProvider
 
 	// Observer receives the task events of the Client and of the Workers
 	// built from it, for metrics. Defaults to none.
@@ -188,6 +194,9 @@ type Client struct {
 	// leaseStates: per queue, the reclaim cursors of Lease
 	leaseStates map[string]*leaseState
 	owner       string // this Client's name as a lease scheduler's owner
+
+	tracerOnce sync.Once
+	tr         trace.Tracer // see tracer
 }
 
 // queueState is the per-queue state of a Client: its store and its batcher

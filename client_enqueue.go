@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"go.opentelemetry.io/otel/attribute"
 	"strconv"
 	"sync"
 	"time"
@@ -127,6 +128,19 @@ func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := c.startEnqueueSpan(ctx, taskType, q.name)
+	item.Trace = traceparentOf(ctx)
+	res, err := c.enqueueOne(ctx, q, item, opts)
+	if err != nil {
+		endSpan(span, err)
+		return nil, err
+	}
+	endSpan(span, nil, attribute.String("dtq.task.id", res.Task.ID))
+	return res, nil
+}
+
+// enqueueOne is Enqueue of a prepared item.
+func (c *Client) enqueueOne(ctx context.Context, q *queueState, item store.EnqueueItem, opts *EnqueueOpts) (*EnqueueResult, error) {
 	if err := c.register(ctx, q); err != nil {
 		return nil, err
 	}
@@ -135,6 +149,7 @@ func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts
 		return c.enqueueUnique(ctx, q, item, opts, states)
 	}
 	var res store.EnqueueResult
+	var err error
 	if c.maxDepth(q.name) == 0 && item.IdemHash == "" && item.Delay == 0 && item.RunAt == 0 {
 		// One XADD: concurrent calls share round trips by pipelining.
 		rs, err := c.enqueueBatch(ctx, q, []store.EnqueueItem{item})
@@ -167,6 +182,9 @@ type EnqueueManyResult struct {
 // the returned slice is in request order. The error is for failures of the
 // whole batch (Redis unreachable).
 func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]EnqueueManyResult, error) {
+	ctx, span := c.startEnqueueSpan(ctx, "(many)", "")
+	defer span.End()
+	trace := traceparentOf(ctx)
 	out := make([]EnqueueManyResult, len(reqs))
 	type group struct {
 		q     *queueState
@@ -182,6 +200,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 			out[i].Err = err
 			continue
 		}
+		item.Trace = trace
 		if r.Opts != nil && r.Opts.Unique != nil {
 			unique = append(unique, i) // one call each, below
 			continue

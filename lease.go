@@ -352,7 +352,7 @@ func (c *Client) startedTask(queue string, e *store.Entry, s store.Started, work
 		Status: store.StatusRunning, Attempt: s.Attempt, MaxAttempts: sp.MaxAttempts, Crashes: s.Crashes,
 		Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: worker, Run: s.Run, Idem: sp.IdemHash,
 		Schedule: sp.Schedule, Tick: sp.Tick, Group: e.Group, LimitKey: sp.LimitKey,
-		Workflow: sp.Workflow, Step: sp.Step, Prev: sp.Prev,
+		Workflow: sp.Workflow, Step: sp.Step, Prev: sp.Prev, Trace: sp.Trace,
 	})
 	t.band, t.entry, t.started = e.Band, e.EntryID, s.Started
 	return t
@@ -524,7 +524,12 @@ func (c *Client) endLease(ctx context.Context, token string, set func(*store.Fin
 	if it.Outcome != store.OutcomeOK {
 		errText = it.Text
 	}
-	t := &Task{ID: l.id, Type: e.Spec.Type, Attempt: l.attempt, Priority: l.band}
+	t := &Task{ID: l.id, Queue: l.queue, Type: e.Spec.Type, Attempt: l.attempt, Priority: l.band, Worker: l.consumer,
+		TraceParent: e.Spec.Trace}
+	// The execution's span, from its start to now: the holder ran it.
+	startMs, _ := strconv.ParseInt(l.started, 10, 64)
+	_, span := c.startRunSpan(ctx, t, time.UnixMilli(startMs))
+	endRunSpan(span, res[0], errText)
 	c.publish(q.store.Keys().Events(), []string{eventLine(t, Status(res[0]), errText)})
 	got, err := c.Get(ctx, l.id)
 	if errors.Is(err, ErrNotFound) {

@@ -103,6 +103,11 @@ type Task struct {
 	WorkflowStep int             `json:"workflow_step,omitempty"`
 	Previous     json.RawMessage `json:"previous,omitempty"`
 
+	// TraceParent is the W3C traceparent of the task's submission (its
+	// "dtq.enqueue" span): a worker in another language continues the trace
+	// from it. "" when the submission had no trace.
+	TraceParent string `json:"traceparent,omitempty"`
+
 	// Progress is what the running execution last reported (Progress, or
 	// a lease's progress); nil when it reported none, and once it ended.
 	Progress *TaskProgress `json:"progress,omitempty"`
@@ -215,6 +220,7 @@ func taskOf(r *store.Record) *Task {
 	if r.Result != nil {
 		t.Result = json.RawMessage(r.Result)
 	}
+	t.TraceParent = r.Trace
 	if p := r.Progress; p != nil {
 		t.Progress = &TaskProgress{Fraction: p.Fraction, Note: p.Note, At: msTime(p.At)}
 	}

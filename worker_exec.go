@@ -48,6 +48,7 @@ func TaskFromContext(ctx context.Context) (*Task, bool) {
 // once its outcome is recorded.
 func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 	ctx, cancel := context.WithCancelCause(w.runBase)
+	ctx, span := w.c.startRunSpan(ctx, t, time.Time{})
 	ex := &execution{task: t, queue: wq, cancel: cancel}
 	w.mu.Lock()
 	w.running[t.ID] = ex
@@ -74,6 +75,7 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			defer wq.releaseLeases(context.WithoutCancel(ctx), 1)
 		}
 		if !record {
+			endRunSpan(span, "", "")
 			wq.slots.release(1)
 			w.log.Info("task taken over by another worker; this execution's outcome is dropped",
 				logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
@@ -85,7 +87,10 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 		if !scoped {
 			wq.slots.release(1)
 		}
+		_, fspan := w.c.tracer().Start(ctx, "dtq.finish")
 		status := w.finish(ex, item)
+		fspan.End()
+		endRunSpan(span, status, item.Text)
 		<-w.recording
 		if scoped {
 			// Its scoped leases go once its outcome is recorded (a run

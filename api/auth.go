@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"time"
+
+	"github.com/dtq-dev/dtq"
 )
 
 // auth guards a handler with the API key: required on mutating and admin
@@ -28,7 +30,10 @@ func (s *Server) authFor(read bool, extra time.Duration, h http.HandlerFunc) htt
 				return
 			}
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout+extra)
+		// A caller's W3C trace context: the parent of the spans of what it
+		// submits.
+		ctx := dtq.TraceContext(r.Context(), r.Header.Get("traceparent"))
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout+extra)
 		defer cancel()
 		h(w, r.WithContext(ctx))
 	}

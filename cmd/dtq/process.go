@@ -161,6 +161,11 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		return err
 	}
 	defer closeRedis()
+	stopTracing, err := setupTracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 
 	m, err := metrics.New(&metrics.Config{TaskTypes: tasks.Types()})
 	if err != nil {

@@ -50,6 +50,8 @@ type Spec struct {
 	Workflow string
 	Step     int
 	Prev     []byte
+	// Trace is the W3C traceparent of the task's submission ("" for none).
+	Trace string
 }
 
 // entryOf reads band entry eid with fields f of queue.
@@ -74,7 +76,7 @@ func entryOf(queue string, band int, eid string, f map[string]string) Entry {
 	}
 	e.Spec = &Spec{Type: typ, Payload: []byte(f[EntryPayload]), MaxAttempts: atoi(f[EntryMaxAttempts]),
 		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem],
-		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick]), LimitKey: f[EntryLimitKey]}
+		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick]), LimitKey: f[EntryLimitKey], Trace: f[EntryTrace]}
 	if w := f[EntryWorkflow]; w != "" {
 		e.Spec.Workflow, e.Spec.Step = w, atoi(f[EntryStep])
 		if v, ok := f[EntryPrev]; ok {

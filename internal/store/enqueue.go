@@ -36,6 +36,9 @@ type EnqueueItem struct {
 	// its type's ("" for none); a task with one has a hash from its
 	// submission.
 	LimitKey string
+	// Trace is the W3C traceparent of the submission's span ("" for none):
+	// the parent of the handler's.
+	Trace string
 }
 
 // plain reports whether it needs no check inside Redis: no idempotency
@@ -126,9 +129,13 @@ func (q *Queue) enqueuePlain(ctx context.Context, cfg EnqueueConfig, items []*En
 	c := q.s.r
 	cmds := make(rueidis.Commands, len(items))
 	for i, it := range items {
-		cmds[i] = c.B().Xadd().Key(q.k.Band(it.Priority)).Id("*").FieldValue().
+		fv := c.B().Xadd().Key(q.k.Band(it.Priority)).Id("*").FieldValue().
 			FieldValue(EntryType, it.Type).FieldValue(EntryPayload, rueidis.BinaryString(it.Payload)).
-			FieldValue(EntryMaxAttempts, itoa(it.MaxAttempts)).FieldValue(EntryTimeout, ms(it.Timeout)).Build()
+			FieldValue(EntryMaxAttempts, itoa(it.MaxAttempts)).FieldValue(EntryTimeout, ms(it.Timeout))
+		if it.Trace != "" {
+			fv = fv.FieldValue(EntryTrace, it.Trace)
+		}
+		cmds[i] = fv.Build()
 	}
 	var res []rueidis.RedisResult
 	d := cfg.Durability
@@ -185,7 +192,8 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 			fp = "-"
 		}
 		args = append(args, it.RandomID, itoa(taskIdx), itoa(idemIdx), fp, it.Type, rueidis.BinaryString(it.Payload),
-			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), it.Group, it.LimitKey)
+			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), it.Group, it.LimitKey,
+			it.Trace)
 	}
 	res, err := enqueueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	if err != nil {

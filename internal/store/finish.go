@@ -103,7 +103,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		}
 		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kind)
 		if sp := it.Born; sp != nil && kinds[i] == "H" {
-			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash)
+			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash, sp.Trace)
 		}
 		if it.Workflow != "" {
 			args = append(args, itoa(it.Step), rueidis.BinaryString(it.Prev))

@@ -23,9 +23,9 @@
 --                them as they succeed (their idempotency records stay)
 -- ARGV[7]        N; then per item 7 values — band, entry id, run (the
 --                fence), outcome, text, idempotency key index (0 = none),
---                kind — and, for kind H, 5 more: the fields of the task's
+--                kind — and, for kind H, 6 more: the fields of the task's
 --                birth entry (type, payload, max attempts, timeout ms,
---                idempotency hash or ""). The kind says where the outcome
+--                idempotency hash or "", traceparent or ""). The kind says where the outcome
 --                goes: "P" a packed record (a task born as its entry
 --                finishing SUCCEEDED or CANCELLED in its first execution:
 --                text is then the record's body, which the caller packed,
@@ -104,7 +104,7 @@ for i = 1, n do
     kind = string.sub(kind, 1, 1)
   end
   local s = a + 7 -- the birth entry's fields, for kind H
-  if kind == 'H' then a = a + 12 else a = a + 7 end
+  if kind == 'H' then a = a + 13 else a = a + 7 end
   if wfk then
     wnode, wprev = ARGV[a], ARGV[a + 1]
     a = a + 2
@@ -181,6 +181,10 @@ for i = 1, n do
         fields[m + 9], fields[m + 10] = 'timeout', ARGV[s + 3]
         fields[m + 11], fields[m + 12] = 'created', string.match(eid, '^(%d+)-')
         if ARGV[s + 4] ~= '' then fields[m + 13], fields[m + 14] = 'idem', ARGV[s + 4] end
+        if ARGV[s + 5] ~= '' then
+          m = #fields
+          fields[m + 1], fields[m + 2] = 'trace', ARGV[s + 5]
+        end
         if wfk then
           m = #fields
           fields[m + 1], fields[m + 2], fields[m + 3], fields[m + 4] = 'wf', string.sub(wfk, -26), 'wstep', wnode

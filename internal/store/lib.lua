@@ -40,23 +40,26 @@ local function copy_spec(tk, band, eid, prio)
     redis.call('HSET', tk, 'wf', m['w'], 'wstep', m['n'])
     if m['v'] then redis.call('HSET', tk, 'prev', m['v']) end
   end
+  if m['x'] then redis.call('HSET', tk, 'trace', m['x']) end
   return m['t']
 end
 
 -- readd appends task id's entry to band from its hash (type, payload, max
 -- attempts, timeout, created, and the idempotency hash, the schedule tick
--- that fired it, its limit key and its workflow step when it has them).
+-- that fired it, its limit key, its workflow step and its trace when it has
+-- them).
 -- With group, the entry is one admitted under that group's window: it
 -- carries "f" = group.
 local function readd(band, tk, id, group)
   local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick', 'lkey',
-    'wf', 'wstep', 'prev')
+    'wf', 'wstep', 'prev', 'trace')
   local f = { 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5] }
   if s[6] then f[#f + 1], f[#f + 2] = 'k', s[6] end
   if s[7] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 's', s[7], 'g', s[8] or '0' end
   if s[9] then f[#f + 1], f[#f + 2] = 'l', s[9] end
   if s[10] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 'w', s[10], 'n', s[11] or '0' end
   if s[12] then f[#f + 1], f[#f + 2] = 'v', s[12] end
+  if s[13] then f[#f + 1], f[#f + 2] = 'x', s[13] end
   if group then f[#f + 1], f[#f + 2] = 'f', group end
   redis.call('XADD', band, '*', unpack(f))
 end

@@ -48,6 +48,8 @@ type Record struct {
 	Prev     []byte
 	// Progress is what its running execution last reported (nil: none).
 	Progress *Progress
+	// Trace is the W3C traceparent of its submission ("" for none).
+	Trace string
 }
 
 // Execution is one run of a task in its history.
@@ -80,6 +82,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 		r.Created = atoi64(eid[:strings.IndexByte(eid, '-')])
 		r.Idem = e[EntryIdem]
 		r.workflowOf(e[EntryWorkflow], e[EntryStep], e, EntryPrev)
+		r.Trace = e[EntryTrace]
 	} else {
 		r.Type, r.Payload = h[FieldType], []byte(h[FieldPayload])
 		r.Priority, r.MaxAttempts = atoi(h[FieldPrio]), atoi(h[FieldMaxAtt])
@@ -87,6 +90,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 		r.Created = atoi64(h[FieldCreated])
 		r.Idem = h[FieldIdem]
 		r.workflowOf(h[FieldWorkflow], h[FieldStep], h, FieldPrev)
+		r.Trace = h[FieldTrace]
 	}
 	if len(h) == 0 {
 		return r

@@ -226,6 +226,7 @@ const (
 	FieldWorkflow  = "wf"        // the ULID of the workflow it is a step of
 	FieldStep      = "wstep"     // its node in that workflow
 	FieldPrev      = "prev"      // the previous step's result (JSON) it was started with
+	FieldTrace     = "trace"     // the W3C traceparent of its submission
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"
@@ -261,6 +262,8 @@ const (
 	EntryWorkflow = "w"
 	EntryStep     = "n"
 	EntryPrev     = "v"
+	// EntryTrace is the W3C traceparent of the task's submission.
+	EntryTrace = "x"
 )
 
 // Fields of a workflow hash (Keys.Workflow). Its plan and state are kept
