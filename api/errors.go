@@ -176,6 +176,8 @@ func httpField(f string) string {
 		return "wait_seconds"
 	case "lease_timeout":
 		return "lease_seconds"
+	case "redrive_rate":
+		return "rate_per_second"
 	case "retry_after":
 		return "retry_after_seconds"
 	}

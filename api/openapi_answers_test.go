@@ -68,6 +68,7 @@ const (
 	opComplete   = "POST /api/v1/leases/{lease}/complete"
 	opFail       = "POST /api/v1/leases/{lease}/fail"
 	opProgress   = "POST /api/v1/leases/{lease}/progress"
+	opRedrive    = "POST /api/v1/dlq/redrive"
 )
 
 // someLease has the form of a lease token but names no lease.
@@ -96,6 +97,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.deadLetters(open, done)
 		p.workflows(open)
 		p.leases(open)
+		p.redrive(open)
 		p.admin(open)
 		p.schedules(open)
 		p.limits(open)
@@ -288,6 +290,28 @@ func (p *prober) leases(e *env) {
 	p.do(e, 400, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x","class":"maybe"}`)
 	p.do(e, 413, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"`+strings.Repeat("x", 9000)+`"}`)
 	p.do(e, 415, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x"}`, "Content-Type", "text/plain")
+}
+
+// redrive provokes the answers of the filtered redrive.
+func (p *prober) redrive(e *env) {
+	dead := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"fail","queue":"redrive","max_attempts":1}`).str("id")
+	// the env's worker serves default only: lease and fail it for good
+	r := p.do(e, 200, opLease, "/api/v1/leases", `{"worker":"w","queues":["redrive"]}`)
+	tok := r.body["leases"].([]any)[0].(map[string]any)["lease"].(string)
+	p.do(e, 200, opFail, "/api/v1/leases/"+tok+"/fail", `{"error":"S3 timed out","class":"permanent"}`)
+	if r := p.do(e, 200, opRedrive, "/api/v1/dlq/redrive", `{"queue":"redrive","task_type":"fail","error_contains":"s3","dead_after":"2020-01-01T00:00:00Z","dry_run":true}`); r.body["matched"] != 1.0 || r.body["requeued"] != 0.0 {
+		p.t.Errorf("dry run: %s", r.raw)
+	}
+	if r := p.do(e, 200, opRedrive, "/api/v1/dlq/redrive", `{"queue":"redrive","error_contains":"s3","limit":10,"rate_per_second":50}`); r.body["requeued"] != 1.0 {
+		p.t.Errorf("redrive: %s", r.raw)
+	}
+	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+dead, ""); r.str("status") != "QUEUED" {
+		p.t.Errorf("the redriven task: %s", r.raw)
+	}
+	p.do(e, 400, opRedrive, "/api/v1/dlq/redrive", `{"limit":10000,"rate_per_second":1}`)
+	p.do(e, 400, opRedrive, "/api/v1/dlq/redrive", `{"dead_after":"yesterday"}`)
+	p.do(e, 413, opRedrive, "/api/v1/dlq/redrive", `{"error_contains":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opRedrive, "/api/v1/dlq/redrive", `{"dry_run":true}`, "Content-Type", "text/plain")
 }
 
 // leasedTask returns the task id a lease token names.
@@ -699,6 +723,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"error":"x"}`
 	case opProgress:
 		body = `{"fraction":0.5}`
+	case opRedrive:
+		body = `{"dry_run":true}`
 	}
 	return method, path, body
 }

@@ -21,5 +21,6 @@ func BodyTypes() map[string]any {
 		"LeaseCompletion": completion{},
 		"LeaseFailure":    failure{},
 		"LeaseProgress":   progressBody{},
+		"RedriveRequest":  redriveBody{},
 	}
 }

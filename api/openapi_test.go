@@ -216,6 +216,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"WorkflowProgress": dtq.WorkflowProgress{},
 		"Lease":            dtq.Lease{},
 		"TaskProgress":     dtq.TaskProgress{},
+		"RedriveResult":    dtq.RedriveResult{},
 	}
 	for name, v := range api.BodyTypes() {
 		types[name] = v

@@ -120,6 +120,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/dlq/{id}/requeue", s.auth(write, s.requeue))
 	m.HandleFunc("DELETE /api/v1/dlq/{id}", s.auth(write, s.discard))
 	m.HandleFunc("POST /api/v1/dlq/requeue", s.auth(write, s.requeueAll))
+	m.HandleFunc("POST /api/v1/dlq/redrive", s.authFor(write, maxHTTPRedrive, s.redrive))
 	m.HandleFunc("DELETE /api/v1/dlq", s.auth(write, s.purge))
 	m.HandleFunc("GET /api/v1/queues", s.auth(read, s.listQueues))
 	m.HandleFunc("GET /api/v1/queues/{name}", s.auth(read, s.getQueue))

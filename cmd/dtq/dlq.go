@@ -28,7 +28,8 @@ func newDLQCmd(out io.Writer) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	addAPIFlags(cmd, api)
-	cmd.AddCommand(newDLQListCmd(out, api), newDLQRequeueCmd(out, api), newDLQDiscardCmd(out, api), newDLQPurgeCmd(out, api))
+	cmd.AddCommand(newDLQListCmd(out, api), newDLQRequeueCmd(out, api), newDLQDiscardCmd(out, api), newDLQPurgeCmd(out, api),
+		newDLQRedriveCmd(out, api))
 	return cmd
 }
 

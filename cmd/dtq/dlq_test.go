@@ -115,3 +115,45 @@ func TestDLQPurge(t *testing.T) {
 		e.fails([]string{"dlq", "purge", "--yes", "extra"}, `unknown command "extra"`)
 	})
 }
+
+// TestDLQRedrive: a dry run counts the matching dead letters; the redrive
+// requeues those only.
+func TestDLQRedrive(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		ctx := t.Context()
+		var ids []string
+		for _, reason := range []string{"S3 timed out", "S3 timed out", "bad input"} {
+			res, err := e.c.Enqueue(ctx, "upload", nil, &dtq.EnqueueOpts{Queue: "dead", MaxAttempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "w", Queues: []string{"dead"}})
+			if err != nil || len(ls) != 1 {
+				t.Fatalf("lease: %d %v", len(ls), err)
+			}
+			if _, err := e.c.FailLease(ctx, ls[0].Token, dtq.LeaseFailure{Error: reason, Permanent: true}); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, res.Task.ID)
+		}
+		out := e.ok("dlq", "redrive", "--queue", "dead", "--error", "s3", "--since", "1h", "--dry-run")
+		if out != "dry run: 2 dead letters of dead match; nothing requeued\n" {
+			t.Fatalf("dry run: %q", out)
+		}
+		out = e.ok("dlq", "redrive", "--queue", "dead", "--type", "upload", "--error", "S3", "--rate", "50")
+		if out != "requeued 2 of 2 matching dead letters of dead\n" {
+			t.Fatalf("redrive: %q", out)
+		}
+		for i, id := range ids {
+			task, err := e.c.Get(ctx, id)
+			want := dtq.StatusQueued
+			if i == 2 {
+				want = dtq.StatusDead
+			}
+			if err != nil || task.Status != want {
+				t.Errorf("task %d: %v %v, want %s", i, task.Status, err, want)
+			}
+		}
+		e.fails([]string{"dlq", "redrive", "--after", "yesterday"}, "--after must be an RFC 3339 time")
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,4 +201,43 @@ func TestTaskPageShowsProgress(t *testing.T) {
 	p.Must(http.StatusOK, "POST", "/api/v1/leases/"+token+"/complete", `{"result":"ok"}`)
 	tb.waitFor("no bar once it ended", `!document.getElementById('task-progress') && `+mainHas("SUCCEEDED"))
 	tb.noScriptRan("Task")
+}
+
+// The dead letters page's redrive counts the matching dead letters first,
+// then, confirmed, requeues those only.
+func TestRedriveFromDeadLetters(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--queues", "default")
+	var fails []string
+	for range 3 {
+		fails = append(fails, p.Submit(`{"task_type":"always_fail","max_attempts":1}`))
+	}
+	orphan := p.Submit(`{"task_type":"nobody_handles","max_attempts":1}`)
+	for _, id := range append(fails, orphan) {
+		p.WaitStatus(id, "DEAD")
+	}
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/dlq?queue=default")
+	tb.waitFor("the count", mainHas("4 dead letters in default"))
+	tb.do(sendKeys(`#r-error`, "ALWAYS FAILS"))
+	tb.click(`#redrive-count`)
+	tb.waitFor("the dry run's count", `document.getElementById('redrive-result').textContent === 'Dry run: 3 dead letters match in default; nothing was requeued.'`)
+	if got := p.Task(orphan).Body["status"]; got != "DEAD" {
+		t.Fatalf("a dry run changed a task: %v", got)
+	}
+	tb.click(`#redrive`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open && document.getElementById('confirm-dialog').textContent.includes('Redrive 3 dead letters of default?')`)
+	tb.click(`#confirm-ok`)
+	tb.waitFor("the redrive's result", `document.getElementById('redrive-result').textContent === 'Requeued 3 of 3 dead letters match.'`)
+	for _, id := range fails {
+		p.WaitTask(id, "run again", func(task map[string]any) bool { return len(history(task)) >= 2 })
+	}
+	if got := p.Task(orphan).Body; got["status"] != "DEAD" || len(history(got)) != 1 {
+		t.Fatalf("the filtered-out dead letter was requeued: %v", got)
+	}
+	audit := p.Must(http.StatusOK, "GET", "/api/v1/audit?limit=1", "")
+	if !strings.Contains(string(audit.Raw), `"action":"redrive"`) {
+		t.Fatalf("audit: %s", audit.Raw)
+	}
+	tb.noScriptRan("Dead letters")
 }

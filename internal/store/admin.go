@@ -145,3 +145,12 @@ func (q *Queue) SetPaused(ctx context.Context, paused bool) error {
 	}
 	return nil
 }
+
+// DeadLettersRange returns up to limit dead-letter entries from start to
+// end (stream ids, "-" and "+" for open ends; "(" before an id excludes
+// it), oldest first.
+func (q *Queue) DeadLettersRange(ctx context.Context, start, end string, limit int) ([]DeadEntry, error) {
+	c := q.s.r
+	es, err := c.Do(ctx, c.B().Xrange().Key(q.k.DLQ()).Start(start).End(end).Count(int64(limit)).Build()).AsXRange()
+	return deadEntries(es), err
+}

@@ -96,15 +96,19 @@ const UNAUTHORIZED = {
 
 // request sends one API request and returns the decoded JSON answer. With
 // raw, it returns {data, text} (the text for lossless JSON of payloads).
-async function request(method, path, { params, raw } = {}) {
+async function request(method, path, { params, raw, body } = {}) {
   const isRead = method === 'GET';
   for (let round = 0; ; round++) {
     const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
     const k = getKey();
     if (k) headers['X-API-Key'] = k;
     let res;
     try {
-      res = await fetch(url(path, params), { method, headers, cache: 'no-store', credentials: 'same-origin' });
+      res = await fetch(url(path, params), {
+        method, headers, cache: 'no-store', credentials: 'same-origin',
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     } catch (e) {
       throw new ApiError(0, 'unreachable', 'The server did not answer (' + e.message + ').');
     }
@@ -147,6 +151,11 @@ export function get(path, params, opts) {
 // cross-origin protection lets them through), with the key when one is set.
 export function post(path, params) {
   return request('POST', path, { params });
+}
+
+// postJSON changes state with a JSON body.
+export function postJSON(path, body) {
+  return request('POST', path, { body });
 }
 
 export function del(path, params) {

@@ -1,5 +1,6 @@
 // Dead letters: a queue's dead-letter stream with the reason and attempts,
-// requeue or discard one, requeue all or purge with a confirmation.
+// requeue or discard one, requeue all or purge with a confirmation, and a
+// filtered redrive (type, reason, time) that counts first.
 
 import { h, replace, setText, throttle, taskHref, routeHref } from '../dom.js';
 import { timeEl, num, plural } from '../fmt.js';
@@ -24,12 +25,63 @@ export function mount(main, ctx, route) {
     tbody);
   const more = h('button', { type: 'button', class: 'btn', hidden: true }, 'Load more');
 
+  // Redrive: requeue the dead letters that match filters, paced; a dry run
+  // counts them first.
+  const rType = h('input', { id: 'r-type', type: 'text', placeholder: 'any', autocomplete: 'off' });
+  const rErr = h('input', { id: 'r-error', type: 'text', placeholder: 'any', autocomplete: 'off' });
+  const rAfter = h('input', { id: 'r-after', type: 'datetime-local' });
+  const rBefore = h('input', { id: 'r-before', type: 'datetime-local' });
+  const rRate = h('input', { id: 'r-rate', type: 'number', min: '1', max: '1000', value: '100' });
+  const dry = h('button', { type: 'button', class: 'btn', id: 'redrive-count' }, 'Count matches');
+  const redrive = h('button', { type: 'button', class: 'btn btn-primary', id: 'redrive' }, 'Redrive…');
+  const rOut = h('p', { class: 'muted small', id: 'redrive-result', role: 'status' });
+  const filter = (dryRun) => {
+    const b = { queue, dry_run: dryRun, limit: 1000 };
+    if (rType.value.trim()) b.task_type = rType.value.trim();
+    if (rErr.value.trim()) b.error_contains = rErr.value.trim();
+    if (rAfter.value) b.dead_after = new Date(rAfter.value).toISOString();
+    if (rBefore.value) b.dead_before = new Date(rBefore.value).toISOString();
+    if (!dryRun) b.rate_per_second = Number(rRate.value) || 100;
+    return b;
+  };
+  const matches = (r) => num(r.matched) + (r.more ? '+' : '') + ' ' + (r.matched === 1 && !r.more ? 'dead letter matches' : 'dead letters match');
+  dry.addEventListener('click', async () => {
+    const r = await ctx.act(dry, () => api.postJSON('api/v1/dlq/redrive', filter(true)), (r) => 'Dry run: ' + matches(r) + '.');
+    if (r) setText(rOut, 'Dry run: ' + matches(r) + ' in ' + queue + '; nothing was requeued.');
+  });
+  redrive.addEventListener('click', async () => {
+    const counted = await ctx.act(redrive, () => api.postJSON('api/v1/dlq/redrive', filter(true)), null);
+    if (!counted) return;
+    if (!counted.matched) { setText(rOut, 'No dead letter matches: nothing to redrive.'); return; }
+    const b = filter(false);
+    const ok = await ctx.confirm({
+      title: 'Redrive ' + num(counted.matched) + (counted.more ? '+' : '') + ' dead letters of ' + queue + '?',
+      text: 'The dead tasks that match go back to QUEUED with their attempts reset, at most ' + b.rate_per_second +
+        ' per second (up to 1,000 per redrive), and run again. The redrive is recorded in the audit log.',
+      ok: 'Redrive',
+    });
+    if (!ok) return;
+    const r = await ctx.act(redrive, () => api.postJSON('api/v1/dlq/redrive', b), (r) => 'Requeued ' + num(r.requeued) + ' tasks of ' + queue + '.');
+    if (r) {
+      setText(rOut, 'Requeued ' + num(r.requeued) + ' of ' + matches(r) + (r.more ? ': redrive again for the rest.' : '.'));
+      load(false);
+      refreshCounts();
+    }
+  });
+  const field = (label, input) => h('label', { for: input.id }, label, input);
+
   replace(main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Dead letters'),
       h('p', { class: 'muted' }, 'Tasks that failed for good. Requeue runs one again with its attempts reset; discard removes it from the list.')),
     h('section', { class: 'card toolbar' },
       h('label', { for: 'd-queue' }, 'Queue', qSel), count,
       h('div', { class: 'actions' }, requeueAll, purge)),
+    h('section', { class: 'card redrive', 'aria-labelledby': 'redrive-h' },
+      h('h2', { id: 'redrive-h' }, 'Redrive'),
+      h('p', { class: 'muted small card-help' }, 'Requeue the dead letters that match every filter given — task type, a part of the reason (any letter case), when they died — paced, so a recovering dependency is not flooded. Count first.'),
+      h('div', { class: 'toolbar' }, field('Task type', rType), field('Reason contains', rErr), field('Died after', rAfter),
+        field('Died before', rBefore), field('Per second', rRate), h('div', { class: 'actions' }, dry, redrive)),
+      rOut),
     h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table), h('div', { class: 'more' }, more)));
 
   let total = 0, cursor = '', pages = 0;
@@ -118,7 +170,7 @@ export function mount(main, ctx, route) {
       const mine = qs.find((q) => q.name === queue);
       total = mine ? mine.dead : 0;
       setText(count, queue ? plural(total, 'dead letter') + ' in ' + queue : '');
-      requeueAll.disabled = purge.disabled = !total;
+      requeueAll.disabled = purge.disabled = dry.disabled = redrive.disabled = !total;
     } catch (e) {
       setText(count, 'Could not count the dead letters: ' + e.message);
     }

@@ -1,0 +1,99 @@
+package dtq_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// A filtered redrive: a dry run counts first and changes nothing; the
+// filters by type, error text and time pick the dead letters; a redrive
+// requeues up to its limit (more reported), paced, audited, and only
+// those.
+func TestRedrive(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		var fixed atomic.Bool
+		e.worker(&dtq.WorkerConfig{Concurrency: 4}, map[string]dtq.HandlerFunc{
+			"upload": func(context.Context, *dtq.Task) (any, error) {
+				if fixed.Load() {
+					return "ok", nil
+				}
+				return nil, dtq.Permanent(errors.New("Timeout talking to S3"))
+			},
+			"parse": func(context.Context, *dtq.Task) (any, error) { return nil, dtq.Permanent(errors.New("bad input")) },
+		})
+		before := time.Now().Add(-time.Second)
+		var uploads []string
+		for range 5 {
+			uploads = append(uploads, e.enqueue("upload", nil, nil).ID)
+		}
+		parse := e.enqueue("parse", nil, nil).ID
+		for _, id := range append(uploads, parse) {
+			e.waitStatus(id, dtq.StatusDead, 10*time.Second)
+		}
+		q := dtq.RedriveFilter{Queue: "default"}
+		for _, tc := range []struct {
+			f    dtq.RedriveFilter
+			want int
+		}{
+			{q, 6},
+			{dtq.RedriveFilter{Queue: "default", Type: "upload"}, 5},
+			{dtq.RedriveFilter{Queue: "default", ErrorContains: "timeout TALKING"}, 5},
+			{dtq.RedriveFilter{Queue: "default", ErrorContains: "bad"}, 1},
+			{dtq.RedriveFilter{Queue: "default", Type: "parse", ErrorContains: "S3"}, 0},
+			{dtq.RedriveFilter{Queue: "default", Before: before}, 0},
+			{dtq.RedriveFilter{Queue: "default", After: before}, 6},
+			{dtq.RedriveFilter{Queue: "default", After: time.Now().Add(time.Hour)}, 0},
+		} {
+			res, err := e.c.Redrive(ctx, tc.f, dtq.RedriveOpts{DryRun: true})
+			if err != nil || res.Matched != tc.want || res.Requeued != 0 || !res.DryRun || res.More {
+				t.Errorf("dry run %+v: %+v %v, want %d matched", tc.f, res, err, tc.want)
+			}
+		}
+		if st, _ := e.c.Stats(ctx, "default"); st.Dead != 6 {
+			t.Fatalf("dry runs changed the dead letters: %d", st.Dead)
+		}
+
+		fixed.Store(true)
+		f := dtq.RedriveFilter{Queue: "default", Type: "upload", ErrorContains: "s3"}
+		res, err := e.c.Redrive(ctx, f, dtq.RedriveOpts{Limit: 3, Rate: 20})
+		if err != nil || res.Matched != 3 || res.Requeued != 3 || !res.More {
+			t.Fatalf("redrive of 3: %+v %v", res, err)
+		}
+		res, err = e.c.Redrive(ctx, f, dtq.RedriveOpts{})
+		if err != nil || res.Matched != 2 || res.Requeued != 2 || res.More {
+			t.Fatalf("redrive of the rest: %+v %v", res, err)
+		}
+		for _, id := range uploads {
+			if got := e.waitStatus(id, dtq.StatusSucceeded, 10*time.Second); got.Attempt != 1 {
+				t.Errorf("%s: attempt %d after the requeue", id, got.Attempt)
+			}
+		}
+		if got, _ := e.c.Get(ctx, parse); got.Status != dtq.StatusDead {
+			t.Fatalf("the parse task, filtered out, is %s", got.Status)
+		}
+		audit, err := e.c.Audit(ctx, 2)
+		if err != nil || len(audit) != 2 || audit[0].Action != "redrive" || audit[1].Action != "redrive" {
+			t.Fatalf("audit %+v %v", audit, err)
+		}
+		var ve *dtq.ValidationError
+		for _, bad := range []struct {
+			f dtq.RedriveFilter
+			o dtq.RedriveOpts
+		}{
+			{dtq.RedriveFilter{Queue: "bad queue"}, dtq.RedriveOpts{}},
+			{q, dtq.RedriveOpts{Limit: -1}},
+			{q, dtq.RedriveOpts{Rate: 0.01}},
+			{dtq.RedriveFilter{Queue: "default", After: time.Now(), Before: time.Now().Add(-time.Hour)}, dtq.RedriveOpts{}},
+		} {
+			if _, err := e.c.Redrive(ctx, bad.f, bad.o); !errors.As(err, &ve) {
+				t.Errorf("redrive %+v %+v: %v, want a ValidationError", bad.f, bad.o, err)
+			}
+		}
+	})
+}
