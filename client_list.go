@@ -3,6 +3,9 @@ package dtq
 import (
 	"context"
 	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq/internal/store"
 )
@@ -12,6 +15,15 @@ type ListOpts struct {
 	Queue  string // required
 	Status Status // "" for any
 	Type   string // "" for any
+	// IDPrefix keeps the tasks whose id starts with it (a search by id:
+	// "default-01M8" or a whole id), at most 128 bytes.
+	IDPrefix string
+	// ErrorContains keeps the tasks whose last error contains it, in any
+	// letter case (at most 256 bytes).
+	ErrorContains string
+	// CreatedAfter and CreatedBefore keep the tasks created in that range
+	// (zero: open).
+	CreatedAfter, CreatedBefore time.Time
 	// Limit is the page size, 1-500. Defaults to 50.
 	Limit int
 	// Cursor continues after a previous page ("" for the first page).
@@ -45,7 +57,24 @@ func (c *Client) List(ctx context.Context, o ListOpts) (*TaskPage, error) {
 	case o.Limit == 0:
 		o.Limit = 50
 	}
-	rs, next, err := c.store.Queue(o.Queue).List(ctx, store.ListQuery{Status: string(o.Status), Type: o.Type, Limit: o.Limit, Cursor: o.Cursor})
+	if len(o.IDPrefix) > 128 || !utf8.ValidString(o.IDPrefix) {
+		return nil, invalid("id_prefix", "must be valid UTF-8 of at most 128 bytes")
+	}
+	if len(o.ErrorContains) > 256 || !utf8.ValidString(o.ErrorContains) {
+		return nil, invalid("error_contains", "must be valid UTF-8 of at most 256 bytes")
+	}
+	if !o.CreatedAfter.IsZero() && !o.CreatedBefore.IsZero() && !o.CreatedAfter.Before(o.CreatedBefore) {
+		return nil, invalid("created_before", "must be after created_after")
+	}
+	lq := store.ListQuery{Status: string(o.Status), Type: o.Type, IDPrefix: o.IDPrefix, ErrorContains: strings.ToLower(o.ErrorContains),
+		Limit: o.Limit, Cursor: o.Cursor}
+	if !o.CreatedAfter.IsZero() {
+		lq.After = o.CreatedAfter.UnixMilli()
+	}
+	if !o.CreatedBefore.IsZero() {
+		lq.Before = o.CreatedBefore.UnixMilli()
+	}
+	rs, next, err := c.store.Queue(o.Queue).List(ctx, lq)
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, invalid("cursor", "is not a cursor from a previous page")
 	}

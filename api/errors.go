@@ -178,6 +178,8 @@ func httpField(f string) string {
 		return "lease_seconds"
 	case "redrive_rate":
 		return "rate_per_second"
+	case "error_contains":
+		return "error"
 	case "retry_after":
 		return "retry_after_seconds"
 	}

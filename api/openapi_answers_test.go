@@ -455,6 +455,11 @@ func (p *prober) tasks(e *env) string {
 		p.t.Errorf("list: %s", r.raw)
 	}
 	p.do(e, 200, opList, "/api/v1/tasks?queue=default&status=SCHEDULED&type=echo", "")
+	if r := p.do(e, 200, opList, "/api/v1/tasks?id_prefix="+later[:len(later)-6]+"&created_after=2020-01-01T00:00:00Z&created_before=2999-01-01T00:00:00Z", ""); !strings.Contains(string(r.raw), later) {
+		p.t.Errorf("search by id prefix: %s", r.raw)
+	}
+	p.do(e, 200, opList, "/api/v1/tasks?error=boom", "")
+	p.do(e, 400, opList, "/api/v1/tasks?created_after=yesterday", "")
 	p.do(e, 400, opList, "/api/v1/tasks?limit=0", "")
 	grouped := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","group":"acme"}`).str("id")
 	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+grouped, ""); r.body["group"] != "acme" {

@@ -286,7 +286,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, t)
 }
 
-// listTasks: GET /api/v1/tasks?queue=&status=&type=&limit=&cursor=
+// listTasks: GET /api/v1/tasks?queue=&status=&type=&id_prefix=&error=&created_after=&created_before=&limit=&cursor=
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	queue, err := queueParam(q, dtq.DefaultQueue)
@@ -294,7 +294,18 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	o := dtq.ListOpts{Queue: queue, Status: dtq.Status(q.Get("status")), Type: q.Get("type"), Cursor: q.Get("cursor")}
+	o := dtq.ListOpts{Queue: queue, Status: dtq.Status(q.Get("status")), Type: q.Get("type"), Cursor: q.Get("cursor"),
+		IDPrefix: q.Get("id_prefix"), ErrorContains: q.Get("error")}
+	for name, to := range map[string]*time.Time{"created_after": &o.CreatedAfter, "created_before": &o.CreatedBefore} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				s.writeErr(w, r, invalidField(name, sprintf("must be an RFC 3339 time, e.g. 2026-12-01T08:00:00Z (got %q)", shorten(json.RawMessage(v)))))
+				return
+			}
+			*to = t
+		}
+	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxListLimit {

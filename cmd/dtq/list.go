@@ -17,6 +17,8 @@ type listOptions struct {
 	taskType string
 	limit    int
 	cursor   string
+	// search
+	idPrefix, errContains, after, before string
 }
 
 // newListCmd builds `dtq list`: GET /api/v1/tasks.
@@ -27,7 +29,8 @@ func newListCmd(out io.Writer) *cobra.Command {
 		Short: "List the tasks of a queue, newest first",
 		Example: `  dtq list --status dead
   dtq list --queue emails --type email.send --limit 20
-  dtq list --cursor 1730000000000:1`,
+  dtq list --cursor 1730000000000:1
+  dtq list --status dead --error timeout --created-after 2026-12-01T08:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q := url.Values{}
@@ -40,6 +43,10 @@ func newListCmd(out io.Writer) *cobra.Command {
 			set("status", strings.ToUpper(o.status))
 			set("type", o.taskType)
 			set("cursor", o.cursor)
+			set("id_prefix", o.idPrefix)
+			set("error", o.errContains)
+			set("created_after", o.after)
+			set("created_before", o.before)
 			if cmd.Flags().Changed("limit") {
 				q.Set("limit", strconv.Itoa(o.limit))
 			}
@@ -72,6 +79,10 @@ func newListCmd(out io.Writer) *cobra.Command {
 	f.StringVar(&o.queue, "queue", "", "queue (default: the server's, \"default\")")
 	f.StringVar(&o.status, "status", "", "only this status: queued, scheduled, running, succeeded, dead, cancelled")
 	f.StringVar(&o.taskType, "type", "", "only this task type")
+	f.StringVar(&o.idPrefix, "id-prefix", "", "only tasks whose id starts with this")
+	f.StringVar(&o.errContains, "error", "", "only tasks whose last error contains this (any letter case)")
+	f.StringVar(&o.after, "created-after", "", "only tasks created at or after this time (RFC 3339)")
+	f.StringVar(&o.before, "created-before", "", "only tasks created before this time (RFC 3339)")
 	f.IntVar(&o.limit, "limit", 50, "tasks per page, 1-500")
 	f.StringVar(&o.cursor, "cursor", "", "continue after a previous page (its \"next page\" cursor)")
 	addAPIFlags(cmd, &o.api)

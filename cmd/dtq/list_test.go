@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dtq-dev/dtq"
 )
 
 func TestList(t *testing.T) {
@@ -58,5 +60,29 @@ func TestList(t *testing.T) {
 		e.fails([]string{"list", "--limit", "0"}, "400 invalid_field: limit")
 		e.fails([]string{"list", "--cursor", "x"}, "400 invalid_field: cursor")
 		e.fails([]string{"list", "extra"}, `unknown command "extra"`)
+	})
+}
+
+// TestListSearch: --id-prefix, --error and the creation range reach the
+// API's search.
+func TestListSearch(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		ctx := t.Context()
+		a, err := e.c.Enqueue(ctx, "idle", nil, &dtq.EnqueueOpts{Queue: "find"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.c.Enqueue(ctx, "idle", nil, &dtq.EnqueueOpts{Queue: "find"}); err != nil {
+			t.Fatal(err)
+		}
+		out := e.ok("list", "--queue", "find", "--id-prefix", a.Task.ID)
+		if !strings.Contains(out, a.Task.ID) || strings.Count(out, "find-") != 1 {
+			t.Fatalf("by id prefix:\n%s", out)
+		}
+		out = e.ok("list", "--queue", "find", "--created-before", "2020-01-01T00:00:00Z", "--error", "x")
+		if strings.Contains(out, "find-") {
+			t.Fatalf("created before 2020:\n%s", out)
+		}
+		e.fails([]string{"list", "--queue", "find", "--created-after", "yesterday"}, "created_after")
 	})
 }

@@ -241,3 +241,25 @@ func TestRedriveFromDeadLetters(t *testing.T) {
 	}
 	tb.noScriptRan("Dead letters")
 }
+
+// The tasks page searches by id prefix, error text and creation time (the
+// filters land in the URL), and says when nothing matches.
+func TestTaskSearch(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--queues", "default")
+	dead := p.Submit(`{"task_type":"always_fail","max_attempts":1}`)
+	ok := p.Submit(`{"task_type":"echo","payload":1}`)
+	p.WaitStatus(dead, "DEAD")
+	p.WaitStatus(ok, "SUCCEEDED")
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/tasks?queue=default")
+	tb.waitFor("both tasks", `document.querySelectorAll('table.tasks tbody tr').length === 2`)
+	tb.do(sendKeys(`#f-error`, "ALWAYS fails"))
+	tb.click(`form.filters button[type=submit]`)
+	tb.waitFor("the failed one only", fmt.Sprintf(`location.hash.includes('error=ALWAYS+fails') && document.querySelectorAll('table.tasks tbody tr').length === 1 && document.querySelector('table.tasks tbody tr').dataset.id === %s`, js(dead)))
+	tb.open(p.URL + "/#/tasks?queue=default&id_prefix=" + ok)
+	tb.waitFor("the one by its id", fmt.Sprintf(`document.querySelectorAll('table.tasks tbody tr').length === 1 && document.querySelector('table.tasks tbody tr').dataset.id === %s && document.getElementById('f-prefix').value === %s`, js(ok), js(ok)))
+	tb.open(p.URL + "/#/tasks?queue=default&created_before=2020-01-01T00:00:00.000Z")
+	tb.waitFor("none created before 2020", mainHas("No tasks of queue default match these filters."))
+	tb.noScriptRan("Tasks")
+}

@@ -308,8 +308,29 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 type ListQuery struct {
 	Status string // "" for any
 	Type   string // "" for any
-	Limit  int
-	Cursor string // "" for the first page
+	// IDPrefix keeps the tasks whose id starts with it; ErrorContains
+	// (lower case) those whose last error contains it in any letter case;
+	// After and Before (Unix ms, 0: open) those created in that range.
+	IDPrefix      string
+	ErrorContains string
+	After, Before int64
+	Limit         int
+	Cursor        string // "" for the first page
+}
+
+// match reports whether r passes lq's filters besides its section's.
+func (lq *ListQuery) match(r *Record) bool {
+	switch {
+	case lq.Type != "" && r.Type != lq.Type, lq.Status != "" && r.Status != lq.Status:
+		return false
+	case lq.IDPrefix != "" && !strings.HasPrefix(r.ID, lq.IDPrefix):
+		return false
+	case lq.ErrorContains != "" && !strings.Contains(strings.ToLower(r.Error), lq.ErrorContains):
+		return false
+	case lq.After > 0 && r.Created < lq.After, lq.Before > 0 && r.Created >= lq.Before:
+		return false
+	}
+	return true
 }
 
 // ErrBadCursor is returned by List for a cursor no page produced.
@@ -349,7 +370,7 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 		return nil, "", err
 	}
 	keep := func(r *Record, section byte) bool {
-		if r == nil || (lq.Type != "" && r.Type != lq.Type) || (lq.Status != "" && r.Status != lq.Status) {
+		if r == nil || !lq.match(r) {
 			return false
 		}
 		switch section {

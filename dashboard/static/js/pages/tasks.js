@@ -1,5 +1,6 @@
-// Tasks: the tasks of a queue, newest first, filtered by status and type;
-// and a search by task id.
+// Tasks: the tasks of a queue, newest first, filtered by status and type
+// and searched by id prefix, error text and creation time; and a search by
+// task id.
 
 import { h, replace, setText, throttle, taskHref, routeHref } from '../dom.js';
 import { badge, timeEl, STATUSES, num } from '../fmt.js';
@@ -14,7 +15,19 @@ export function mount(main, ctx, route) {
   const { api, stream } = ctx;
   const p = route.params;
   const queue = p.queue || 'default';
-  const filter = { queue, status: STATUSES.includes(p.status) ? p.status : '', type: p.type || '' };
+  const filter = {
+    queue, status: STATUSES.includes(p.status) ? p.status : '', type: p.type || '',
+    id_prefix: p.id_prefix || '', error: p.error || '', created_after: p.created_after || '', created_before: p.created_before || '',
+  };
+  const filtered = () => !!(filter.status || filter.type || filter.id_prefix || filter.error || filter.created_after || filter.created_before);
+  // datetime-local inputs hold local times; the API takes RFC 3339
+  const local = (iso) => {
+    if (!iso) return '';
+    const d = new Date(iso);
+    if (isNaN(d)) return '';
+    return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+  };
+  const iso = (v) => (v ? new Date(v).toISOString() : '');
 
   // --- filters
   const qSel = h('select', { id: 'f-queue', name: 'queue' }, h('option', { value: queue, selected: true }, queue));
@@ -22,14 +35,25 @@ export function mount(main, ctx, route) {
     h('option', { value: '' }, 'any status'),
     STATUSES.map((s) => h('option', { value: s, selected: s === filter.status }, s)));
   const tIn = h('input', { id: 'f-type', name: 'type', type: 'text', value: filter.type, placeholder: 'any type', autocomplete: 'off', spellcheck: 'false' });
-  const filters = h('form', { class: 'filters', 'aria-label': 'Filter tasks' },
+  const pIn = h('input', { id: 'f-prefix', name: 'id_prefix', type: 'text', value: filter.id_prefix, placeholder: 'id starts with', autocomplete: 'off', spellcheck: 'false' });
+  const eIn = h('input', { id: 'f-error', name: 'error', type: 'text', value: filter.error, placeholder: 'error contains', autocomplete: 'off' });
+  const aIn = h('input', { id: 'f-after', name: 'created_after', type: 'datetime-local', value: local(filter.created_after) });
+  const bIn = h('input', { id: 'f-before', name: 'created_before', type: 'datetime-local', value: local(filter.created_before) });
+  const filters = h('form', { class: 'filters', 'aria-label': 'Filter and search tasks' },
     h('label', { for: 'f-queue' }, 'Queue', qSel),
     h('label', { for: 'f-status' }, 'Status', sSel),
     h('label', { for: 'f-type' }, 'Type', tIn),
+    h('label', { for: 'f-prefix' }, 'Id prefix', pIn),
+    h('label', { for: 'f-error' }, 'Error', eIn),
+    h('label', { for: 'f-after' }, 'Created after', aIn),
+    h('label', { for: 'f-before' }, 'Created before', bIn),
     h('button', { type: 'submit', class: 'btn btn-primary' }, 'Apply'));
   filters.addEventListener('submit', (e) => {
     e.preventDefault();
-    location.hash = routeHref('tasks', { queue: qSel.value, status: sSel.value, type: tIn.value.trim() });
+    location.hash = routeHref('tasks', {
+      queue: qSel.value, status: sSel.value, type: tIn.value.trim(), id_prefix: pIn.value.trim(), error: eIn.value.trim(),
+      created_after: iso(aIn.value), created_before: iso(bIn.value),
+    });
   });
   qSel.addEventListener('change', () => filters.requestSubmit());
   sSel.addEventListener('change', () => filters.requestSubmit());
@@ -101,7 +125,10 @@ export function mount(main, ctx, route) {
       let got = [];
       let next = append ? cursor : '';
       for (let i = 0; i < MAX_FOLLOW; i++) {
-        const res = await api.get('api/v1/tasks', { queue, status: filter.status, type: filter.type, limit: PAGE, cursor: next });
+        const res = await api.get('api/v1/tasks', {
+          queue, status: filter.status, type: filter.type, id_prefix: filter.id_prefix, error: filter.error,
+          created_after: filter.created_after, created_before: filter.created_before, limit: PAGE, cursor: next,
+        });
         got = got.concat(res.tasks || []);
         next = res.next_cursor || '';
         if (!next || got.length >= PAGE) break;
@@ -136,7 +163,7 @@ export function mount(main, ctx, route) {
     status.classList.remove('error');
     if (rows.size === 0) {
       status.hidden = false;
-      setText(status, filter.status || filter.type
+      setText(status, filtered()
         ? 'No tasks of queue ' + queue + ' match these filters.'
         : 'No tasks in queue ' + queue + ' (finished tasks expire after the retention).');
     } else {
