@@ -19,6 +19,24 @@ func (e *env) lease(r dtq.LeaseRequest, want int) []*dtq.Lease {
 	return ls
 }
 
+// takeOver leases, as holder worker with timeout, the task of a lease that
+// lapsed, once it is taken over.
+func (e *env) takeOver(worker string, timeout time.Duration) *dtq.Lease {
+	e.t.Helper()
+	var got *dtq.Lease
+	eventually(e.t, 10*time.Second, worker+" takes the task over", func() bool {
+		ls, err := e.c.Lease(e.t.Context(), dtq.LeaseRequest{Worker: worker, Timeout: timeout, Wait: 50 * time.Millisecond})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(ls) == 1 {
+			got = ls[0]
+		}
+		return got != nil
+	})
+	return got
+}
+
 // A leased task runs outside the process: RUNNING under its holder, then
 // SUCCEEDED with the result its holder sent; a retryable failure retries,
 // a permanent one (or the last attempt) is DEAD.
@@ -85,17 +103,7 @@ func TestLeaseLostToATakeover(t *testing.T) {
 		ctx := t.Context()
 		task := e.enqueue("job", nil, nil)
 		first := e.lease(dtq.LeaseRequest{Worker: "a", Timeout: 100 * time.Millisecond}, 1)[0]
-		var second *dtq.Lease
-		eventually(t, 10*time.Second, "b takes the task over", func() bool {
-			ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "b", Timeout: 100 * time.Millisecond, Wait: 50 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ls) == 1 {
-				second = ls[0]
-			}
-			return second != nil
-		})
+		second := e.takeOver("b", 100*time.Millisecond)
 		if second.Task.ID != task.ID || second.Task.Crashes != 1 || second.Task.Attempt != 1 {
 			t.Fatalf("taken over: %+v", second.Task)
 		}

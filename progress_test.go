@@ -89,17 +89,7 @@ func TestLeaseProgress(t *testing.T) {
 		if err := e.c.LeaseProgress(ctx, first.Token, -0.1, ""); !errors.As(err, &ve) || ve.Field != "fraction" {
 			t.Fatalf("a negative fraction: %v", err)
 		}
-		var second *dtq.Lease
-		eventually(t, 10*time.Second, "b takes the task over", func() bool {
-			ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "b", Timeout: 100 * time.Millisecond, Wait: 50 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ls) == 1 {
-				second = ls[0]
-			}
-			return second != nil
-		})
+		second := e.takeOver("b", 100*time.Millisecond)
 		if got, _ := e.c.Get(ctx, task.ID); got.Progress != nil {
 			t.Fatalf("the new run shows the lost run's progress: %+v", got.Progress)
 		}
