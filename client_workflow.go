@@ -50,8 +50,10 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 	}
 	id := taskid.New(queue, time.Now())
 	_, ulid, _ := taskid.Parse(id)
+	ctx, span := c.startEnqueueSpan(ctx, "workflow", queue)
+	defer span.End()
 	sub := store.WorkflowSubmission{ULID: ulid, MaxDepth: c.maxDepth(queue), Retention: c.keepOthers(), Durability: c.durability(),
-		IdemWindow: c.cfg.IdempotencyWindow}
+		IdemWindow: c.cfg.IdempotencyWindow, Trace: traceparentOf(ctx)}
 	if o.IdempotencyKey != "" {
 		sum := sha256.Sum256([]byte("workflow\x00" + o.IdempotencyKey))
 		sub.IdemHash = hex.EncodeToString(sum[:])

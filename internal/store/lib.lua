@@ -550,7 +550,8 @@ end
 -- it ended here.
 local function wf_flow(wfk, base, queue, retention, keep, acts)
   local wfid = string.sub(wfk, -26)
-  local cancel = redis.call('HGET', wfk, 'cancel') == '1'
+  local wv = redis.call('HMGET', wfk, 'cancel', 'trace')
+  local cancel, trace = wv[1] == '1', wv[2]
   local cache = {}
   local at = 1
   while acts[at] do
@@ -572,6 +573,7 @@ local function wf_flow(wfk, base, queue, retention, keep, acts)
         local typ, prio, max, timeout = string.match(sp[1] or '', '^(.*)\n(%d)\n(%d+)\n(%d+)$')
         local f = { 't', typ, 'p', sp[2], 'm', max, 'o', timeout, 'w', wfid, 'n', tostring(i) }
         if a[3] then f[#f + 1], f[#f + 2] = 'v', a[3] end
+        if trace then f[#f + 1], f[#f + 2] = 'x', trace end
         local eid = redis.call('XADD', KEYS[base + tonumber(prio)], '*', unpack(f))
         redis.call('HSET', wfk, 's' .. i, 'A|' .. queue .. '-' .. born_ulid(prio, eid, cache))
       else

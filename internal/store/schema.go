@@ -275,6 +275,7 @@ const (
 	WFCancel   = "cancel"   // "1": cancellation requested
 	WFNodes    = "nodes"    // how many nodes the plan has
 	WFTasks    = "tasks"    // how many of them are tasks
+	WFTrace    = "trace"    // the W3C traceparent of the submission ("" for none)
 	// WFNodeKind: "<kind>|<parent>|<role>": kind T (a task), C (a chain)
 	// or G (a group); parent the parent node ("-" for the root); role the
 	// position in a parent chain (from 0), "c" a group's child, "S" its

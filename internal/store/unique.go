@@ -48,7 +48,7 @@ func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueIt
 		ks := q.k.bands([]string{q.k.Unique(), holderKey, q.k.Schedule(), q.k.Wakeup()})
 		ks = append(ks, own, q.k.GroupWait(), q.k.GroupCount())
 		args := []string{u.Lock, holder, u.States, id, it.Type, rueidis.BinaryString(it.Payload), itoa(it.Priority),
-			itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), ms(u.Period), it.Group, it.LimitKey}
+			itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), ms(u.Period), it.Group, it.LimitKey, it.Trace}
 		res, err := uniqueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 		if err != nil {
 			return EnqueueResult{}, err

@@ -25,6 +25,7 @@
 -- ARGV[13]       group ("": none; a grouped task due now enters its band
 --                under its group's window, or waits in gwait)
 -- ARGV[14]       limit key ("": none)
+-- ARGV[15]       the submission's W3C traceparent ("": none)
 --
 -- A unique task always has a hash (its status field says whether it still
 -- holds its lock): status QUEUED and an entry in its band, or SCHEDULED in
@@ -61,6 +62,7 @@ local typ, payload, prio, maxAtt, timeout = ARGV[5], ARGV[6], ARGV[7], ARGV[8], 
 local due = tonumber(ARGV[10])
 if ARGV[11] ~= '0' then due = now + tonumber(ARGV[11]) end
 local code = 1
+if ARGV[15] ~= '' then redis.call('HSET', tk, 'trace', ARGV[15]) end
 if due > now then
   local dueS = string.format('%d', due)
   redis.call('HSET', tk, 'type', typ, 'payload', payload, 'prio', prio, 'status', 'SCHEDULED', 'max_att', maxAtt,

@@ -65,6 +65,9 @@ type WorkflowSubmission struct {
 	MaxDepth   int64  // 0 = unbounded
 	Retention  time.Duration
 	Durability Durability
+	// Trace is the W3C traceparent of the submission's span ("" for none):
+	// every step's task carries it.
+	Trace string
 	// IdemHash is the SHA-256 (hex) of the submission's idempotency key
 	// ("" for none), remembered for IdemWindow with the request's
 	// fingerprint (a hash of the plan).
@@ -125,6 +128,9 @@ func (q *Queue) SubmitWorkflow(ctx context.Context, sub WorkflowSubmission, plan
 		fp.Write([]byte{0})
 	}
 	args[6] = hex.EncodeToString(fp.Sum(nil))[:32]
+	if sub.Trace != "" { // not part of the request's fingerprint
+		args = append(args, WFTrace, sub.Trace)
+	}
 	ks := []string{q.k.Workflow(sub.ULID)}
 	ks = q.k.bands(ks)
 	idem := q.k.Idempotency(invalidULID)

@@ -1,0 +1,73 @@
+package dtq_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redistest"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The tasks of a unique submission and of a workflow's steps (started by
+// the scripts) carry their submission's trace, and their handlers run in
+// it; an untraced submission (no provider, no span) stores none.
+func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		exp := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		t.Cleanup(func() { tp.Shutdown(context.Background()) })
+		e := newEnv(t, b, &dtq.Config{TracerProvider: tp})
+		traces := make(chan trace.TraceID, 8)
+		e.worker(nil, map[string]dtq.HandlerFunc{
+			"step": func(ctx context.Context, _ *dtq.Task) (any, error) {
+				traces <- trace.SpanContextFromContext(ctx).TraceID()
+				return nil, nil
+			},
+		})
+		ctx, root := tp.Tracer("test").Start(t.Context(), "caller")
+		want := root.SpanContext().TraceID()
+		traceOf := func(tp string) trace.TraceID {
+			return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(),
+				propagation.MapCarrier{"traceparent": tp})).TraceID()
+		}
+		res, err := e.c.Enqueue(ctx, "idle", nil, &dtq.EnqueueOpts{Queue: "parked", Unique: &dtq.UniqueOpts{Key: "u"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := e.c.Get(t.Context(), res.Task.ID); traceOf(got.TraceParent) != want {
+			t.Fatalf("the unique task's traceparent %q", got.TraceParent)
+		}
+		if _, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("step", nil, nil), dtq.Call("step", nil, nil)), nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			select {
+			case got := <-traces:
+				if got != want {
+					t.Fatalf("step %d ran in trace %s, want %s", i, got, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("step %d did not run", i)
+			}
+		}
+		// A client with no tracer provider (the global no-op one) and no
+		// span in its ctx stores none.
+		untraced, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: b.Namespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := untraced.Enqueue(t.Context(), "idle", nil, &dtq.EnqueueOpts{Queue: "parked"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := e.c.Get(t.Context(), plain.Task.ID); got.TraceParent != "" {
+			t.Fatalf("an untraced submission's task has traceparent %q", got.TraceParent)
+		}
+	})
+}
