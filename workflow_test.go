@@ -532,8 +532,8 @@ func TestWorkflowValidation(t *testing.T) {
 			t.Errorf("bad id: %v", err)
 		}
 		st, err := e.c.Stats(ctx, "default")
-		if err == nil && st.Queued != 0 {
-			t.Errorf("a refused workflow left %d queued tasks", st.Queued)
+		if err != nil || st.Queued != 0 || st.Scheduled != 0 {
+			t.Errorf("a refused workflow left tasks: %+v %v", st, err)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bufio"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -70,9 +69,6 @@ const (
 	opProgress   = "POST /api/v1/leases/{lease}/progress"
 	opRedrive    = "POST /api/v1/dlq/redrive"
 )
-
-// someLease has the form of a lease token but names no lease.
-const someLease = "TDF8ZGVmYXVsdC0wMUFSWjNOREVLVFNWNFJSRkZRNjlHNUZBVnwwfDEtMHwxfDF8MHwxfDMwMDAwfGh0dHA6dw"
 
 // unknownID has the form of a task id but names no task.
 const unknownID = "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"
@@ -188,140 +184,6 @@ func (p *prober) answer(op string, status int, h http.Header, raw []byte) {
 	for _, problem := range p.spec.validate(media["schema"], v) {
 		p.t.Errorf("%s %d: %s\n%s", op, status, problem, raw)
 	}
-}
-
-// workflows provokes the answers of the workflow routes.
-func (p *prober) workflows(e *env) {
-	body := `{"root":{"chain":[{"task":{"task_type":"echo","payload":1}},{"group":[{"task":{"task_type":"echo"}},{"task":{"task_type":"fail","max_attempts":1}}],"on_complete":{"task":{"task_type":"echo"}}}]}}`
-	r := p.do(e, 201, opWorkflow, "/api/v1/workflows", body)
-	id := r.str("id")
-	deadline := time.Now().Add(10 * time.Second)
-	for r.str("status") == "RUNNING" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		r = p.do(e, 200, opGetWF, "/api/v1/workflows/"+id, "")
-	}
-	if r.str("status") != "SUCCEEDED" {
-		p.t.Errorf("workflow: %s", r.raw)
-	}
-	p.do(e, 404, opGetWF, "/api/v1/workflows/"+unknownID, "")
-	p.do(e, 400, opWorkflow, "/api/v1/workflows", `{"root":{"chain":[]}}`)
-	p.do(e, 413, opWorkflow, "/api/v1/workflows", `{"root":{"task":{"task_type":"echo","payload":"`+strings.Repeat("x", 9000)+`"}}}`)
-	p.do(e, 415, opWorkflow, "/api/v1/workflows", body, "Content-Type", "text/plain")
-	p.do(e, 429, opWorkflow, "/api/v1/workflows", `{"queue":"tiny","root":{"group":[{"task":{"task_type":"echo"}},{"task":{"task_type":"echo"}}]}}`)
-	idle := p.do(e, 201, opWorkflow, "/api/v1/workflows", `{"queue":"idle","root":{"chain":[{"task":{"task_type":"echo"}},{"task":{"task_type":"echo"}}]}}`).str("id")
-	if r := p.do(e, 200, opCancelWF, "/api/v1/workflows/"+idle+"/cancel", ""); r.str("status") != "CANCELLED" {
-		p.t.Errorf("cancelled: %s", r.raw)
-	}
-	p.do(e, 404, opCancelWF, "/api/v1/workflows/"+unknownID+"/cancel", "")
-	keyed := `{"queue":"idle","root":{"task":{"task_type":"echo","payload":"k"}}}`
-	first := p.do(e, 201, opWorkflow, "/api/v1/workflows", keyed, "Idempotency-Key", "wf-1").str("id")
-	if r := p.do(e, 200, opWorkflow, "/api/v1/workflows", keyed, "Idempotency-Key", "wf-1"); r.str("id") != first || r.body["duplicate"] != true {
-		p.t.Errorf("replay: %s, want %s with duplicate true", r.raw, first)
-	}
-	if r := p.do(e, 422, opWorkflow, "/api/v1/workflows", `{"queue":"idle","root":{"task":{"task_type":"echo","payload":"other"}}}`,
-		"Idempotency-Key", "wf-1"); r.errCode() != "idempotency_key_reused" {
-		p.t.Errorf("another workflow with the key: %s", r.raw)
-	}
-}
-
-// leases provokes the answers of the lease routes, on a queue no Go
-// worker serves.
-func (p *prober) leases(e *env) {
-	lease := func(body string) (token string) {
-		p.t.Helper()
-		r := p.do(e, 200, opLease, "/api/v1/leases", body)
-		ls, _ := r.body["leases"].([]any)
-		if len(ls) != 1 {
-			p.t.Fatalf("lease: %s", r.raw)
-		}
-		return ls[0].(map[string]any)["lease"].(string)
-	}
-	for range 3 {
-		p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"remote","queue":"remote","payload":{"n":1}}`)
-	}
-	tok := lease(`{"worker":"py-1","queues":["remote"],"task_types":["remote"],"max":1,"wait_seconds":1,"lease_seconds":30}`)
-	p.do(e, 200, opExtend, "/api/v1/leases/"+tok+"/extend", "")
-	p.do(e, 204, opProgress, "/api/v1/leases/"+tok+"/progress", `{"fraction":0.5,"note":"half"}`)
-	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+leasedTask(tok), ""); !strings.Contains(string(r.raw), `"note":"half"`) {
-		p.t.Errorf("the leased task's progress: %s", r.raw)
-	}
-	if r := p.do(e, 200, opComplete, "/api/v1/leases/"+tok+"/complete", `{"result":{"ok":true}}`); r.str("status") != "SUCCEEDED" {
-		p.t.Errorf("completed: %s", r.raw)
-	}
-	p.do(e, 409, opExtend, "/api/v1/leases/"+tok+"/extend", "")
-	tok = lease(`{"worker":"py-1","queues":["remote"]}`)
-	if r := p.do(e, 200, opFail, "/api/v1/leases/"+tok+"/fail", `{"error":"boom","class":"retryable","retry_after_seconds":3600}`); r.str("status") != "SCHEDULED" {
-		p.t.Errorf("failed: %s", r.raw)
-	}
-	// a lease lost to a takeover: its holder's complete and fail are refused
-	stale := lease(`{"worker":"py-1","queues":["remote"],"lease_seconds":0.05}`)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r := p.do(e, 200, opLease, "/api/v1/leases", `{"worker":"py-2","queues":["remote"],"lease_seconds":0.05,"wait_seconds":0.1}`)
-		if ls, _ := r.body["leases"].([]any); len(ls) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatal("the stale lease's task was not taken over")
-		}
-	}
-	p.do(e, 409, opComplete, "/api/v1/leases/"+stale+"/complete", `{"result":1}`)
-	p.do(e, 409, opFail, "/api/v1/leases/"+stale+"/fail", `{"error":"late"}`)
-	p.do(e, 409, opProgress, "/api/v1/leases/"+stale+"/progress", `{"fraction":1}`)
-	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":2}`)
-	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"note":"no fraction"}`)
-	p.do(e, 413, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":1,"note":"`+strings.Repeat("x", 9000)+`"}`)
-	p.do(e, 415, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":1}`, "Content-Type", "text/plain")
-	p.do(e, 400, opLease, "/api/v1/leases", `{"queues":["remote"]}`)
-	p.do(e, 400, opLease, "/api/v1/leases", `{"worker":"w","wait_seconds":25}`)
-	p.do(e, 413, opLease, "/api/v1/leases", `{"worker":"`+strings.Repeat("x", 9000)+`"}`)
-	p.do(e, 415, opLease, "/api/v1/leases", `{"worker":"w"}`, "Content-Type", "text/plain")
-	p.do(e, 200, opPutLimit, "/api/v1/limits/metered", `{"max_running":1}`)
-	if r := p.do(e, 409, opLease, "/api/v1/leases", `{"worker":"w","queues":["metered"]}`); r.errCode() != "limited_queue" {
-		p.t.Errorf("a limited queue: %s", r.raw)
-	}
-	p.do(e, 200, opDelLimit, "/api/v1/limits/metered", "")
-	p.do(e, 400, opExtend, "/api/v1/leases/nonsense/extend", "")
-	p.do(e, 400, opComplete, "/api/v1/leases/nonsense/complete", `{"result":1}`)
-	p.do(e, 400, opComplete, "/api/v1/leases/"+someLease+"/complete", `{"result":1,"extra":2}`)
-	p.do(e, 413, opComplete, "/api/v1/leases/"+someLease+"/complete", `{"result":"`+strings.Repeat("x", 9000)+`"}`)
-	p.do(e, 415, opComplete, "/api/v1/leases/"+someLease+"/complete", `{"result":1}`, "Content-Type", "text/plain")
-	p.do(e, 400, opFail, "/api/v1/leases/"+someLease+"/fail", `{"class":"retryable"}`)
-	p.do(e, 400, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x","class":"maybe"}`)
-	p.do(e, 413, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"`+strings.Repeat("x", 9000)+`"}`)
-	p.do(e, 415, opFail, "/api/v1/leases/"+someLease+"/fail", `{"error":"x"}`, "Content-Type", "text/plain")
-}
-
-// redrive provokes the answers of the filtered redrive.
-func (p *prober) redrive(e *env) {
-	dead := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"fail","queue":"redrive","max_attempts":1}`).str("id")
-	// the env's worker serves default only: lease and fail it for good
-	r := p.do(e, 200, opLease, "/api/v1/leases", `{"worker":"w","queues":["redrive"]}`)
-	tok := r.body["leases"].([]any)[0].(map[string]any)["lease"].(string)
-	p.do(e, 200, opFail, "/api/v1/leases/"+tok+"/fail", `{"error":"S3 timed out","class":"permanent"}`)
-	if r := p.do(e, 200, opRedrive, "/api/v1/dlq/redrive", `{"queue":"redrive","task_type":"fail","error_contains":"s3","dead_after":"2020-01-01T00:00:00Z","dry_run":true}`); r.body["matched"] != 1.0 || r.body["requeued"] != 0.0 {
-		p.t.Errorf("dry run: %s", r.raw)
-	}
-	if r := p.do(e, 200, opRedrive, "/api/v1/dlq/redrive", `{"queue":"redrive","error_contains":"s3","limit":10,"rate_per_second":50}`); r.body["requeued"] != 1.0 {
-		p.t.Errorf("redrive: %s", r.raw)
-	}
-	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+dead, ""); r.str("status") != "QUEUED" {
-		p.t.Errorf("the redriven task: %s", r.raw)
-	}
-	p.do(e, 400, opRedrive, "/api/v1/dlq/redrive", `{"limit":10000,"rate_per_second":1}`)
-	p.do(e, 400, opRedrive, "/api/v1/dlq/redrive", `{"dead_after":"yesterday"}`)
-	p.do(e, 413, opRedrive, "/api/v1/dlq/redrive", `{"error_contains":"`+strings.Repeat("x", 9000)+`"}`)
-	p.do(e, 415, opRedrive, "/api/v1/dlq/redrive", `{"dry_run":true}`, "Content-Type", "text/plain")
-}
-
-// leasedTask returns the task id a lease token names.
-func leasedTask(token string) string {
-	raw, _ := base64.RawURLEncoding.DecodeString(token)
-	parts := strings.Split(string(raw), "|")
-	if len(parts) < 2 {
-		return ""
-	}
-	return parts[1]
 }
 
 // schedules provokes the answers of the schedule routes.

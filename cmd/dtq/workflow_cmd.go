@@ -81,16 +81,7 @@ func newWorkflowGetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 		Short:   "Show a workflow: its status, progress and the state of each step",
 		Example: "  dtq workflow get media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW\n  dtq workflow get media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW --json | jq .progress",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := workflowPath(args[0])
-			if err != nil {
-				return err
-			}
-			var wf workflowView
-			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "GET", path: path}, &wf)
-			}, func() error { return printWorkflow(out, &wf) })
-		},
+		RunE:    workflowRun(out, api, "GET", ""),
 	}
 }
 
@@ -101,16 +92,22 @@ func newWorkflowCancelCmd(out io.Writer, api *apiOptions) *cobra.Command {
 		Short:   "Cancel a workflow: no step starts any more and the tasks of its active steps are cancelled",
 		Example: "  dtq workflow cancel media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := workflowPath(args[0])
-			if err != nil {
-				return err
-			}
-			var wf workflowView
-			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "POST", path: path + "/cancel"}, &wf)
-			}, func() error { return printWorkflow(out, &wf) })
-		},
+		RunE:    workflowRun(out, api, "POST", "/cancel"),
+	}
+}
+
+// workflowRun is the RunE of get and cancel: method on the workflow's path
+// (and suffix), its answer drawn.
+func workflowRun(out io.Writer, api *apiOptions, method, suffix string) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		path, err := workflowPath(args[0])
+		if err != nil {
+			return err
+		}
+		var wf workflowView
+		return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
+			return c.doJSON(cmd.Context(), call{method: method, path: path + suffix}, &wf)
+		}, func() error { return printWorkflow(out, &wf) })
 	}
 }
 
