@@ -189,4 +189,13 @@ func TestInFlight(t *testing.T) {
 	if got := InFlight(tr); !reflect.DeepEqual(got, []string{"b", "d"}) {
 		t.Fatalf("in flight %v, want [b d]", got)
 	}
+	// a returned, its outcome recorded; c returned (X), not recorded yet:
+	// a kill now runs b, c and d again
+	tr = append(tr, TraceEvent{Kind: 'D', TaskID: "a"})
+	if got := InFlight(tr); !reflect.DeepEqual(got, []string{"b", "d"}) {
+		t.Fatalf("in flight with a D event %v, want [b d]", got)
+	}
+	if got := Unrecorded(tr); !reflect.DeepEqual(got, []string{"b", "c", "d"}) {
+		t.Fatalf("unrecorded %v, want [b c d]", got)
+	}
 }

@@ -154,7 +154,7 @@ func ReadTrace(dir, worker string) ([]TraceEvent, error) {
 	for i, l := range lines {
 		n := i + 1
 		fl := strings.Fields(l)
-		if len(fl) != 3 || len(fl[0]) != 1 || !strings.Contains("SRX", fl[0]) {
+		if len(fl) != 3 || len(fl[0]) != 1 || !strings.Contains("SRXD", fl[0]) {
 			return out, fmt.Errorf("faults: trace %s line %d: %q", worker, n, l)
 		}
 		ns, err := strconv.ParseInt(fl[2], 10, 64)
@@ -178,7 +178,34 @@ func InFlight(trace []TraceEvent) []string {
 				order = append(order, e.TaskID)
 			}
 			open[e.TaskID]++
-		default:
+		case 'R', 'X':
+			open[e.TaskID]--
+		}
+	}
+	var out []string
+	for _, id := range order {
+		if open[id] > 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Unrecorded returns the tasks whose execution started and whose outcome
+// was not recorded (no "D" yet), by a worker's trace: what a kill of the
+// worker interrupts — its handler running, or returned with its outcome
+// still on its way to Redis. Each may run again elsewhere.
+func Unrecorded(trace []TraceEvent) []string {
+	open := map[string]int{}
+	var order []string
+	for _, e := range trace {
+		switch e.Kind {
+		case 'S':
+			if open[e.TaskID] == 0 {
+				order = append(order, e.TaskID)
+			}
+			open[e.TaskID]++
+		case 'D':
 			open[e.TaskID]--
 		}
 	}

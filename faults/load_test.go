@@ -32,7 +32,7 @@ func TestHighRate(t *testing.T) {
 		if !victim.wait(10 * time.Second) {
 			t.Fatalf("%s still runs 10s after SIGKILL", id)
 		}
-		injected += len(InFlight(r.trace(id)))
+		injected += len(Unrecorded(r.trace(id)))
 		next := fmt.Sprintf("%s.%d", id, round)
 		r.startWorker(next)
 		r.mu.Lock()

@@ -8,7 +8,8 @@
 //
 //   - trace-<id>.log: "S <task> <unix ns>" when the handler starts and
 //     "R <task> <unix ns>" when it returns success ("X …" when it stopped
-//     early because its context ended, before any side effect);
+//     early because its context ended, before any side effect), and
+//     "D <task> <unix ns>" once the execution's outcome is recorded;
 //   - effects-<id>.log: one faults.Effect line, the execution's side effect,
 //     written before the handler returns success.
 //
@@ -73,7 +74,14 @@ func run(o options) error {
 		return err
 	}
 	defer redis.Close()
-	client, err := dtq.NewClient(redis, &dtq.Config{Namespace: o.namespace, Logger: log, DurableReplicas: o.durable})
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	trace, err := os.OpenFile(filepath.Join(o.dir, "trace-"+o.id+".log"), flags, 0o644)
+	if err != nil {
+		return err
+	}
+	defer trace.Close()
+	client, err := dtq.NewClient(redis, &dtq.Config{Namespace: o.namespace, Logger: log, DurableReplicas: o.durable,
+		Observer: recorded{trace: trace}})
 	if err != nil {
 		return err
 	}
@@ -84,17 +92,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	effects, err := os.OpenFile(faults.EffectsFile(o.dir, o.id), flags, 0o644)
 	if err != nil {
 		return err
 	}
 	defer effects.Close()
-	trace, err := os.OpenFile(filepath.Join(o.dir, "trace-"+o.id+".log"), flags, 0o644)
-	if err != nil {
-		return err
-	}
-	defer trace.Close()
 	h := &handler{worker: o.id, pid: os.Getpid(), effects: effects, trace: trace}
 	w.Handle(faults.TaskType, h.run)
 	if err := w.Start(context.WithoutCancel(ctx)); err != nil {
@@ -110,6 +112,19 @@ func run(o options) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// recorded writes "D <task> <unix ns>" to the trace once an execution's
+// outcome is recorded in Redis (or dropped as taken over): a worker killed
+// between its handler's return and that record runs the task again
+// elsewhere, an execution its kill interrupted.
+type recorded struct {
+	dtq.NopTaskObserver
+	trace *os.File
+}
+
+func (r recorded) OnFinished(t dtq.TaskRef, _ dtq.Outcome, _ time.Duration) {
+	line(r.trace, "D "+t.ID+" "+strconv.FormatInt(time.Now().UnixNano(), 10)+"\n")
 }
 
 type handler struct {
