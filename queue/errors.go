@@ -11,6 +11,10 @@ var (
 	// it, or it was settled elsewhere. Nothing was changed.
 	ErrNotOwner = errors.New("queue: message no longer owned by this subscription")
 
+	// ErrFull is returned by a Put or Release with NoWait whose topic is
+	// at its MaxSize. Nothing was changed.
+	ErrFull = errors.New("queue: topic full")
+
 	// ErrClosed is returned by a Subscription that has been closed.
 	ErrClosed = errors.New("queue: subscription closed")
 

@@ -26,14 +26,15 @@ type Message struct {
 	// including this time (1 on the first delivery).
 	Deliveries int
 
-	sub      *Subscription
+	h        holder // the subscription or lease that settles it
 	priority int
 	seq      uint64
-	sid      streamID // ID, parsed
-	keyed    bool     // Key is in the dedup index (false: a random key)
-	fence    int64    // delivery count in the consumer group: who owns it
-	state    msgState // guarded by sub.mu
-	index    int      // position in the ready heap, -1 when not there
+	sid      streamID  // ID, parsed
+	keyed    bool      // Key is in the dedup index (false: a random key)
+	fence    int64     // delivery count in the consumer group: who owns it
+	state    msgState  // guarded by sub.mu
+	index    int       // position in the ready heap, -1 when not there
+	deadline time.Time // a leased message's, guarded by its holder
 }
 
 type msgState int
@@ -67,8 +68,9 @@ const opAck scripts.Op = 'a'
 // delivery at the tail of that topic; the key stays live. topic may be the
 // message's own topic (a move to the back of the line). With opts.MaxSize set
 // and a different destination holding that many messages, Release waits for
-// room until ctx ends, keeping the message owned and renewed meanwhile; a
-// release to the same topic never waits.
+// room until ctx ends (or, with opts.NoWait, answers ErrFull at once),
+// keeping the message owned and renewed meanwhile; a release to the same
+// topic never waits.
 func (m *Message) Release(ctx context.Context, topic string, opts *ReleaseOpts) error {
 	var o ReleaseOpts
 	if opts != nil {
@@ -80,7 +82,7 @@ func (m *Message) Release(ctx context.Context, topic string, opts *ReleaseOpts) 
 	if o.MaxSize < 0 {
 		return invalid("ReleaseOpts.MaxSize", "must not be negative (got %d)", o.MaxSize)
 	}
-	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpRelease, Dest: topic, MaxSize: o.MaxSize})
+	return m.settleWait(ctx, scripts.SettleItem{Op: scripts.OpRelease, Dest: topic, MaxSize: o.MaxSize}, o.NoWait)
 }
 
 // ReleaseOpts are the options of Message.Release. A nil *ReleaseOpts means
@@ -89,6 +91,11 @@ type ReleaseOpts struct {
 	// MaxSize bounds the destination topic (queued + in flight + delayed).
 	// Defaults to 0: unbounded.
 	MaxSize int64
+
+	// NoWait makes Release answer ErrFull at once, changing nothing (the
+	// message stays held), instead of waiting for room in a full
+	// destination. Defaults to false: wait.
+	NoWait bool
 }
 
 // Nak gives the message back for another delivery after delay. With delay 0
@@ -121,31 +128,39 @@ func (m *Message) Extend(ctx context.Context) error {
 	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpExtend})
 }
 
+// holder is what a message's settlements go through: the Subscription
+// that received it (batched calls, renewal) or a lease (direct calls, no
+// renewal: the holder over HTTP extends it).
+type holder interface {
+	queue() *Queue
+	// state reads m's state.
+	state(m *Message) msgState
+	// run sends one settlement of m (an ack when it.Op is opAck).
+	run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error)
+	// drop ends the holding of m with state to, unless m is settled or
+	// lost already.
+	drop(m *Message, to msgState)
+}
+
 // settle runs one fenced action for m, waiting for room when a release's
-// destination is full.
+// destination is full (or answering ErrFull at once with noWait).
 func (m *Message) settle(ctx context.Context, it scripts.SettleItem) error {
-	s := m.sub
-	s.mu.Lock()
-	switch m.state {
+	return m.settleWait(ctx, it, false)
+}
+
+func (m *Message) settleWait(ctx context.Context, it scripts.SettleItem, noWait bool) error {
+	h := m.h
+	switch h.state(m) {
 	case stateSettled:
-		s.mu.Unlock()
 		return nil
 	case stateLost:
-		s.mu.Unlock()
 		return ErrNotOwner
 	}
-	s.mu.Unlock()
 
 	it.Topic, it.ID, it.Fence = m.Topic, m.ID, m.fence
 	var retry backoff.Backoff
 	for {
-		var res scripts.SettleResult
-		var err error
-		if it.Op == opAck {
-			res, err = s.ack(ctx, m)
-		} else {
-			res, err = s.settles.Do(ctx, it)
-		}
+		res, err := h.run(ctx, m, it)
 		if err != nil && notSent(err) && ctx.Err() == nil {
 			// Redis unreachable: nothing was sent; the message stays held.
 			if err := retry.Sleep(ctx); err == nil {
@@ -154,22 +169,25 @@ func (m *Message) settle(ctx context.Context, it scripts.SettleItem) error {
 		}
 		if err != nil {
 			if it.Op != scripts.OpExtend {
-				s.drop(m, stateAbandoned)
+				h.drop(m, stateAbandoned)
 			}
 			return err
 		}
 		switch res.Status {
 		case scripts.NotOwner:
-			s.drop(m, stateLost)
+			h.drop(m, stateLost)
 			return ErrNotOwner
 		case scripts.Done:
 			if it.Op != scripts.OpExtend {
-				s.drop(m, stateSettled)
+				h.drop(m, stateSettled)
 			}
 			return nil
 		}
+		if noWait {
+			return ErrFull // DestFull: nothing changed, the message is still held
+		}
 		// DestFull: the message stays held and renewed while we wait.
-		if err := s.q.waitRoom(ctx, it.Dest); err != nil {
+		if err := h.queue().waitRoom(ctx, it.Dest); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

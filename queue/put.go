@@ -28,6 +28,11 @@ type PutOpts struct {
 	// Delay makes the message deliverable only after this long, measured on
 	// the Redis server's clock. Defaults to 0: deliverable now.
 	Delay time.Duration
+
+	// NoWait makes Put answer ErrFull at once, writing nothing, when the
+	// topic is at MaxSize, instead of waiting for room. Defaults to false:
+	// wait.
+	NoWait bool
 }
 
 // Put publishes data to topic. It returns true when the message was
@@ -35,7 +40,7 @@ type PutOpts struct {
 // tombstoned in the queue, in which case nothing was written.
 //
 // With opts.MaxSize set and the topic full, Put blocks until a slot frees up
-// or ctx ends; it does not poll: it is woken by the acknowledgement that frees
+// or ctx ends (with opts.NoWait it returns ErrFull at once); it does not poll: it is woken by the acknowledgement that frees
 // the slot, and re-checks at most about once a second.
 //
 // On connection errors (Redis down, restarting, unreachable) a Put with a
@@ -96,6 +101,9 @@ func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpt
 			return true, nil
 		case scripts.Duplicate:
 			return false, nil
+		}
+		if o.NoWait {
+			return false, ErrFull
 		}
 		// Full: wait for a wake-up from whoever frees a slot.
 		if err := q.waitRoom(ctx, topic); err != nil {

@@ -99,6 +99,8 @@ type Queue struct {
 	keys   keys.Queue
 	log    *slog.Logger
 	puts   *batch.Batcher[scripts.PutMessage, scripts.PutResult]
+	// leaseCursors are the reclaim cursors of Lease calls.
+	leaseCursors cursorCache
 }
 
 // New returns the queue name (1-64 characters from A-Z a-z 0-9 _ . -) on

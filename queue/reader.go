@@ -130,7 +130,7 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 	if timeout < time.Millisecond {
 		return nil
 	}
-	woke, err := s.waitForNew(ctx, res.Wait, timeout)
+	woke, err := s.q.waitForNew(ctx, s.topics, res.Wait, timeout)
 	if err != nil {
 		return err
 	}
@@ -227,17 +227,17 @@ func (s *Subscription) waitCredit(ctx context.Context) (int, bool) {
 }
 
 // waitForNew blocks in XREAD until an entry newer than w's ids arrives in a
-// topic stream or the wake stream, or timeout passes. It reports whether the
+// stream of topics or the wake stream, or timeout passes. It reports whether the
 // wake stream moved (messages were handed back or delayed).
-func (s *Subscription) waitForNew(ctx context.Context, w *scripts.Wait, timeout time.Duration) (bool, error) {
-	wake := s.q.keys.Wake()
-	ks := make([]string, 0, 1+len(s.topics))
+func (q *Queue) waitForNew(ctx context.Context, topics []string, w *scripts.Wait, timeout time.Duration) (bool, error) {
+	wake := q.keys.Wake()
+	ks := make([]string, 0, 1+len(topics))
 	ks = append(ks, wake)
-	for _, t := range s.topics {
-		ks = append(ks, s.q.keys.Stream(t))
+	for _, t := range topics {
+		ks = append(ks, q.keys.Stream(t))
 	}
 	ids := append([]string{w.WakeID}, w.StreamIDs...)
-	c := s.q.client
+	c := q.client
 	cmd := c.B().Xread().Count(1).Block(timeout.Milliseconds()).Streams().Key(ks...).Id(ids...).Build()
 	res, err := c.Do(ctx, cmd).AsXRead()
 	if rueidis.IsRedisNil(err) {
@@ -264,7 +264,7 @@ func (s *Subscription) deliver(entries []scripts.Fetched) {
 			Deliveries: int(e.Prior + e.Fence),
 			sid:        sid,
 			keyed:      e.Keyed,
-			sub:        s,
+			h:          s,
 			priority:   s.priority[e.Topic],
 			seq:        s.seq,
 			fence:      e.Fence,

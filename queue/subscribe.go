@@ -81,13 +81,9 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 	if opts != nil {
 		o = *opts
 	}
-	if len(topics) == 0 {
-		return nil, invalid("topics", "must name at least one topic")
-	}
-	for t := range topics {
-		if err := keys.CheckName("topic", t); err != nil {
-			return nil, invalid("topics", "%v", err)
-		}
+	names, priority, err := orderTopics(topics)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case o.VisibilityTimeout < 0:
@@ -120,15 +116,7 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 		changed:     make(chan struct{}),
 		fetching:    true,
 	}
-	for t := range topics {
-		s.topics = append(s.topics, t)
-	}
-	slices.SortFunc(s.topics, func(a, b string) int {
-		return cmp.Or(cmp.Compare(topics[a], topics[b]), cmp.Compare(a, b))
-	})
-	for _, t := range s.topics {
-		s.priority = append(s.priority, topics[t])
-	}
+	s.topics, s.priority = names, priority
 	s.settleCfg = scripts.SettleConfig{
 		Group:        s.group,
 		Consumer:     s.consumer,
@@ -150,11 +138,49 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 	return s, nil
 }
 
+// orderTopics checks topics (name → priority) and returns their names in
+// priority order (lowest number first, then name) with their priorities.
+func orderTopics(topics map[string]int) ([]string, []int, error) {
+	if len(topics) == 0 {
+		return nil, nil, invalid("topics", "must name at least one topic")
+	}
+	names := make([]string, 0, len(topics))
+	for t := range topics {
+		if err := keys.CheckName("topic", t); err != nil {
+			return nil, nil, invalid("topics", "%v", err)
+		}
+		names = append(names, t)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(topics[a], topics[b]), cmp.Compare(a, b))
+	})
+	priority := make([]int, len(names))
+	for i, t := range names {
+		priority[i] = topics[t]
+	}
+	return names, priority, nil
+}
+
 // consumerName names a subscription in its consumer group: host, pid and a
 // random suffix, so that operators can tell who holds what.
 func consumerName() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:10])
+}
+
+func (s *Subscription) queue() *Queue { return s.q }
+
+func (s *Subscription) state(m *Message) msgState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return m.state
+}
+
+func (s *Subscription) run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error) {
+	if it.Op == opAck {
+		return s.ack(ctx, m)
+	}
+	return s.settles.Do(ctx, it)
 }
 
 func (s *Subscription) runSettles(ctx context.Context, items []scripts.SettleItem) ([]scripts.SettleResult, error) {
