@@ -331,3 +331,7 @@ func (c *Client) Get(ctx context.Context, id string) (*Task, error) {
 func (c *Client) durability() store.Durability {
 	return store.Durability{Replicas: c.cfg.DurableReplicas, Timeout: c.cfg.DurableTimeout}
 }
+
+// Namespace returns the prefix of the client's Redis keys
+// (Config.Namespace).
+func (c *Client) Namespace() string { return c.cfg.Namespace }

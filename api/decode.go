@@ -49,6 +49,22 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 	return decodeJSON(body, v)
 }
 
+// readOptionalJSON is readJSON for a body that may be left out: no
+// Content-Type and no body leave v as it is.
+func readOptionalJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if r.Header.Get("Content-Type") == "" && r.ContentLength <= 0 {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			return badRequest("reading the body: %v", err)
+		}
+		if len(body) == 0 {
+			return nil
+		}
+		return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json (no Content-Type given)"}
+	}
+	return readJSON(w, r, limit, v)
+}
+
 func tooLarge(limit int64) error {
 	return &httpError{http.StatusRequestEntityTooLarge, codeTooLarge, sprintf("the body is over %d bytes", limit)}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/queue"
 )
 
 // errorBody is the one error shape of the API:
@@ -44,6 +45,7 @@ const (
 	codeNotEmpty       = "queue_not_empty"
 	codeLeaseLost      = "lease_lost"
 	codeLimitedQueue   = "limited_queue"
+	codeTopicFull      = "topic_full"
 	codeInternal       = "internal"
 )
 
@@ -109,6 +111,7 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	var big *dtq.TooLargeError
 	var conflict *dtq.IdempotencyConflictError
 	var notEmpty *dtq.QueueNotEmptyError
+	var qve *queue.ValidationError
 	switch {
 	case errors.As(err, &he):
 		return he.status, errorDetail{Code: he.code, Message: he.msg}, ""
@@ -122,6 +125,18 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	case errors.As(err, &conflict):
 		return http.StatusUnprocessableEntity, errorDetail{Code: codeIdempotency,
 			Message: "Idempotency-Key was used for a different request", TaskID: conflict.TaskID}, ""
+	case errors.As(err, &qve):
+		msg := mqField(qve.Field) + " " + qve.Problem
+		switch qve.Field {
+		case "topic", "topics", "group", "name":
+			msg = qve.Problem // names the field itself: topic "a b" is invalid: …
+		}
+		return http.StatusBadRequest, errorDetail{Code: codeInvalid, Message: msg}, ""
+	case errors.Is(err, queue.ErrNotOwner):
+		return http.StatusConflict, errorDetail{Code: codeLeaseLost,
+			Message: "the lease is lost: it was not extended in time and the message was leased again, or it was settled already; nothing was changed"}, ""
+	case errors.Is(err, queue.ErrFull):
+		return http.StatusTooManyRequests, errorDetail{Code: codeTopicFull, Message: "the topic holds max_size messages: nothing was changed; try again later"}, "1"
 	case errors.Is(err, dtq.ErrLeaseLost):
 		return http.StatusConflict, errorDetail{Code: codeLeaseLost,
 			Message: "the lease is lost: it timed out and its task was taken over, or the task ended otherwise; nothing was changed"}, ""
@@ -151,6 +166,27 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	// Redis refused the connection or answered an error (at once), or did
 	// not answer within the request timeout: a client may retry soon.
 	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, "1"
+}
+
+// mqField names a field of package queue as the HTTP API spells it.
+func mqField(f string) string {
+	switch f {
+	case "token":
+		return "the lease token"
+	case "PutOpts.Key":
+		return "key"
+	case "PutOpts.MaxSize", "ReleaseOpts.MaxSize":
+		return "max_size"
+	case "PutOpts.Delay", "delay":
+		return "delay_seconds"
+	case "LeaseOpts.Holder":
+		return "worker"
+	case "LeaseOpts.Group":
+		return "group"
+	case "LeaseOpts.VisibilityTimeout":
+		return "lease_seconds"
+	}
+	return f
 }
 
 // httpField names an engine field as the HTTP API spells it (the last

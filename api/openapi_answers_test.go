@@ -93,6 +93,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.deadLetters(open, done)
 		p.workflows(open)
 		p.leases(open)
+		p.messages(open)
 		p.redrive(open)
 		p.admin(open)
 		p.schedules(open)
@@ -568,7 +569,14 @@ func (p *prober) closed(e *env) {
 // filled in, and a valid body if it takes one.
 func concrete(key string) (method, path, body string) {
 	method, tmpl, _ := strings.Cut(key, " ")
-	path = strings.NewReplacer("{lease}", someLease, "{id}", unknownID, "{name}", "default", "{queue}", "default", "{type}", "echo", "{key}", "k", "{group}", "acme").Replace(tmpl)
+	lease := someLease
+	if strings.HasPrefix(tmpl, "/api/v1/mq/") {
+		lease = someMQLease
+	}
+	path = strings.NewReplacer("{lease}", lease, "{id}", unknownID, "{name}", "default", "{queue}", "default", "{type}", "echo", "{key}", "k", "{group}", "acme", "{topic}", "t").Replace(tmpl)
+	if body, ok := mqConcrete(key); ok {
+		return method, path, body
+	}
 	switch key {
 	case opPutSched:
 		body = `{"cron":"@hourly","task_type":"echo"}`

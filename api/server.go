@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/queue"
 	"github.com/redis/rueidis"
 )
 
@@ -50,6 +51,10 @@ type Config struct {
 	// "https://app.example.com" to match the scheme too). Requests without
 	// an Origin header are always allowed. Defaults to none: same host only.
 	AllowedOrigins []string
+	// MessageQueue configures the message queues of /api/v1/mq (package
+	// queue): tombstones, message size, dead-letter cap. Its Namespace and
+	// Logger are the server's. Defaults to queue's defaults.
+	MessageQueue queue.Config
 }
 
 // Server serves the API. Build it with New; serve Handler.
@@ -62,6 +67,7 @@ type Server struct {
 	mux     *http.ServeMux
 	csrf    *http.CrossOriginProtection
 	hub     *wsHub
+	mqs     mqQueues
 	// patterns lists the routes registered on mux, in order.
 	patterns []string
 }
@@ -116,6 +122,15 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/leases/{lease}/complete", s.auth(write, s.completeLease))
 	m.HandleFunc("POST /api/v1/leases/{lease}/fail", s.auth(write, s.failLease))
 	m.HandleFunc("POST /api/v1/leases/{lease}/progress", s.auth(write, s.leaseProgress))
+	m.HandleFunc("POST /api/v1/mq/{queue}/topics/{topic}/messages", s.auth(write, s.mqPut))
+	m.HandleFunc("GET /api/v1/mq/{queue}/topics/{topic}", s.auth(read, s.mqTopic))
+	m.HandleFunc("GET /api/v1/mq/{queue}/dead", s.auth(read, s.mqDead))
+	m.HandleFunc("POST /api/v1/mq/{queue}/leases", s.authFor(write, maxHTTPLeaseWait, s.mqLeases))
+	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/ack", s.auth(write, s.mqAck))
+	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/extend", s.auth(write, s.mqExtend))
+	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/release", s.auth(write, s.mqRelease))
+	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/nak", s.auth(write, s.mqNak))
+	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/term", s.auth(write, s.mqTerm))
 	m.HandleFunc("GET /api/v1/dlq", s.auth(read, s.listDead))
 	m.HandleFunc("POST /api/v1/dlq/{id}/requeue", s.auth(write, s.requeue))
 	m.HandleFunc("DELETE /api/v1/dlq/{id}", s.auth(write, s.discard))

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/base64"
+	"hash/crc32"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +24,8 @@ type LeaseOpts struct {
 
 	// Holder names the lease holder in the group (its consumer name), so
 	// that operators can tell who holds what. Every lease of a holder is
-	// fenced by its own delivery, so holders may share a name. Defaults to
-	// "lease".
+	// fenced by its own delivery, so holders may share a name: 1-128 bytes
+	// of UTF-8 without |, tabs or newlines. Defaults to "lease".
 	Holder string
 
 	// VisibilityTimeout is how long a leased message stays invisible to
@@ -118,8 +119,8 @@ func (q *Queue) leaseHolder(topics map[string]int, opts *LeaseOpts) (*leased, []
 	if o.Holder == "" {
 		o.Holder = "lease"
 	}
-	if err := keys.CheckName("holder", o.Holder); err != nil {
-		return nil, nil, invalid("LeaseOpts.Holder", "%v", err)
+	if !validHolder(o.Holder) {
+		return nil, nil, invalid("LeaseOpts.Holder", "must be 1-128 bytes of UTF-8 without |, tabs or newlines (got %q)", o.Holder)
 	}
 	switch {
 	case o.VisibilityTimeout < 0:
@@ -142,7 +143,7 @@ func (q *Queue) leaseHolder(topics map[string]int, opts *LeaseOpts) (*leased, []
 }
 
 // Token names a leased message (see Queue.Lease) for Queue.Leased: its
-// queue's group, holder, topic, delivery and key. It is "" for a message
+// queue, group, holder, visibility timeout, topic, delivery and key. It is "" for a message
 // received by a Subscription, which settles its own messages.
 func (m *Message) Token() string {
 	lh, ok := m.h.(*leased)
@@ -153,10 +154,10 @@ func (m *Message) Token() string {
 	if m.keyed {
 		keyed = "1"
 	}
-	raw := strings.Join([]string{tokenVersion, lh.opts.Group, lh.opts.Holder,
+	raw := strings.Join([]string{tokenVersion, lh.q.name, lh.opts.Group, lh.opts.Holder,
 		strconv.FormatInt(lh.opts.VisibilityTimeout.Milliseconds(), 10), m.Topic, m.ID,
 		strconv.FormatInt(m.fence, 10), strconv.Itoa(m.Deliveries), keyed, m.Key}, "|")
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+	return base64.RawURLEncoding.EncodeToString([]byte(checksum(raw) + "|" + raw))
 }
 
 // Deadline is when a leased message is reclaimable unless extended: the
@@ -172,8 +173,18 @@ func (m *Message) Deadline() time.Time {
 	return m.deadline
 }
 
-// tokenVersion starts every lease token.
+func validHolder(h string) bool {
+	return h != "" && len(h) <= 128 && utf8.ValidString(h) && !strings.ContainsAny(h, "|\n\t")
+}
+
+// tokenVersion starts every lease token (after its checksum).
 const tokenVersion = "M1"
+
+// checksum catches a token damaged on its way (cut, mistyped): a token
+// that names another delivery's key would forget that key when acked.
+func checksum(s string) string {
+	return strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(s))), 36)
+}
 
 // Leased returns the message a token of Queue.Lease names, to settle it:
 // Ack, Release, Nak, Term and Extend act as on a received message, fenced
@@ -188,17 +199,25 @@ func (q *Queue) Leased(token string) (*Message, error) {
 	if err != nil {
 		return bad("not base64url")
 	}
-	f := strings.SplitN(string(raw), "|", 10)
-	if len(f) != 10 || f[0] != tokenVersion {
+	sum, rest, _ := strings.Cut(string(raw), "|")
+	if sum != checksum(rest) {
+		return bad("damaged")
+	}
+	f := strings.SplitN(rest, "|", 11)
+	if len(f) != 11 || f[0] != tokenVersion {
 		return bad("unknown format")
 	}
+	if f[1] != q.name {
+		return bad("another queue's")
+	}
+	f = f[1:] // from here on, as Token wrote them after the queue's name
 	group, holder, topic, id, key := f[1], f[2], f[4], f[5], f[9]
 	vt, err0 := strconv.ParseInt(f[3], 10, 64)
 	fence, err1 := strconv.ParseInt(f[6], 10, 64)
 	deliveries, err2 := strconv.Atoi(f[7])
 	_, idOK := parseID(id)
 	switch {
-	case !keys.ValidName(group) || !keys.ValidName(holder) || !keys.ValidName(topic):
+	case !keys.ValidName(group) || !validHolder(holder) || !keys.ValidName(topic):
 		return bad("bad name")
 	case err0 != nil || time.Duration(vt)*time.Millisecond < delivery.MinVisibility:
 		return bad("bad visibility timeout")

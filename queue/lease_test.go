@@ -194,7 +194,7 @@ func TestLeaseValidation(t *testing.T) {
 		for field, opts := range map[string]*queue.LeaseOpts{
 			"LeaseOpts.Max":               {Max: 257},
 			"LeaseOpts.Group":             {Group: "a b"},
-			"LeaseOpts.Holder":            {Holder: ".."},
+			"LeaseOpts.Holder":            {Holder: "a|b"},
 			"LeaseOpts.VisibilityTimeout": {VisibilityTimeout: time.Millisecond},
 			"LeaseOpts.Wait":              {Wait: -time.Second},
 		} {
@@ -212,6 +212,8 @@ func TestLeaseValidation(t *testing.T) {
 		if _, err := q.Leased(m.Token()[:len(m.Token())-3]); err == nil {
 			t.Fatal("a truncated token was taken")
 		}
+		_, err = e.queue("other", nil).Leased(m.Token())
+		wantInvalid(t, err, "token")
 	})
 }
 
