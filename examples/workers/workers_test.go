@@ -79,8 +79,15 @@ func (p *proc) has(event, task string) bool {
 // startWorker runs the example worker of lang as name against url.
 func startWorker(t *testing.T, runtime, script, name, url string) *proc {
 	t.Helper()
-	cmd := exec.Command(runtime, script, "--url", url, "--worker", name, "--queues", "poly", "--concurrency", "8",
+	return startScript(t, name, runtime, script, "--url", url, "--worker", name, "--queues", "poly", "--concurrency", "8",
 		"--lease-seconds", leaseSeconds)
+}
+
+// startScript runs an example process as name and collects the JSON
+// events it prints, once it printed ready.
+func startScript(t *testing.T, name, runtime string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(runtime, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -88,7 +95,7 @@ func startWorker(t *testing.T, runtime, script, name, url string) *proc {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s %s: %v (make deps installs python3 and nodejs)", runtime, script, err)
+		t.Fatalf("%s %v: %v (make deps installs python3 and nodejs)", runtime, args, err)
 	}
 	p := &proc{name: name, cmd: cmd}
 	ready := make(chan struct{})
