@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,10 +87,6 @@ type LeaseFailure struct {
 // its outcome was recorded already. Nothing was changed.
 var ErrLeaseLost = errors.New("dtq: the lease is lost: it timed out and the task was taken over, or it ended already")
 
-// ErrLeaseUnsupported is the answer for a queue with a concurrency or rate
-// limit, or scoped limits: those are not held by leases yet.
-var ErrLeaseUnsupported = errors.New("dtq: leases are not available on a queue with limits")
-
 // leaseState is a Client's reclaim state of one queue for leases.
 type leaseState struct {
 	mu          sync.Mutex
@@ -97,7 +94,8 @@ type leaseState struct {
 	lastReclaim time.Time
 	ensured     bool
 	limitsRead  time.Time
-	limited     bool
+	limited     bool     // a queue-wide concurrency or rate limit
+	scopes      scopeSet // its scoped limits, nil for none
 	// leased is when Lease last read the queue; while it is recent the
 	// queue's scheduler runs in this process (schedStop stops it), so that
 	// retries and delayed tasks become due with no Go worker of the queue.
@@ -204,8 +202,8 @@ func checkLeaseRequest(r LeaseRequest) (LeaseRequest, error) {
 }
 
 // Lease claims and starts up to r.Max tasks of r.Queues for the holder
-// r.Worker, waiting up to r.Wait for a first one; none is no error. A
-// queue with limits is ErrLeaseUnsupported.
+// r.Worker, waiting up to r.Wait for a first one; none is no error. Under
+// a queue's limits it leases what they grant, as a Go worker would.
 func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 	r, err := checkLeaseRequest(r)
 	if err != nil {
@@ -242,52 +240,49 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 		// Nothing ready: wait for a first entry of the first queue, a
 		// blocking read woken as a task arrives, then read them all again.
 		q := c.queue(r.Queues[0])
-		entries, _, err := q.store.ReadBands(ctx, consumer, r.Max, min(left, time.Second), 0)
+		ls, err := c.waitLease(ctx, q, consumer, r.Max, types, r.Timeout, min(left, time.Second))
 		if err != nil && ctx.Err() != nil {
 			return nil, nil //nolint:nilerr // the caller went away: nothing leased
 		}
-		if err != nil {
-			return nil, err
-		}
-		if len(entries) > 0 {
-			return c.startLeases(ctx, q, consumer, entries, types, r.Timeout)
+		if err != nil || len(ls) > 0 {
+			return ls, err
 		}
 	}
 }
 
-// leaseFrom leases up to n tasks of q.
+// leaseFrom leases up to n tasks of q: under q's limits, as many as they
+// grant.
 func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
 	timeout time.Duration) ([]*Lease, error) {
 	st := c.leaseStateOf(q.name)
+	if err := c.readLeaseLimits(ctx, q, st); err != nil {
+		return nil, err
+	}
 	st.mu.Lock()
-	limitsDue := time.Since(st.limitsRead) > 2*time.Second
+	limited := st.limited
 	st.mu.Unlock()
-	if limitsDue {
-		li, err := c.Limit(ctx, q.name)
-		if err != nil {
+	g := leaseGrant{granted: n}
+	if limited {
+		var err error
+		if g, err = c.grantLeases(ctx, q, st, n, timeout); err != nil || g.granted == 0 {
 			return nil, err
 		}
-		st.mu.Lock()
-		st.limitsRead, st.limited = time.Now(), li.MaxRunning > 0 || li.Rate > 0 || len(li.Scopes) > 0
-		st.mu.Unlock()
 	}
 	st.mu.Lock()
-	if st.limited {
-		st.mu.Unlock()
-		return nil, fmt.Errorf("%w: queue %q", ErrLeaseUnsupported, q.name)
-	}
-	req := store.ReadRequest{Consumer: consumer, Credit: n, EnsureGroups: !st.ensured}
+	req := store.ReadRequest{Consumer: consumer, Credit: g.granted, EnsureGroups: !st.ensured}
 	if time.Since(st.lastReclaim) >= min(max(timeout/4, 10*time.Millisecond), time.Second) {
 		req.ReclaimIdle, req.Cursors = timeout, st.cursors
 		st.lastReclaim = time.Now()
 	}
 	st.mu.Unlock()
 	if err := c.register(ctx, q); err != nil {
+		g.giveBack(ctx, c, q, 0)
 		return nil, err
 	}
 	c.keepScheduling(q, st)
 	res, err := q.store.Read(ctx, req)
 	if err != nil {
+		g.giveBack(ctx, c, q, 0)
 		return nil, err
 	}
 	st.mu.Lock()
@@ -297,19 +292,27 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	}
 	st.mu.Unlock()
 	if res.Paused || len(res.Entries) == 0 {
+		g.giveBack(ctx, c, q, 0)
 		return nil, nil
 	}
-	return c.startLeases(ctx, q, consumer, res.Entries, types, timeout)
+	return c.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g)
 }
 
 // startLeases starts claimed entries of q for consumer, giving back those
 // of types the holder does not run, and returns the leases.
-func (c *Client) startLeases(ctx context.Context, q *queueState, consumer string, entries []store.Entry, types map[string]bool,
-	timeout time.Duration) ([]*Lease, error) {
+func (c *Client) startLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, entries []store.Entry,
+	types map[string]bool, timeout time.Duration, g leaseGrant) ([]*Lease, error) {
+	st.mu.Lock()
+	scopes := st.scopes
+	st.mu.Unlock()
 	for i := range entries {
 		if sp := entries[i].Spec; types != nil && sp != nil && !types[sp.Type] {
 			entries[i].GiveBack = true
 		}
+		if i >= g.granted {
+			entries[i].GiveBack = true // past what the limits granted
+		}
+		entries[i].Scopes = scopes.of(&entries[i])
 	}
 	_, keepOthers := c.cfg.retentions()
 	started, err := q.store.Start(ctx, store.StartConfig{Worker: consumer, MaxCrashes: defaultMaxCrashes, Retention: keepOthers,
@@ -318,9 +321,11 @@ func (c *Client) startLeases(ctx context.Context, q *queueState, consumer string
 	if err != nil && !errors.As(err, &nre) {
 		// The entries stay claimed: taken over after the timeout.
 		c.redisError("start", err)
+		g.giveBack(ctx, c, q, 0)
 		return nil, err
 	}
 	deadline := time.Now().Add(timeout)
+	used := 0
 	var out []*Lease
 	var events []string
 	for i, s := range started {
@@ -330,10 +335,13 @@ func (c *Client) startLeases(ctx context.Context, q *queueState, consumer string
 		}
 		t := c.startedTask(q.name, &e, s, consumer)
 		events = append(events, eventLine(t, StatusRunning, ""))
-		out = append(out, &Lease{Token: leaseToken{queue: q.name, id: t.ID, band: e.Band, entry: e.EntryID, run: s.Run,
-			attempt: s.Attempt, crashes: s.Crashes, started: s.Started, consumer: consumer, timeout: timeout}.String(),
-			Deadline: deadline, Task: t})
+		tok := leaseToken{queue: q.name, id: t.ID, band: e.Band, entry: e.EntryID, run: s.Run,
+			attempt: s.Attempt, crashes: s.Crashes, started: s.Started, consumer: consumer, timeout: timeout,
+			limit: g.name(used), scopes: e.Scopes, leased: scopes.leased(e.Scopes)}
+		used++
+		out = append(out, &Lease{Token: tok.String(), Deadline: deadline, Task: t})
 	}
+	g.giveBack(ctx, c, q, used)
 	c.publish(q.store.Keys().Events(), events)
 	return out, nil
 }
@@ -363,13 +371,35 @@ type leaseToken struct {
 	queue, id, entry, started, consumer string
 	band, run, attempt, crashes         int
 	timeout                             time.Duration
+	// limit is the queue-wide concurrency lease the execution holds ("":
+	// none); scopes are the scoped limits it is under, leased those whose
+	// leases it holds.
+	limit          string
+	scopes, leased []string
 }
 
-const leaseTokenVersion = "L1"
+// Lease token versions: L1 (no limits) and L2 (with the limits' leases).
+const (
+	leaseTokenVersion  = "L1"
+	leaseTokenVersion2 = "L2"
+)
 
 func (l leaseToken) String() string {
-	raw := strings.Join([]string{leaseTokenVersion, l.id, strconv.Itoa(l.band), l.entry, strconv.Itoa(l.run), strconv.Itoa(l.attempt),
-		strconv.Itoa(l.crashes), l.started, strconv.FormatInt(l.timeout.Milliseconds(), 10), l.consumer}, "|")
+	f := []string{leaseTokenVersion, l.id, strconv.Itoa(l.band), l.entry, strconv.Itoa(l.run), strconv.Itoa(l.attempt),
+		strconv.Itoa(l.crashes), l.started, strconv.FormatInt(l.timeout.Milliseconds(), 10)}
+	if l.limit != "" || len(l.scopes) > 0 {
+		// The scopes, a leased one marked with + (scopes start t: or k:).
+		marked := make([]string, len(l.scopes))
+		for i, sc := range l.scopes {
+			marked[i] = sc
+			if slices.Contains(l.leased, sc) {
+				marked[i] = "+" + sc
+			}
+		}
+		f[0] = leaseTokenVersion2
+		f = append(f, l.limit, base64.RawURLEncoding.EncodeToString([]byte(strings.Join(marked, "\n"))))
+	}
+	raw := strings.Join(append(f, l.consumer), "|")
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
@@ -381,15 +411,35 @@ func parseLeaseToken(s string) (leaseToken, error) {
 	if err != nil || len(s) > 2048 {
 		return leaseToken{}, bad
 	}
-	p := strings.SplitN(string(raw), "|", 10)
-	if len(p) != 10 || p[0] != leaseTokenVersion {
+	p := strings.SplitN(string(raw), "|", 12)
+	switch {
+	case len(p) >= 10 && p[0] == leaseTokenVersion:
+		p = strings.SplitN(string(raw), "|", 10)
+	case len(p) == 12 && p[0] == leaseTokenVersion2:
+	default:
 		return leaseToken{}, bad
 	}
 	queue, _, err := taskid.Parse(p[1])
 	if err != nil {
 		return leaseToken{}, bad
 	}
-	l := leaseToken{queue: queue, id: p[1], entry: p[3], started: p[7], consumer: p[9]}
+	l := leaseToken{queue: queue, id: p[1], entry: p[3], started: p[7], consumer: p[len(p)-1]}
+	if len(p) == 12 {
+		scopes, err := base64.RawURLEncoding.DecodeString(p[10])
+		if err != nil {
+			return leaseToken{}, bad
+		}
+		l.limit = p[9]
+		if len(scopes) > 0 {
+			for _, sc := range strings.Split(string(scopes), "\n") {
+				if leased, ok := strings.CutPrefix(sc, "+"); ok {
+					sc = leased
+					l.leased = append(l.leased, sc)
+				}
+				l.scopes = append(l.scopes, sc)
+			}
+		}
+	}
 	nums := []*int{&l.band, &l.run, &l.attempt, &l.crashes}
 	for i, f := range []string{p[2], p[4], p[5], p[6]} {
 		n, err := strconv.Atoi(f)
@@ -420,10 +470,11 @@ func (c *Client) ExtendLease(ctx context.Context, token string) (deadline time.T
 		return time.Time{}, false, err
 	}
 	switch res[0] {
-	case store.Renewed:
-		return time.Now().Add(l.timeout), false, nil
-	case store.Cancelled:
-		return time.Now().Add(l.timeout), true, nil
+	case store.Renewed, store.Cancelled:
+		if err := c.renewLeaseLimits(ctx, l); err != nil {
+			return time.Time{}, false, err
+		}
+		return time.Now().Add(l.timeout), res[0] == store.Cancelled, nil
 	}
 	return time.Time{}, false, ErrLeaseLost
 }
@@ -439,7 +490,7 @@ func (c *Client) CompleteLease(ctx context.Context, token string, result json.Ra
 	if !json.Valid(result) {
 		return nil, invalid("result", "must be a JSON value")
 	}
-	return c.endLease(ctx, token, func(it *store.FinishItem, _ *store.Spec) {
+	return c.endLease(ctx, token, 0, func(it *store.FinishItem, _ *store.Spec) {
 		it.Outcome, it.Text = store.OutcomeOK, string(result)
 	})
 }
@@ -455,7 +506,11 @@ func (c *Client) FailLease(ctx context.Context, token string, f LeaseFailure) (*
 	if f.Error == "" {
 		f.Error = "failed"
 	}
-	return c.endLease(ctx, token, func(it *store.FinishItem, sp *store.Spec) {
+	pause := time.Duration(0)
+	if !f.Permanent {
+		pause = f.RetryAfter
+	}
+	return c.endLease(ctx, token, pause, func(it *store.FinishItem, sp *store.Spec) {
 		it.Text = truncate(f.Error, maxErrorText)
 		switch {
 		case f.Permanent:
@@ -476,7 +531,8 @@ func (c *Client) FailLease(ctx context.Context, token string, f LeaseFailure) (*
 }
 
 // endLease records the outcome set makes of lease token's execution.
-func (c *Client) endLease(ctx context.Context, token string, set func(*store.FinishItem, *store.Spec)) (*Task, error) {
+// A pause (a RetryAfter) pauses the limits the execution was under.
+func (c *Client) endLease(ctx context.Context, token string, pause time.Duration, set func(*store.FinishItem, *store.Spec)) (*Task, error) {
 	l, err := parseLeaseToken(token)
 	if err != nil {
 		return nil, err
@@ -520,6 +576,7 @@ func (c *Client) endLease(ctx context.Context, token string, set func(*store.Fin
 	if res[0] == "" {
 		return nil, ErrLeaseLost
 	}
+	c.releaseLeaseLimits(ctx, l, pause)
 	errText := ""
 	if it.Outcome != store.OutcomeOK {
 		errText = it.Text

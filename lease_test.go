@@ -196,12 +196,6 @@ func TestLeaseWaitTypesAndErrors(t *testing.T) {
 		if _, err := e.c.CompleteLease(ctx, got[0].Token, json.RawMessage(`{`)); !errors.As(err, &ve) || ve.Field != "result" {
 			t.Errorf("a bad result: %v", err)
 		}
-		if err := e.c.SetConcurrencyLimit(ctx, "capped", 2); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "a", Queues: []string{"capped"}}); !errors.Is(err, dtq.ErrLeaseUnsupported) {
-			t.Errorf("a limited queue: %v, want ErrLeaseUnsupported", err)
-		}
 	})
 }
 

@@ -50,14 +50,22 @@ func (wq *workerQueue) readScopes(ctx context.Context) error {
 // has; nil for none.
 func (wq *workerQueue) scopesFor(e *store.Entry) []string {
 	set := wq.scopes.Load()
-	if set == nil || e.Spec == nil {
+	if set == nil {
+		return nil
+	}
+	return set.of(e)
+}
+
+// of returns the scopes of set the task of entry e is under.
+func (set scopeSet) of(e *store.Entry) []string {
+	if len(set) == 0 || e.Spec == nil {
 		return nil
 	}
 	var out []string
-	if s := store.ScopeType + e.Spec.Type; has(*set, s) {
+	if s := store.ScopeType + e.Spec.Type; has(set, s) {
 		out = append(out, s)
 	}
-	if k := e.Spec.LimitKey; k != "" && (has(*set, store.ScopeKey+k) || has(*set, store.ScopeKey+store.EachKey)) {
+	if k := e.Spec.LimitKey; k != "" && (has(set, store.ScopeKey+k) || has(set, store.ScopeKey+store.EachKey)) {
 		out = append(out, store.ScopeKey+k)
 	}
 	return out
@@ -70,14 +78,19 @@ func has(set scopeSet, scope string) bool { _, ok := set[scope]; return ok }
 // releases and its renewals renew.
 func (wq *workerQueue) leasedScopes(scopes []string) []string {
 	set := wq.scopes.Load()
-	if set == nil || len(scopes) == 0 {
+	if set == nil {
 		return nil
 	}
+	return set.leased(scopes)
+}
+
+// leased returns those of scopes that take leases in set.
+func (set scopeSet) leased(scopes []string) []string {
 	var out []string
 	for _, s := range scopes {
-		leased := (*set)[s]
-		if strings.HasPrefix(s, store.ScopeKey) && !has(*set, s) {
-			leased = (*set)[store.ScopeKey+store.EachKey] // the limit of each key
+		leased := set[s]
+		if strings.HasPrefix(s, store.ScopeKey) && !has(set, s) {
+			leased = set[store.ScopeKey+store.EachKey] // the limit of each key
 		}
 		if leased {
 			out = append(out, s)

@@ -44,7 +44,6 @@ const (
 	codeNotDead        = "not_dead"
 	codeNotEmpty       = "queue_not_empty"
 	codeLeaseLost      = "lease_lost"
-	codeLimitedQueue   = "limited_queue"
 	codeTopicFull      = "topic_full"
 	codeInternal       = "internal"
 )
@@ -140,8 +139,6 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	case errors.Is(err, dtq.ErrLeaseLost):
 		return http.StatusConflict, errorDetail{Code: codeLeaseLost,
 			Message: "the lease is lost: it timed out and its task was taken over, or the task ended otherwise; nothing was changed"}, ""
-	case errors.Is(err, dtq.ErrLeaseUnsupported):
-		return http.StatusConflict, errorDetail{Code: codeLimitedQueue, Message: err.Error()[len("dtq: "):]}, ""
 	case errors.Is(err, dtq.ErrWorkflowNotFound):
 		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such workflow"}, ""
 	case errors.Is(err, dtq.ErrNotFound):

@@ -99,8 +99,10 @@ func (p *prober) leases(e *env) {
 	p.do(e, 413, opLease, "/api/v1/leases", `{"worker":"`+strings.Repeat("x", 9000)+`"}`)
 	p.do(e, 415, opLease, "/api/v1/leases", `{"worker":"w"}`, "Content-Type", "text/plain")
 	p.do(e, 200, opPutLimit, "/api/v1/limits/metered", `{"max_running":1}`)
-	if r := p.do(e, 409, opLease, "/api/v1/leases", `{"worker":"w","queues":["metered"]}`); r.errCode() != "limited_queue" {
-		p.t.Errorf("a limited queue: %s", r.raw)
+	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"remote","queue":"metered"}`)
+	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"remote","queue":"metered"}`)
+	if r := p.do(e, 200, opLease, "/api/v1/leases", `{"worker":"w","queues":["metered"],"max":2}`); len(r.body["leases"].([]any)) != 1 {
+		p.t.Errorf("a queue limited to 1: %s", r.raw)
 	}
 	p.do(e, 200, opDelLimit, "/api/v1/limits/metered", "")
 	p.do(e, 400, opExtend, "/api/v1/leases/nonsense/extend", "")
