@@ -120,7 +120,7 @@ func (c *Client) keepScheduling(q *queueState, st *leaseState) {
 	ctx, stop := context.WithCancel(context.Background())
 	st.schedStop = stop
 	s := &scheduler.Scheduler{Queue: q.store, Owner: "leases-" + c.leaseOwner(), Retention: c.keepOthers(), MaxFinished: c.cfg.MaxFinished,
-		MaxDead: c.cfg.DeadLetterMaxLen, Log: c.log.With("component", "scheduler", "queue", q.name)}
+		MaxDead: c.cfg.DeadLetterMaxLen, Log: c.log.With("component", "scheduler", "queue", q.name), TraceTick: c.traceTick(q.name)}
 	go s.Run(ctx)
 	go func() {
 		t := time.NewTicker(leaseSchedulerIdle / 4)

@@ -79,6 +79,20 @@ func (c *Client) startEnqueueSpan(ctx context.Context, taskType, queue string) (
 	return ctx, span
 }
 
+// traceTick returns the scheduler hook that starts the trace of a task a
+// schedule of queue creates: a root "dtq.enqueue <type>" span per tick,
+// with the schedule and tick as attributes.
+func (c *Client) traceTick(queue string) func(context.Context, string, string, time.Time) (string, func()) {
+	return func(ctx context.Context, schedule, taskType string, tick time.Time) (string, func()) {
+		ctx, span := c.tracer().Start(ctx, "dtq.enqueue "+taskType, append(producerSpan[:len(producerSpan):len(producerSpan)], trace.WithNewRoot())...)
+		if span.IsRecording() {
+			span.SetAttributes(systemAttr, attribute.String("dtq.queue", queue), attribute.String("dtq.task.type", taskType),
+				attribute.String("dtq.schedule", schedule), attribute.Int64("dtq.schedule.tick", tick.UnixMilli()))
+		}
+		return traceparentOf(ctx), func() { span.End() }
+	}
+}
+
 // endSpan ends span with err's status.
 func endSpan(span trace.Span, err error, attrs ...attribute.KeyValue) {
 	if len(attrs) > 0 && span.IsRecording() {

@@ -71,3 +71,51 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 		}
 	})
 }
+
+// A schedule's tick starts a trace of its own: the task it creates
+// carries it, and its execution's span is a child of the tick's
+// dtq.enqueue span, which names the schedule.
+func TestTraceOfScheduleTicks(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		exp := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		t.Cleanup(func() { tp.Shutdown(context.Background()) })
+		e := newEnv(t, b, &dtq.Config{TracerProvider: tp})
+		ran := make(chan trace.SpanContext, 8)
+		e.worker(nil, map[string]dtq.HandlerFunc{
+			"tick": func(ctx context.Context, _ *dtq.Task) (any, error) {
+				ran <- trace.SpanContextFromContext(ctx)
+				return nil, nil
+			},
+		})
+		if _, err := e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "every", Cron: "@every 1s", TaskType: "tick"}); err != nil {
+			t.Fatal(err)
+		}
+		var run trace.SpanContext
+		select {
+		case run = <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no tick ran")
+		}
+		if !run.IsValid() {
+			t.Fatal("the tick's task ran outside any trace")
+		}
+		var enqueue *tracetest.SpanStub
+		for _, s := range exp.GetSpans() {
+			if s.Name == "dtq.enqueue tick" && s.SpanContext.TraceID() == run.TraceID() {
+				enqueue = &s
+			}
+		}
+		if enqueue == nil || enqueue.Parent.IsValid() {
+			t.Fatalf("no root dtq.enqueue span of the tick in trace %s: %v", run.TraceID(), exp.GetSpans().Snapshots())
+		}
+		named := false
+		for _, a := range enqueue.Attributes {
+			named = named || (a.Key == "dtq.schedule" && a.Value.AsString() == "every")
+		}
+		if !named {
+			t.Fatalf("the tick's span does not name its schedule: %v", enqueue.Attributes)
+		}
+	})
+}

@@ -439,7 +439,7 @@ func (wq *workerQueue) schedule(ctx context.Context) {
 	c := wq.w.c.cfg
 	s := &scheduler.Scheduler{
 		Queue: wq.q.store, Owner: wq.w.cfg.ID, Retention: wq.w.c.keepOthers(), MaxFinished: c.MaxFinished, MaxDead: c.DeadLetterMaxLen,
-		Log: wq.w.log.With("component", "scheduler", "queue", wq.q.name),
+		Log: wq.w.log.With("component", "scheduler", "queue", wq.q.name), TraceTick: wq.w.c.traceTick(wq.q.name),
 	}
 	s.Run(ctx)
 }

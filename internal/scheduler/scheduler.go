@@ -38,6 +38,10 @@ type Scheduler struct {
 	MaxFinished int64         // finished tasks kept at most
 	MaxDead     int64         // dead letters kept at most
 	Log         *slog.Logger
+	// TraceTick, when set, starts the trace of the task a schedule's tick
+	// creates: it answers the W3C traceparent to store with the task ("":
+	// none) and ends its span once the tick was fired.
+	TraceTick func(ctx context.Context, schedule, taskType string, tick time.Time) (traceparent string, end func())
 
 	// wake receives the outcome of the outstanding wait on the wakeup
 	// stream, if one is out.
@@ -277,21 +281,30 @@ func (s *Scheduler) fireSchedulesAt(ctx context.Context, at int64) (time.Duratio
 			// stored by an older or newer process that accepted it: leave it
 			// for a day rather than fail every pass
 			s.Log.Warn("schedule cannot be read; not firing it", "schedule", d.Name, "error", err)
-			if _, _, err := s.Queue.Fire(ctx, st, nil, now+24*time.Hour.Milliseconds(), now); err != nil {
+			if _, _, err := s.Queue.Fire(ctx, st, nil, nil, now+24*time.Hour.Milliseconds(), now); err != nil {
 				return -1, err
 			}
 			continue
 		}
 		ticks, next := spec.Due(time.UnixMilli(st.LastTick), nowT, periodic.Policy(d.Missed), d.CatchUpMax)
 		ms := make([]int64, len(ticks))
+		var traces []string
+		var ends []func()
 		for i, t := range ticks {
 			ms[i] = t.UnixMilli()
+			if s.TraceTick != nil {
+				tp, end := s.TraceTick(ctx, d.Name, d.Type, t)
+				traces, ends = append(traces, tp), append(ends, end)
+			}
 		}
 		nextMs := next.UnixMilli()
 		if next.IsZero() {
 			nextMs = now + 365*24*time.Hour.Milliseconds() // no tick within five years
 		}
-		ids, changed, err := s.Queue.Fire(ctx, st, ms, nextMs, now)
+		ids, changed, err := s.Queue.Fire(ctx, st, ms, traces, nextMs, now)
+		for _, end := range ends {
+			end()
+		}
 		if err != nil {
 			return -1, err
 		}

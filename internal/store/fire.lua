@@ -14,10 +14,10 @@
 -- ARGV[3]        next tick after these, Unix ms
 -- ARGV[4]        events channel
 -- ARGV[5..9]     the task: type, payload, priority, max attempts, timeout ms
--- ARGV[10]       N; then per tick: tick ms, task id
+-- ARGV[10]       N; then per tick: tick ms, task id, W3C traceparent ("" = none)
 --
 -- A fired task gets a hash (its fields, status QUEUED, "sched" = the
--- schedule, "tick" = the tick) and an entry in its band. The last fired
+-- schedule, "tick" = the tick, "trace" when traced) and an entry in its band. The last fired
 -- tick and the task id are kept in periodic:fired.
 --
 -- Returns { fired, changed }: the ids of the tasks created, and 1 when the
@@ -35,11 +35,12 @@ local lastTick = last and tonumber(string.match(last, '^(%d+)')) or 0
 local now, nowS = now_ms()
 local out, events = {}, {}
 for i = 0, n - 1 do
-  local tick, id = ARGV[11 + 2 * i], ARGV[12 + 2 * i]
+  local tick, id, trace = ARGV[11 + 3 * i], ARGV[12 + 3 * i], ARGV[13 + 3 * i]
   if tonumber(tick) > lastTick then
     local tk = KEYS[14 + i]
     redis.call('HSET', tk, 'type', typ, 'payload', payload, 'prio', prio, 'status', 'QUEUED', 'max_att', maxAtt,
       'timeout', timeout, 'created', nowS, 'sched', name, 'tick', tick)
+    if trace ~= '' then redis.call('HSET', tk, 'trace', trace) end
     readd(band, tk, id)
     redis.call('HSET', fired, name, tick .. '|' .. id)
     lastTick = tonumber(tick)

@@ -241,16 +241,20 @@ func (q *Queue) DueSchedules(ctx context.Context, max int, at int64) (now int64,
 // its last fired tick, and sets its next tick; now (the Redis clock, Unix
 // ms) dates the new tasks' ids. Nothing fires when the definition changed
 // since st was read (changed). It returns the ids of the tasks created.
-func (q *Queue) Fire(ctx context.Context, st ScheduleState, ticks []int64, next, now int64) (ids []string, changed bool, err error) {
+func (q *Queue) Fire(ctx context.Context, st ScheduleState, ticks []int64, traces []string, next, now int64) (ids []string, changed bool, err error) {
 	d := st.Def
 	ks := q.k.bands([]string{q.k.Periodic(), q.k.PeriodicDue(), q.k.PeriodicFired()})
 	args := []string{d.Name, st.Raw, strconv.FormatInt(next, 10), q.k.Events(), d.Type, rueidis.BinaryString(d.Payload),
 		itoa(d.Priority), itoa(d.MaxAtt), strconv.FormatInt(d.TimeoutMs, 10), itoa(len(ticks))}
-	for _, tick := range ticks {
+	for i, tick := range ticks {
 		id := taskid.New(q.name, time.UnixMilli(now))
 		_, ulid, _ := taskid.Parse(id)
 		ks = append(ks, q.k.Task(ulid))
-		args = append(args, strconv.FormatInt(tick, 10), id)
+		trace := ""
+		if i < len(traces) {
+			trace = traces[i]
+		}
+		args = append(args, strconv.FormatInt(tick, 10), id, trace)
 	}
 	res, err := fireScript.Exec(ctx, q.s.r, ks, args).ToArray()
 	if err != nil {
