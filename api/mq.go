@@ -138,6 +138,7 @@ func messageData(text, b64 *string) ([]byte, error) {
 // Bounds of a lease request over HTTP: those of the engine's leases.
 const (
 	maxMQLeases = 100
+	maxMQTopics = 100 // each costs the lease call's script two keys
 	maxMQLease  = 12 * time.Hour
 )
 
@@ -192,6 +193,10 @@ func (s *Server) mqLeases(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(b.Topics) == 0 {
 		s.writeErr(w, r, invalidField("topics", "is required: the topics to lease from, highest priority first"))
+		return
+	}
+	if len(b.Topics) > maxMQTopics {
+		s.writeErr(w, r, invalidField("topics", sprintf("names %d topics, over the limit of %d", len(b.Topics), maxMQTopics)))
 		return
 	}
 	topics := make(map[string]int, len(b.Topics))

@@ -106,7 +106,8 @@ func (p *prober) messages(e *env) {
 
 	for _, body := range []string{`{"topics":["new"]}`, `{"worker":"w"}`, `{"worker":"w","topics":["a","a"]}`, `{"worker":"w","topics":["a"],"max":101}`,
 		`{"worker":"w","topics":["a"],"wait_seconds":21}`, `{"worker":"w","topics":["a"],"lease_seconds":0}`, `{"worker":"a|b","topics":["a"]}`,
-		`{"worker":"w","topics":["a b"]}`, `{"worker":"w","topics":["a"],"group":""}`} {
+		`{"worker":"w","topics":["a b"]}`, `{"worker":"w","topics":["a"],"group":""}`,
+		manyTopics(101)} {
 		p.do(e, 400, opMQLease, base+"/leases", body)
 	}
 	p.do(e, 413, opMQLease, base+"/leases", `{"worker":"`+strings.Repeat("x", 9000)+`"}`)
@@ -126,6 +127,15 @@ func (p *prober) messages(e *env) {
 		p.do(e, 413, op, path, `{"reason":"`+strings.Repeat("x", 9000)+`"}`)
 		p.do(e, 415, op, path, `{"topic":"a"}`, "Content-Type", "text/plain")
 	}
+}
+
+// manyTopics is a lease request for n distinct topics.
+func manyTopics(n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = `"t` + strconv.Itoa(i) + `"`
+	}
+	return `{"worker":"w","topics":[` + strings.Join(names, ",") + `]}`
 }
 
 // mqConcrete fills in a request of a message queue operation, or returns
