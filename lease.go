@@ -255,15 +255,12 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
 	timeout time.Duration) ([]*Lease, error) {
 	st := c.leaseStateOf(q.name)
-	if err := c.readLeaseLimits(ctx, q, st); err != nil {
+	limited, err := c.readLeaseLimits(ctx, q, st)
+	if err != nil {
 		return nil, err
 	}
-	st.mu.Lock()
-	limited := st.limited
-	st.mu.Unlock()
 	g := leaseGrant{granted: n}
 	if limited {
-		var err error
 		if g, err = c.grantLeases(ctx, q, st, n, timeout); err != nil || g.granted == 0 {
 			return nil, err
 		}

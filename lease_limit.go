@@ -19,21 +19,22 @@ import (
 // leaseLimitsEvery is how often Lease reads a queue's limits again.
 const leaseLimitsEvery = 2 * time.Second
 
-// readLeaseLimits reads q's limits into st when they are due.
-func (c *Client) readLeaseLimits(ctx context.Context, q *queueState, st *leaseState) error {
+// readLeaseLimits reads q's limits into st when they are due, and
+// answers whether q has a queue-wide limit.
+func (c *Client) readLeaseLimits(ctx context.Context, q *queueState, st *leaseState) (bool, error) {
 	st.mu.Lock()
-	due := time.Since(st.limitsRead) > leaseLimitsEvery
+	due, limited := time.Since(st.limitsRead) > leaseLimitsEvery, st.limited
 	st.mu.Unlock()
 	if !due {
-		return nil
+		return limited, nil
 	}
 	limited, err := q.store.Limited(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defs, err := q.store.ScopeDefs(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var set scopeSet
 	if len(defs) > 0 {
@@ -45,7 +46,7 @@ func (c *Client) readLeaseLimits(ctx context.Context, q *queueState, st *leaseSt
 	st.mu.Lock()
 	st.limitsRead, st.limited, st.scopes = time.Now(), limited, set
 	st.mu.Unlock()
-	return nil
+	return limited, nil
 }
 
 // leaseGrant is what a queue's limits granted a Lease call: granted
@@ -112,15 +113,12 @@ func (g leaseGrant) giveBack(ctx context.Context, c *Client, q *queueState, used
 func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
 	timeout, block time.Duration) ([]*Lease, error) {
 	st := c.leaseStateOf(q.name)
-	if err := c.readLeaseLimits(ctx, q, st); err != nil {
+	limited, err := c.readLeaseLimits(ctx, q, st)
+	if err != nil {
 		return nil, err
 	}
-	st.mu.Lock()
-	limited := st.limited
-	st.mu.Unlock()
 	g := leaseGrant{granted: n}
 	if limited {
-		var err error
 		if g, err = c.grantLeases(ctx, q, st, n, timeout); err != nil {
 			return nil, err
 		}
