@@ -47,6 +47,46 @@ type failure struct {
 	RetryAfterSeconds json.RawMessage `json:"retry_after_seconds"`
 }
 
+// leaseWindow is what the max, wait_seconds and lease_seconds of a lease
+// request (of tasks or of messages) say; zero for one left out.
+type leaseWindow struct {
+	max         int
+	wait, lease time.Duration
+}
+
+// readLeaseWindow reads those fields: max an integer other than 0,
+// wait_seconds from 0 to the HTTP bound, lease_seconds above 0. (The
+// engine and package queue check the rest of their ranges.)
+func readLeaseWindow(max, wait, lease json.RawMessage) (leaseWindow, error) {
+	var lw leaseWindow
+	var err error
+	if given(max) {
+		if lw.max, err = intField("max", max); err != nil {
+			return lw, err
+		}
+		if lw.max == 0 {
+			return lw, invalidField("max", "must not be 0 (leave it out for 1)")
+		}
+	}
+	if given(wait) {
+		if lw.wait, err = secondsField("wait_seconds", wait); err != nil {
+			return lw, err
+		}
+		if lw.wait < 0 || lw.wait > maxHTTPLeaseWait {
+			return lw, invalidField("wait_seconds", sprintf("must be 0 to %v over HTTP (got %s)", maxHTTPLeaseWait.Seconds(), shorten(wait)))
+		}
+	}
+	if given(lease) {
+		if lw.lease, err = secondsField("lease_seconds", lease); err != nil {
+			return lw, err
+		}
+		if lw.lease <= 0 {
+			return lw, invalidField("lease_seconds", sprintf("must be above 0 (leave it out for the default) (got %s)", shorten(lease)))
+		}
+	}
+	return lw, nil
+}
+
 // lease: POST /api/v1/leases → 200 {"leases": […]} (none after the wait).
 func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
 	var b leaseBody
@@ -58,43 +98,12 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, invalidField("worker", "is required: a name for the lease holder"))
 		return
 	}
-	req := dtq.LeaseRequest{Worker: *b.Worker, Queues: b.Queues, Types: b.TaskTypes}
-	if given(b.Max) {
-		n, err := intField("max", b.Max)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		if n == 0 {
-			s.writeErr(w, r, invalidField("max", "must not be 0 (leave it out for 1)"))
-			return
-		}
-		req.Max = n
+	lw, err := readLeaseWindow(b.Max, b.WaitSeconds, b.LeaseSeconds)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
 	}
-	if given(b.WaitSeconds) {
-		d, err := secondsField("wait_seconds", b.WaitSeconds)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		if d > maxHTTPLeaseWait {
-			s.writeErr(w, r, invalidField("wait_seconds", sprintf("must be at most %v over HTTP (got %s)", maxHTTPLeaseWait.Seconds(), shorten(b.WaitSeconds))))
-			return
-		}
-		req.Wait = d
-	}
-	if given(b.LeaseSeconds) {
-		d, err := secondsField("lease_seconds", b.LeaseSeconds)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		if d == 0 {
-			s.writeErr(w, r, invalidField("lease_seconds", "must not be 0 (leave it out for the default)"))
-			return
-		}
-		req.Timeout = d
-	}
+	req := dtq.LeaseRequest{Worker: *b.Worker, Queues: b.Queues, Types: b.TaskTypes, Max: lw.max, Wait: lw.wait, Timeout: lw.lease}
 	ls, err := s.c.Lease(r.Context(), req)
 	if err != nil && len(ls) == 0 {
 		s.writeErr(w, r, err)

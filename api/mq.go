@@ -215,42 +215,20 @@ func (s *Server) mqLeases(w http.ResponseWriter, r *http.Request) {
 		}
 		opts.Group = *b.Group
 	}
-	if given(b.Max) {
-		n, err := intField("max", b.Max)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		if n < 1 || n > maxMQLeases {
-			s.writeErr(w, r, invalidField("max", sprintf("must be 1 to %d (got %d)", maxMQLeases, n)))
-			return
-		}
-		opts.Max = n
+	lw, err := readLeaseWindow(b.Max, b.WaitSeconds, b.LeaseSeconds)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
 	}
-	if given(b.WaitSeconds) {
-		d, err := secondsField("wait_seconds", b.WaitSeconds)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		if d < 0 || d > maxHTTPLeaseWait {
-			s.writeErr(w, r, invalidField("wait_seconds", sprintf("must be 0 to %v over HTTP (got %s)", maxHTTPLeaseWait.Seconds(), shorten(b.WaitSeconds))))
-			return
-		}
-		opts.Wait = d
+	if lw.max < 0 || lw.max > maxMQLeases {
+		s.writeErr(w, r, invalidField("max", sprintf("must be 1 to %d (got %d)", maxMQLeases, lw.max)))
+		return
 	}
-	if given(b.LeaseSeconds) {
-		d, err := secondsField("lease_seconds", b.LeaseSeconds)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		if d <= 0 || d > maxMQLease {
-			s.writeErr(w, r, invalidField("lease_seconds", sprintf("must be above 0 and at most %v (leave it out for 30) (got %s)", maxMQLease.Seconds(), shorten(b.LeaseSeconds))))
-			return
-		}
-		opts.VisibilityTimeout = d
+	if lw.lease > maxMQLease {
+		s.writeErr(w, r, invalidField("lease_seconds", sprintf("must be at most %v (got %s)", maxMQLease.Seconds(), shorten(b.LeaseSeconds))))
+		return
 	}
+	opts.Max, opts.Wait, opts.VisibilityTimeout = lw.max, lw.wait, lw.lease
 	q, err := s.mq(r)
 	if err != nil {
 		s.writeErr(w, r, err)
