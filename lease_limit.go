@@ -36,15 +36,8 @@ func (c *Client) readLeaseLimits(ctx context.Context, q *queueState, st *leaseSt
 	if err != nil {
 		return false, err
 	}
-	var set scopeSet
-	if len(defs) > 0 {
-		set = make(scopeSet, len(defs))
-		for s, d := range defs {
-			set[s] = d.MaxRunning > 0
-		}
-	}
 	st.mu.Lock()
-	st.limitsRead, st.limited, st.scopes = time.Now(), limited, set
+	st.limitsRead, st.limited, st.scopes = time.Now(), limited, scopeSetOf(defs)
 	st.mu.Unlock()
 	return limited, nil
 }

@@ -79,12 +79,15 @@ func (c *Client) startEnqueueSpan(ctx context.Context, taskType, queue string) (
 	return ctx, span
 }
 
+// tickSpan starts a schedule tick's span: a producer with no parent.
+var tickSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer), trace.WithNewRoot()}
+
 // traceTick returns the scheduler hook that starts the trace of a task a
 // schedule of queue creates: a root "dtq.enqueue <type>" span per tick,
 // with the schedule and tick as attributes.
 func (c *Client) traceTick(queue string) func(context.Context, string, string, time.Time) (string, func()) {
 	return func(ctx context.Context, schedule, taskType string, tick time.Time) (string, func()) {
-		ctx, span := c.tracer().Start(ctx, "dtq.enqueue "+taskType, append(producerSpan[:len(producerSpan):len(producerSpan)], trace.WithNewRoot())...)
+		ctx, span := c.tracer().Start(ctx, "dtq.enqueue "+taskType, tickSpan...)
 		if span.IsRecording() {
 			span.SetAttributes(systemAttr, attribute.String("dtq.queue", queue), attribute.String("dtq.task.type", taskType),
 				attribute.String("dtq.schedule", schedule), attribute.Int64("dtq.schedule.tick", tick.UnixMilli()))

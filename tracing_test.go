@@ -19,10 +19,7 @@ import (
 func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 	t.Parallel()
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
-		exp := tracetest.NewInMemoryExporter()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-		t.Cleanup(func() { tp.Shutdown(context.Background()) })
-		e := newEnv(t, b, &dtq.Config{TracerProvider: tp})
+		e, _, tp := tracedEnv(t, b)
 		traces := make(chan trace.TraceID, 8)
 		e.worker(nil, map[string]dtq.HandlerFunc{
 			"step": func(ctx context.Context, _ *dtq.Task) (any, error) {
@@ -72,16 +69,22 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 	})
 }
 
+// tracedEnv is an env whose Client records spans in an in-memory
+// exporter.
+func tracedEnv(t *testing.T, b *redistest.Backend) (*env, *tracetest.InMemoryExporter, *sdktrace.TracerProvider) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return newEnv(t, b, &dtq.Config{TracerProvider: tp}), exp, tp
+}
+
 // A schedule's tick starts a trace of its own: the task it creates
 // carries it, and its execution's span is a child of the tick's
 // dtq.enqueue span, which names the schedule.
 func TestTraceOfScheduleTicks(t *testing.T) {
 	t.Parallel()
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
-		exp := tracetest.NewInMemoryExporter()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-		t.Cleanup(func() { tp.Shutdown(context.Background()) })
-		e := newEnv(t, b, &dtq.Config{TracerProvider: tp})
+		e, exp, _ := tracedEnv(t, b)
 		ran := make(chan trace.SpanContext, 8)
 		e.worker(nil, map[string]dtq.HandlerFunc{
 			"tick": func(ctx context.Context, _ *dtq.Task) (any, error) {

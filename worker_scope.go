@@ -33,16 +33,26 @@ func (wq *workerQueue) readScopes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(defs) == 0 {
+	set := scopeSetOf(defs)
+	if set == nil {
 		wq.scopes.Store(nil)
+		return nil
+	}
+	wq.scopes.Store(&set)
+	return nil
+}
+
+// scopeSetOf is the scope set of a queue's scoped limits defs (nil for
+// none).
+func scopeSetOf(defs map[string]store.ScopeDef) scopeSet {
+	if len(defs) == 0 {
 		return nil
 	}
 	set := make(scopeSet, len(defs))
 	for s, d := range defs {
 		set[s] = d.MaxRunning > 0
 	}
-	wq.scopes.Store(&set)
-	return nil
+	return set
 }
 
 // scopesFor returns the scoped limits the task of entry e is under: its

@@ -165,13 +165,20 @@ type mqLease struct {
 }
 
 func leaseOf(m *queue.Message) mqLease {
-	l := mqLease{Lease: m.Token(), Deadline: m.Deadline(), Topic: m.Topic, ID: m.ID, Key: m.Key,
-		Deliveries: m.Deliveries, DataBase64: base64.StdEncoding.EncodeToString(m.Data)}
-	if utf8.Valid(m.Data) {
-		text := string(m.Data)
-		l.Data = &text
-	}
+	l := mqLease{Lease: m.Token(), Deadline: m.Deadline(), Topic: m.Topic, ID: m.ID, Key: m.Key, Deliveries: m.Deliveries}
+	l.Data, l.DataBase64 = bodyOf(m.Data)
 	return l
+}
+
+// bodyOf spells a message body for an answer: as text when it is valid
+// UTF-8 (else nil), and always as standard base64.
+func bodyOf(data []byte) (*string, string) {
+	b64 := base64.StdEncoding.EncodeToString(data)
+	if !utf8.Valid(data) {
+		return nil, b64
+	}
+	text := string(data)
+	return &text, b64
 }
 
 // mqLeaseAnswer is the answer of POST /api/v1/mq/{queue}/leases.
@@ -445,12 +452,8 @@ func (s *Server) mqDead(w http.ResponseWriter, r *http.Request) {
 		Dead []deadMessage `json:"dead"`
 	}{Dead: make([]deadMessage, len(dead))}
 	for i, d := range dead {
-		dm := deadMessage{ID: d.ID, Topic: d.Topic, MessageID: d.MessageID, Key: d.Key, Deliveries: d.Deliveries,
-			Reason: d.Reason, DataBase64: base64.StdEncoding.EncodeToString(d.Data)}
-		if utf8.Valid(d.Data) {
-			text := string(d.Data)
-			dm.Data = &text
-		}
+		dm := deadMessage{ID: d.ID, Topic: d.Topic, MessageID: d.MessageID, Key: d.Key, Deliveries: d.Deliveries, Reason: d.Reason}
+		dm.Data, dm.DataBase64 = bodyOf(d.Data)
 		out.Dead[i] = dm
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -15,11 +15,7 @@ type ackRequest struct {
 
 // ack acknowledges m through the subscription's ack batcher.
 func (s *Subscription) ack(ctx context.Context, m *Message) (scripts.SettleResult, error) {
-	it := scripts.AckItem{ID: m.ID, Fence: m.fence}
-	if m.keyed {
-		it.Key = m.Key
-	}
-	ok, err := s.acks.Do(ctx, ackRequest{topic: m.Topic, item: it})
+	ok, err := s.acks.Do(ctx, ackRequest{topic: m.Topic, item: m.ackItem()})
 	if err != nil {
 		return scripts.SettleResult{}, err
 	}
@@ -27,6 +23,16 @@ func (s *Subscription) ack(ctx context.Context, m *Message) (scripts.SettleResul
 		return scripts.SettleResult{Status: scripts.NotOwner}, nil
 	}
 	return scripts.SettleResult{Status: scripts.Done}, nil
+}
+
+// ackItem is m's ack for ack.lua: its delivery, and its key when that is
+// in the dedup index.
+func (m *Message) ackItem() scripts.AckItem {
+	it := scripts.AckItem{ID: m.ID, Fence: m.fence}
+	if m.keyed {
+		it.Key = m.Key
+	}
+	return it
 }
 
 // runAcks runs one ack.lua call per topic of the batch, concurrently.

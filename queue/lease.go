@@ -110,11 +110,8 @@ func (q *Queue) leaseHolder(topics map[string]int, opts *LeaseOpts) (*leased, []
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.Group == "" {
-		o.Group = "dtq"
-	}
-	if err := keys.CheckName("group", o.Group); err != nil {
-		return nil, nil, invalid("LeaseOpts.Group", "%v", err)
+	if o.Group, err = checkGroup("LeaseOpts.Group", o.Group); err != nil {
+		return nil, nil, err
 	}
 	if o.Holder == "" {
 		o.Holder = "lease"
@@ -122,13 +119,8 @@ func (q *Queue) leaseHolder(topics map[string]int, opts *LeaseOpts) (*leased, []
 	if !validHolder(o.Holder) {
 		return nil, nil, invalid("LeaseOpts.Holder", "must be 1-128 bytes of UTF-8 without |, tabs or newlines (got %q)", o.Holder)
 	}
-	switch {
-	case o.VisibilityTimeout < 0:
-		return nil, nil, invalid("LeaseOpts.VisibilityTimeout", "must be positive (got %v)", o.VisibilityTimeout)
-	case o.VisibilityTimeout == 0:
-		o.VisibilityTimeout = 30 * time.Second
-	case o.VisibilityTimeout < delivery.MinVisibility:
-		return nil, nil, invalid("LeaseOpts.VisibilityTimeout", "must be at least %v (got %v)", delivery.MinVisibility, o.VisibilityTimeout)
+	if o.VisibilityTimeout, err = checkVisibility("LeaseOpts.VisibilityTimeout", o.VisibilityTimeout); err != nil {
+		return nil, nil, err
 	}
 	switch {
 	case o.Max < 0 || o.Max > maxLeaseBatch:
@@ -289,11 +281,7 @@ func (lh *leased) drop(m *Message, to msgState) {
 func (lh *leased) run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error) {
 	q := lh.q
 	if it.Op == opAck {
-		ai := scripts.AckItem{ID: m.ID, Fence: m.fence}
-		if m.keyed {
-			ai.Key = m.Key
-		}
-		ok, err := scripts.Ack(ctx, q.client, q.keys, lh.cfg, m.Topic, []scripts.AckItem{ai}, nil)
+		ok, err := scripts.Ack(ctx, q.client, q.keys, lh.cfg, m.Topic, []scripts.AckItem{m.ackItem()}, nil)
 		if err != nil {
 			return scripts.SettleResult{}, err
 		}

@@ -32,7 +32,7 @@ type Message struct {
 	sid      streamID  // ID, parsed
 	keyed    bool      // Key is in the dedup index (false: a random key)
 	fence    int64     // delivery count in the consumer group: who owns it
-	state    msgState  // guarded by sub.mu
+	state    msgState  // guarded by its holder's mutex
 	index    int       // position in the ready heap, -1 when not there
 	deadline time.Time // a leased message's, guarded by its holder
 }

@@ -85,13 +85,8 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case o.VisibilityTimeout < 0:
-		return nil, invalid("SubscribeOpts.VisibilityTimeout", "must be positive (got %v)", o.VisibilityTimeout)
-	case o.VisibilityTimeout == 0:
-		o.VisibilityTimeout = 30 * time.Second
-	case o.VisibilityTimeout < delivery.MinVisibility:
-		return nil, invalid("SubscribeOpts.VisibilityTimeout", "must be at least %v (got %v)", delivery.MinVisibility, o.VisibilityTimeout)
+	if o.VisibilityTimeout, err = checkVisibility("SubscribeOpts.VisibilityTimeout", o.VisibilityTimeout); err != nil {
+		return nil, err
 	}
 	switch {
 	case o.MaxInFlight < 0:
@@ -99,11 +94,8 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 	case o.MaxInFlight == 0:
 		o.MaxInFlight = 16
 	}
-	if o.Group == "" {
-		o.Group = "dtq"
-	}
-	if err := keys.CheckName("group", o.Group); err != nil {
-		return nil, invalid("SubscribeOpts.Group", "%v", err)
+	if o.Group, err = checkGroup("SubscribeOpts.Group", o.Group); err != nil {
+		return nil, err
 	}
 
 	s := &Subscription{
@@ -159,6 +151,31 @@ func orderTopics(topics map[string]int) ([]string, []int, error) {
 		priority[i] = topics[t]
 	}
 	return names, priority, nil
+}
+
+// checkVisibility checks the visibility timeout d of field: 0 for the
+// default (30 s), else at least delivery.MinVisibility.
+func checkVisibility(field string, d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, invalid(field, "must be positive (got %v)", d)
+	case d == 0:
+		return 30 * time.Second, nil
+	case d < delivery.MinVisibility:
+		return 0, invalid(field, "must be at least %v (got %v)", delivery.MinVisibility, d)
+	}
+	return d, nil
+}
+
+// checkGroup checks the consumer group name g of field ("" for "dtq").
+func checkGroup(field, g string) (string, error) {
+	if g == "" {
+		return "dtq", nil
+	}
+	if err := keys.CheckName("group", g); err != nil {
+		return "", invalid(field, "%v", err)
+	}
+	return g, nil
 }
 
 // consumerName names a subscription in its consumer group: host, pid and a
