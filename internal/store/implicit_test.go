@@ -250,3 +250,41 @@ func TestImplicitRunProgress(t *testing.T) {
 		}
 	})
 }
+
+// A consumer group destroyed under an implicit run takes its pending entry
+// with it: the recreated group delivers the entry again, and its start
+// leaves it claimed, unstarted; the run's worker still renews it and
+// records its outcome, and the task runs once.
+func TestImplicitRunSurvivesGroupLoss(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		es, st := claimImplicit(t, q, "w1", 2)
+		if err := b.Client.Do(ctx, b.Client.B().XgroupDestroy().Key(q.k.Band(es[0].Band)).Group(Group).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := q.Read(ctx, ReadRequest{Consumer: "w2", Credit: 10})
+		if err != nil || len(res.Entries) != 2 || res.Entries[0].TaskID != es[0].TaskID {
+			t.Fatalf("read after the group's loss: %+v %v, want the entries again", res.Entries, err)
+		}
+		sts, err := q.Start(ctx, StartConfig{Worker: "w2", MaxCrashes: 3, Retention: time.Hour}, res.Entries)
+		if err != nil || sts[0].Code != Skipped || sts[1].Code != Skipped {
+			t.Fatalf("start of the entries delivered again: %+v %v, want them left unstarted", sts, err)
+		}
+		// The first is renewed before its outcome, the second is not.
+		item := RenewItem{TaskID: es[0].TaskID, Band: es[0].Band, EntryID: es[0].EntryID, Run: 1, Started: st[0].Started}
+		if got, err := q.Renew(ctx, "w1", []RenewItem{item}); err != nil || got[0] != Renewed {
+			t.Errorf("w1 renews its run after the group's loss: %v %v, want renewed", got, err)
+		}
+		for i := range es {
+			if got := finishOK(t, q, "w1", es[i], st[i], 1); got != StatusSucceeded {
+				t.Errorf("w1's outcome %d after the group's loss: %q, want SUCCEEDED", i, got)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		if taken := takeOver(t, q, "w2", 10*time.Millisecond); len(taken) != 0 {
+			t.Errorf("taken over after its outcome: %+v, want nothing to run again", taken)
+		}
+	})
+}
