@@ -150,7 +150,7 @@ const (
 
 // Renew runs renew.lua for items of this queue in one round trip.
 func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) ([]RenewStatus, error) {
-	ks := append(q.k.bands([]string{q.k.Run()}), q.k.Info(), q.k.Finished())
+	ks := q.k.bands([]string{q.k.Run()})
 	args := make([]string, 0, 3+5*len(items))
 	args = append(args, Group, consumer, itoa(len(items)))
 	for _, it := range items {

@@ -112,13 +112,9 @@ end
 
 -- The items of run 1 without a Run field (or withdrawn, "C") may be
 -- implicit first runs: fenced by their pending entries (first_runs).
--- An entry at or before its band's g<p> (its consumer group was recreated
--- on it, see start.lua) lost its pending state with the group: with no
--- Run field and no record, its run is taken as this one (start.lua leaves
--- such an entry unstarted, for a reclaim after the visibility timeout).
 local firsts = {}
 do
-  local cand, idx = {}, {}
+  local cand = {}
   local a = 8
   for i = 1, n do
     local st = states[i]
@@ -127,26 +123,10 @@ do
       local l = cand[p]
       if not l then l = {}; cand[p] = l end
       l[#l + 1] = ARGV[a + 1]
-      idx[p .. ':' .. ARGV[a + 1]] = i
     end
     a = next_item(a)
   end
-  local marks
-  for p, eids in pairs(cand) do
-    first_runs(KEYS[8 + tonumber(p)], p, group, worker, eids, firsts)
-    for _, eid in ipairs(eids) do
-      local k = p .. ':' .. eid
-      if not firsts[k] and not states[idx[k]] then
-        marks = marks or redis.call('HMGET', info, 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
-        local last = marks[1 + tonumber(p)]
-        local u = ulids[idx[k]]
-        if last and last ~= '0-0' and id_le(eid, last) and not redis.call('HGET', fin, u) and
-            redis.call('EXISTS', KEYS[17 + idx[k]]) == 0 then
-          firsts[k] = true
-        end
-      end
-    end
-  end
+  for p, eids in pairs(cand) do first_runs(KEYS[8 + tonumber(p)], p, group, worker, eids, firsts) end
 end
 
 local out = {}

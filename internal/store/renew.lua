@@ -3,8 +3,6 @@
 --
 -- KEYS[1]        run hash (running tasks' state, by ULID)
 -- KEYS[2..11]    band streams of priority 0..9
--- KEYS[12]       info hash (fields g0..g9)
--- KEYS[13]       finished hash (packed records, by ULID)
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        consumer (the worker)
@@ -18,9 +16,7 @@
 -- renews while its entry is pending for this consumer in its first
 -- delivery, and gets its Run field here ("1|1|0|<start>|0|<consumer>"):
 -- from its first renewal on, a longer run is fenced, cancelled and seen
--- as any other. So does one whose entry lost its pending state with a
--- recreated consumer group (at or before the band's g<p>, no record), as
--- finish.lua takes its outcome.
+-- as any other.
 --
 -- Returns one code per item: 0 lost, 1 renewed, 2 renewed and its
 -- cancellation was requested.
@@ -32,7 +28,7 @@ local ulids = {}
 for i = 0, n - 1 do ulids[i + 1] = ARGV[4 + i * 5] end
 local states = redis.call('HMGET', runs, unpack(ulids))
 
-local firsts, cand, idx = {}, {}, {}
+local firsts, cand = {}, {}
 for i = 0, n - 1 do
   local a = 4 + i * 5
   if not states[i + 1] and ARGV[a + 3] == '1' then
@@ -40,23 +36,9 @@ for i = 0, n - 1 do
     local l = cand[p]
     if not l then l = {}; cand[p] = l end
     l[#l + 1] = ARGV[a + 2]
-    idx[p .. ':' .. ARGV[a + 2]] = i
   end
 end
-local marks
-for p, eids in pairs(cand) do
-  first_runs(KEYS[2 + tonumber(p)], p, group, consumer, eids, firsts)
-  for _, eid in ipairs(eids) do
-    local k = p .. ':' .. eid
-    if not firsts[k] then
-      marks = marks or redis.call('HMGET', KEYS[12], 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
-      local last = marks[1 + tonumber(p)]
-      if last and last ~= '0-0' and id_le(eid, last) and not redis.call('HGET', KEYS[13], ulids[idx[k] + 1]) then
-        firsts[k] = true
-      end
-    end
-  end
-end
+for p, eids in pairs(cand) do first_runs(KEYS[2 + tonumber(p)], p, group, consumer, eids, firsts) end
 
 local out, claims, made = {}, {}, {}
 for i = 0, n - 1 do

@@ -227,12 +227,6 @@ for i = 0, n - 1 do
     -- an acknowledged leftover of a task that finished (or has a record
     -- of its own), delivered again by a recreated consumer group
     ack_del(band, group, eid)
-  elseif born and not rv and mode == '0' and suspect(prio, eid) then
-    -- delivered again by a recreated consumer group with no trace of a
-    -- run: never started, or running as an implicit first run whose
-    -- pending entry went with the group. It stays claimed, unstarted:
-    -- that run's outcome records meanwhile (finish.lua), else a reclaim
-    -- pass hands it on after the visibility timeout, counting the crash
   elseif born and mode == '0' and not paused and not rv then
     -- the common case: a new task's first start
     code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
