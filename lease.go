@@ -462,7 +462,7 @@ func (c *Client) ExtendLease(ctx context.Context, token string) (deadline time.T
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	res, err := c.queue(l.queue).store.Renew(ctx, l.consumer, []store.RenewItem{{TaskID: l.id, Band: l.band, EntryID: l.entry, Run: l.run, Started: l.started}})
+	res, err := c.queue(l.queue).store.Renew(ctx, l.consumer, []store.RenewItem{{TaskID: l.id, Band: l.band, EntryID: l.entry, Run: l.run}})
 	if err != nil {
 		return time.Time{}, false, err
 	}

@@ -202,17 +202,15 @@ func (wq *workerQueue) read(ctx context.Context) {
 func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry, pre []store.Started, err error) {
 	w, sq := wq.w, wq.q.store
 	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
-	implicit := wq.implicitStarts()
-	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && (n > takeMax || implicit) {
+	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && n > takeMax {
 		// Still busy from one band: read the bands from 9 down to it in one
 		// plain XREADGROUP (a higher band that filled meanwhile is read
-		// first; anything beyond n is given back by the caller), and start
-		// what it can as implicit first runs.
-		entries, pre, err := wq.readBands(ctx, n, 0, wq.hot, implicit)
+		// first; anything beyond n is given back by the caller).
+		entries, err := wq.readBands(ctx, n, 0, wq.hot)
 		if err != nil || len(entries) < n {
 			wq.hot = -1 // next time, plan from the counts
 		}
-		return entries, pre, err
+		return entries, nil, err
 	}
 	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && wq.scopes.Load() == nil {
 		// The same for a small batch, claimed and started in one call: a
@@ -271,49 +269,23 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		return res.Entries, nil, nil
 	}
 	wait := max(wq.reclaimEvery-time.Since(wq.lastReclaim), time.Millisecond)
-	entries, pre, err = wq.readBands(ctx, n, wait, 0, implicit)
+	entries, err = wq.readBands(ctx, n, wait, 0)
 	if err != nil || !wq.planned { // a missing group: the script's turn
 		return nil, nil, err
 	}
 	wq.busy = len(entries) > 0
-	return entries, pre, nil
-}
-
-// implicitStarts reports whether this queue's plain reads start the
-// entries of the common case themselves, as implicit first runs
-// (store.StartImplicit): no limit to ask first, no replicas to wait for.
-func (wq *workerQueue) implicitStarts() bool {
-	return wq.scopes.Load() == nil && !wq.limited.Load() && wq.w.c.cfg.DurableReplicas == 0
+	return entries, nil, nil
 }
 
 // readBands claims up to n new entries (per band) with one plain
 // XREADGROUP over bands 9 down to low; with block > 0 it waits up to that
-// long for the first. With implicit it starts those it can (pre, as
-// store.StartImplicit; nil otherwise). A missing group makes the next read
-// use the script.
-func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration, low int, implicit bool) ([]store.Entry, []store.Started, error) {
-	sq := wq.q.store
-	var entries []store.Entry
-	var missing bool
-	var err error
-	var pre []store.Started
-	if implicit {
-		var st store.ReadState
-		entries, st, missing, err = sq.ReadBandsState(ctx, wq.w.cfg.ID, n, block, low)
-		// Asked again: a limit set during a blocking read holds its entries.
-		if err == nil && len(entries) > 0 && wq.implicitStarts() {
-			for i := n; i < len(entries); i++ {
-				entries[i].GiveBack = true // beyond n (up to n per band): start.lua gives them back
-			}
-			pre = store.StartImplicit(entries, st)
-		}
-	} else {
-		entries, missing, err = sq.ReadBands(ctx, wq.w.cfg.ID, n, block, low)
-	}
+// long for the first. A missing group makes the next read use the script.
+func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration, low int) ([]store.Entry, error) {
+	entries, missing, err := wq.q.store.ReadBands(ctx, wq.w.cfg.ID, n, block, low)
 	if err != nil || missing {
 		wq.busy, wq.planned = true, false // the script recreates a missing group
 	}
-	return entries, pre, err
+	return entries, err
 }
 
 // waitResume blocks until the queue may have been resumed (or a second).

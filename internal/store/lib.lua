@@ -237,36 +237,6 @@ local function run_value(s)
   return s.run .. '|' .. s.attempt .. '|' .. s.crashes .. '|' .. s.started .. '|' .. s.cancel .. '|' .. s.worker
 end
 
--- first_runs adds to set, as "<p>:<entry id>", those of entry ids eids
--- (of band stream band, priority p) pending for consumer in their first
--- delivery: a task born as its entry and claimed by a plain read runs its
--- first execution without a Run field (store.StartImplicit), fenced by
--- its pending entry — the worker that claimed it, not yet reclaimed (a
--- reclaim adds a delivery). One XPENDING of consumer's entries over the
--- ids' range.
-local function first_runs(band, p, group, consumer, eids, set)
-  local lo, hi
-  for _, eid in ipairs(eids) do
-    if string.match(eid, '^%d+%-%d+$') then
-      if not lo or id_le(eid, lo) then lo = eid end
-      if not hi or id_le(hi, eid) then hi = eid end
-    end
-  end
-  if not lo then return end
-  local r = redis.pcall('XPENDING', band, group, lo, hi, 1000000, consumer)
-  if type(r) ~= 'table' or r.err then return end
-  for _, e in ipairs(r) do
-    if e[4] == 1 then set[p .. ':' .. e[1]] = true end
-  end
-end
-
--- implicit_state is the Run state of an implicit first run (first_runs)
--- started at started (ms) by worker.
-local function implicit_state(started, worker)
-  if not string.match(started or '', '^%d+$') then started = '0' end
-  return { run = '1', attempt = '1', crashes = '0', started = started, cancel = '0', worker = worker }
-end
-
 -- record_status returns the status and run of a packed record (see
 -- store.parseRecord: R3, or R4 for a workflow's task), or nil.
 local function record_status(v)

@@ -154,9 +154,6 @@ type runState struct {
 
 // parseRun parses a Run value; false for none or RunWithdrawn.
 func parseRun(v string) (runState, bool) {
-	// A lost implicit first run noted by its takeover (read.lua): the task
-	// is seen as that run until the takeover's start writes its own.
-	v = strings.TrimPrefix(v, "L|")
 	p := strings.SplitN(v, "|", 6)
 	if len(p) != 6 {
 		return runState{}, false

@@ -6,17 +6,12 @@
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        consumer (the worker)
--- ARGV[3]        N; then 5 values per item: ULID, band, entry id, run, and
---                the run's start (Unix ms)
+-- ARGV[3]        N; then 4 values per item: ULID, band, entry id, run
 --
 -- An item renews (XCLAIM IDLE 0 to this consumer) only if its task's Run
 -- field holds exactly that run; otherwise the worker lost it (reclaimed and
 -- restarted elsewhere, or finished) and nothing changes — renewal never
--- takes a task back. An implicit first run (no Run field: first_runs)
--- renews while its entry is pending for this consumer in its first
--- delivery, and gets its Run field here ("1|1|0|<start>|0|<consumer>"):
--- from its first renewal on, a longer run is fenced, cancelled and seen
--- as any other.
+-- takes a task back.
 --
 -- Returns one code per item: 0 lost, 1 renewed, 2 renewed and its
 -- cancellation was requested.
@@ -25,45 +20,26 @@ local runs = KEYS[1]
 local group, consumer = ARGV[1], ARGV[2]
 local n = tonumber(ARGV[3])
 local ulids = {}
-for i = 0, n - 1 do ulids[i + 1] = ARGV[4 + i * 5] end
+for i = 0, n - 1 do ulids[i + 1] = ARGV[4 + i * 4] end
 local states = redis.call('HMGET', runs, unpack(ulids))
-
-local firsts, cand = {}, {}
+local out, claims = {}, {}
 for i = 0, n - 1 do
-  local a = 4 + i * 5
-  if not states[i + 1] and ARGV[a + 3] == '1' then
-    local p = ARGV[a + 1]
-    local l = cand[p]
-    if not l then l = {}; cand[p] = l end
-    l[#l + 1] = ARGV[a + 2]
-  end
-end
-for p, eids in pairs(cand) do first_runs(KEYS[2 + tonumber(p)], p, group, consumer, eids, firsts) end
-
-local out, claims, made = {}, {}, {}
-for i = 0, n - 1 do
-  local a = 4 + i * 5
+  local a = 4 + i * 4
   local p, eid, run = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
   local v = states[i + 1]
   local res = 0
-  local r, cancel
   if v then
-    r, cancel = string.match(v, '^(%d+)|%d+|%d+|%d+|(%d)|')
-  elseif firsts[p .. ':' .. eid] then
-    r, cancel = '1', '0'
-    made[#made + 1] = ARGV[a]
-    made[#made + 1] = run_value(implicit_state(ARGV[a + 4], consumer))
-  end
-  if r == run then
-    local ids = claims[p]
-    if not ids then ids = {}; claims[p] = ids end
-    ids[#ids + 1] = eid
-    res = 1
-    if cancel == '1' then res = 2 end
+    local r, cancel = string.match(v, '^(%d+)|%d+|%d+|%d+|(%d)|')
+    if r == run then
+      local ids = claims[p]
+      if not ids then ids = {}; claims[p] = ids end
+      ids[#ids + 1] = eid
+      res = 1
+      if cancel == '1' then res = 2 end
+    end
   end
   out[#out + 1] = res
 end
-if #made > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(made)) end
 for p, ids in pairs(claims) do
   local args = {KEYS[2 + tonumber(p)], group, consumer, '0'}
   for _, eid in ipairs(ids) do args[#args + 1] = eid end

@@ -52,9 +52,7 @@
 --                                entry
 --   QUEUED (a hash)           -> RUNNING: attempt + 1, run + 1
 --   RUNNING and reclaimed     -> its worker died: crashes + 1 (the lost run
---                                goes into its hash's history; a born task
---                                reclaimed without a Run field lost its
---                                implicit first run, run 1), and either
+--                                goes into its hash's history), and either
 --                                CANCELLED when its cancellation was
 --                                requested (no new execution starts),
 --                                RUNNING again (run + 1, same attempt) or,
@@ -160,20 +158,6 @@ local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved)
   return 4
 end
 
--- end_cancelled ends task id (hash tk, of type typ; a step of the workflow
--- in KEYS wfk, or nil) CANCELLED here, unstarted: its code, -2.
-local function end_cancelled(tk, id, typ, attempt, prio, wfk)
-  redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
-  redis.call('PEXPIRE', tk, retention)
-  list_done(info, done, {id})
-  cancelled = cancelled + 1
-  events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
-  if wfk then
-    wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'CANCELLED', nil, 'cancelled')
-  end
-  return -2
-end
-
 -- start_born starts a task born as its entry, in its first run, unless
 -- its scoped limits hold it back: the code, run, attempt and crashes to
 -- answer.
@@ -208,21 +192,7 @@ for i = 0, n - 1 do
   local code, run, attempt, crashes = 0, '', '', ''
   local rv = states[i + 1]
   local rs = run_state(rv)
-  -- taken over from a lost worker with no Run field of its own: an
-  -- implicit first run (first_runs) crashed — or a claim its worker lost
-  -- before it started it, counted alike (the store cannot tell them
-  -- apart); read.lua noted the lost run ("L|<Run value>"), else its start
-  -- and worker are unknown (the loss's time, none)
-  local lostFirst = born and mode == '1' and (not rv or string.sub(rv, 1, 2) == 'L|')
-  if lostFirst then
-    rs = run_state(rv and string.sub(rv, 3)) or implicit_state(nowS, '')
-  end
-  if lostFirst and (record_status(redis.call('HGET', fin, ulid)) or redis.call('EXISTS', tk) == 1) then
-    -- the lost run's outcome was recorded after all, before this start
-    -- (its worker's late finish acknowledged the entry): nothing to run
-    redis.call('HDEL', runs, ulid)
-    ack_del(band, group, eid)
-  elseif born and not rv and mode ~= '3' and suspect(prio, eid) and
+  if born and not rv and mode ~= '3' and suspect(prio, eid) and
       (record_status(redis.call('HGET', fin, ulid)) or redis.call('EXISTS', tk) == 1) then
     -- an acknowledged leftover of a task that finished (or has a record
     -- of its own), delivered again by a recreated consumer group
@@ -259,7 +229,15 @@ for i = 0, n - 1 do
       ack_del(band, group, eid)
       if rs.cancel == '1' then
         -- cancelled while its worker was lost: it ends here, unstarted
-        code = end_cancelled(tk, id, typ, attempt, prio, wfk)
+        redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
+        redis.call('PEXPIRE', tk, retention)
+        list_done(info, done, {id})
+        cancelled = cancelled + 1
+        code = -2
+        events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
+        if wfk then
+          wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'CANCELLED', nil, 'cancelled')
+        end
       else
         local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
         local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
@@ -287,21 +265,13 @@ for i = 0, n - 1 do
         code = 1
       end
     end
-  elseif rs and born and rs.run == '1' and rs.cancel == '1' and rs.worker == worker then
-    -- claimed by this worker, and its cancellation requested before this
-    -- start (cancel.lua, as of an implicit first run): it ends here
-    local typ = copy_spec(tk, band, eid, prio) or ''
-    redis.call('HSET', tk, 'attempt', '0')
-    redis.call('HDEL', runs, ulid)
-    ack_del(band, group, eid)
-    code = end_cancelled(tk, id, typ, '0', prio, wfk)
   elseif rs then
     -- a duplicate delivery (the group was lost and recreated): the running
     -- execution keeps it
   elseif born then
     if paused or mode == '2' then
       giveback(band, tk, id, eid, prio, true)
-    else -- claimed and not started yet (a blocking read's entries)
+    else -- claimed by a worker that died before it started it
       code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
     end
   else

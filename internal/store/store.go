@@ -100,7 +100,7 @@ var (
 	startScript   = script.New("start", libFor(startSource), startSource)
 	takeScript    = script.New("take", libFor(takeSource), takeSource)
 	finishScript  = script.New("finish", libFor(finishSource), finishSource)
-	renewScript   = script.New("renew", libFor(renewSource), renewSource)
+	renewScript   = script.New("renew", renewSource)
 	promoteScript = script.New("promote", libFor(promoteSource), promoteSource)
 	cancelScript  = script.New("cancel", libFor(cancelSource), cancelSource)
 	dlqScript     = script.New("dlq", libFor(dlqSource), dlqSource)
