@@ -182,7 +182,7 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 // themselves are held to GCRA exactly by internal/store's
 // TestRateLimitGrants.
 func TestRateLimitAcrossProcesses(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, e *env) {
+	forEachBackendAlone(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		const rate, burst = 100, 10
 		if err := e.c.SetRateLimit(ctx, dtq.DefaultQueue, rate, time.Second, burst); err != nil {

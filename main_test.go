@@ -33,6 +33,15 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 	})
 }
 
+// forEachBackendAlone is forEachBackend for a test that measures rates: it
+// runs before the package's parallel tests, one backend after the other,
+// so that their load does not starve the workers it times.
+func forEachBackendAlone(t *testing.T, fn func(t *testing.T, e *env)) {
+	redistest.ForEachBackendSerial(t, func(t *testing.T, b *redistest.Backend) {
+		fn(t, newEnv(t, b, nil))
+	})
+}
+
 func newEnv(t *testing.T, b *redistest.Backend, cfg *dtq.Config) *env {
 	var c dtq.Config
 	if cfg != nil {
