@@ -114,6 +114,72 @@ func floorDrain(b *testing.B, rc rueidis.Client, n, credit int) {
 	wg.Wait()
 }
 
+// floorDrainSlots is floorDrain for a worker of slots slots: at most that
+// many entries are claimed and not yet acknowledged, so a claim waits for
+// the acknowledgement of earlier ones (in the engine, a task holds its
+// slot until its handler returns, and a claim asks for the free ones).
+func floorDrainSlots(b *testing.B, rc rueidis.Client, n, slots int) {
+	ctx := context.Background()
+	if err := rc.Do(ctx, rc.B().XgroupCreate().Key(floorStream).Group(floorGroup).Id("0").Mkstream().Build()).Error(); err != nil && !rueidis.IsRedisBusyGroup(err) {
+		b.Fatal(err)
+	}
+	free := make(chan struct{}, slots)
+	for range slots {
+		free <- struct{}{}
+	}
+	var wg sync.WaitGroup
+	for done := 0; done < n; {
+		<-free
+		k := 1
+		for more := true; more && k < slots; {
+			select {
+			case <-free:
+				k++
+			default:
+				more = false
+			}
+		}
+		res, err := rc.Do(ctx, rc.B().Xreadgroup().Group(floorGroup, "c1").Count(int64(k)).Block(1000).
+			Streams().Key(floorStream).Id(">").Build()).AsXRead()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			b.Fatal(err)
+		}
+		entries := res[floorStream]
+		for range k - len(entries) {
+			free <- struct{}{}
+		}
+		if len(entries) == 0 {
+			continue
+		}
+		ids := make([]string, len(entries))
+		for i, e := range entries {
+			ids[i] = e.ID
+		}
+		done += len(entries)
+		wg.Go(func() {
+			for _, r := range rc.DoMulti(ctx,
+				rc.B().Xack().Key(floorStream).Group(floorGroup).Id(ids...).Build(),
+				rc.B().Xdel().Key(floorStream).Id(ids...).Build()) {
+				if err := r.Error(); err != nil {
+					b.Error(err)
+				}
+			}
+			for range ids {
+				free <- struct{}{}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkFloorDrain10: the floor of BenchmarkDrain10 and of peerbench's
+// drain at c=10 — at most 10 entries claimed and not acknowledged.
+func BenchmarkFloorDrain10(b *testing.B) {
+	rc := floorClient(b)
+	floorEnqueueMany(b, rc, b.N, 1000)
+	measure(b, rc, func() { floorDrainSlots(b, rc, b.N, 10) })
+}
+
 // BenchmarkFloorEnqueue: the floor of BenchmarkEnqueue (50 goroutines).
 func BenchmarkFloorEnqueue(b *testing.B) {
 	rc := floorClient(b)

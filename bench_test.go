@@ -99,7 +99,7 @@ func logCommandStats(b *testing.B, c rueidis.Client, n int) {
 		}
 		lines = append(lines, fmt.Sprintf("%-22s %7.2f µs/task %6.2f calls/task", strings.TrimPrefix(name, "cmdstat_"), usec/float64(n), calls/float64(n)))
 	}
-	fmt.Fprintf(os.Stderr, "%s: commandstats over %d tasks (since the server started):\n%s\n", b.Name(), n, strings.Join(lines, "\n"))
+	fmt.Fprintf(os.Stderr, "%s: commandstats over %d tasks (the measured work):\n%s\n", b.Name(), n, strings.Join(lines, "\n"))
 }
 
 func benchClient(b *testing.B) (*dtq.Client, rueidis.Client) {
@@ -176,6 +176,12 @@ func drain(b *testing.B, c *dtq.Client, n, concurrency int) {
 // measure runs work with the benchmark timer on and reports tasks/s and
 // Redis CPU per task over it.
 func measure(b *testing.B, rc rueidis.Client, work func()) {
+	if os.Getenv("DTQ_BENCH_CMDSTATS") != "" {
+		// commandstats of the measured work only
+		if err := rc.Do(context.Background(), rc.B().ConfigResetstat().Build()).Error(); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.ResetTimer()
 	before, start := redisCPU(b, rc), time.Now()
 	work()
@@ -187,6 +193,13 @@ func measure(b *testing.B, rc rueidis.Client, work func()) {
 func BenchmarkEnqueue(b *testing.B) {
 	c, rc := benchClient(b)
 	measure(b, rc, func() { enqueueN(b, c, b.N, 50) })
+}
+
+// BenchmarkEnqueueSerial: single Enqueue calls from one goroutine, one at
+// a time (peerbench's enqueue at c=1).
+func BenchmarkEnqueueSerial(b *testing.B) {
+	c, rc := benchClient(b)
+	measure(b, rc, func() { enqueueN(b, c, b.N, 1) })
 }
 
 // BenchmarkEnqueueMany: batches of 1000 from one goroutine.
@@ -201,6 +214,14 @@ func BenchmarkDrain(b *testing.B) {
 	c, rc := benchClient(b)
 	enqueueManyN(b, c, b.N, 1000)
 	measure(b, rc, func() { drain(b, c, b.N, 50) })
+}
+
+// BenchmarkDrain10: BenchmarkDrain with a worker of concurrency 10, where
+// batches are small and the fixed cost of each call shows.
+func BenchmarkDrain10(b *testing.B) {
+	c, rc := benchClient(b)
+	enqueueManyN(b, c, b.N, 1000)
+	measure(b, rc, func() { drain(b, c, b.N, 10) })
 }
 
 // BenchmarkDrainLimit: BenchmarkDrain with and without a limit that caps
@@ -269,6 +290,27 @@ func BenchmarkDrainGroups(b *testing.B) {
 // claim + complete.
 func BenchmarkLifecycle(b *testing.B) {
 	c, rc := benchClient(b)
+	lifecycle(b, c, rc)
+}
+
+// BenchmarkLifecycleShortRetention: BenchmarkLifecycle with finished tasks
+// kept for 1 ms (peerbench's tuned profile), so that Redis's memory does not
+// grow with the records kept: the default 24 h keeps every record of the
+// run, and a growing working set costs Redis CPU of its own (page faults
+// and cache misses: an HSET of 30 new 250-byte fields costs ~3 µs into a
+// small hash, 22-53 µs into one of 60,000 on the 2-vCPU VM of
+// docs/performance.md).
+func BenchmarkLifecycleShortRetention(b *testing.B) {
+	srv := redistest.Start(b, nil)
+	rc := redistest.Client(b, srv)
+	c, err := dtq.NewClient(rc, &dtq.Config{Retention: time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lifecycle(b, c, rc)
+}
+
+func lifecycle(b *testing.B, c *dtq.Client, rc rueidis.Client) {
 	measure(b, rc, func() {
 		var wg sync.WaitGroup
 		wg.Go(func() { enqueueN(b, c, b.N, 50) })

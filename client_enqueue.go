@@ -151,12 +151,10 @@ func (c *Client) enqueueOne(ctx context.Context, q *queueState, item store.Enque
 	var res store.EnqueueResult
 	var err error
 	if c.maxDepth(q.name) == 0 && item.IdemHash == "" && item.Delay == 0 && item.RunAt == 0 {
-		// One XADD: concurrent calls share round trips by pipelining.
-		rs, err := c.enqueueBatch(ctx, q, []store.EnqueueItem{item})
-		if err != nil {
+		// One XADD: concurrent calls share a pipeline (q.plain).
+		if res, err = q.plain.Do(ctx, item); err != nil {
 			return nil, err
 		}
-		res = rs[0]
 	} else if res, err = q.scripted.Do(ctx, item); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -233,7 +234,8 @@ func TestStaleCompletionRejected(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		release := make(chan struct{})
 		staleDone := make(chan struct{})
-		// A renews every 10s/4: its claim lapses for B (visibility 50ms)
+		// A renews every 10s/4: its claim lapses for B (visibility 500ms: long
+		// enough that B keeps its own run renewed on a loaded CI machine)
 		// long before A's next renewal could notice.
 		e.worker(&dtq.WorkerConfig{ID: "A", VisibilityTimeout: 10 * time.Second}, map[string]dtq.HandlerFunc{
 			"job": func(context.Context, *dtq.Task) (any, error) {
@@ -245,7 +247,7 @@ func TestStaleCompletionRejected(t *testing.T) {
 		task := e.enqueue("job", nil, nil)
 		e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
 		bStarted := make(chan struct{})
-		e.worker(&dtq.WorkerConfig{ID: "B", VisibilityTimeout: 50 * time.Millisecond}, map[string]dtq.HandlerFunc{
+		e.worker(&dtq.WorkerConfig{ID: "B", VisibilityTimeout: 500 * time.Millisecond}, map[string]dtq.HandlerFunc{
 			"job": func(ctx context.Context, task *dtq.Task) (any, error) {
 				close(bStarted)
 				<-staleDone // finish after A tried
@@ -268,17 +270,88 @@ func TestStaleCompletionRejected(t *testing.T) {
 	})
 }
 
+// A worker frozen between claiming a task and running it (SIGSTOP, a long
+// pause) finds it taken over when it wakes, and does not run it: the claim
+// is its start, so without a check the task would run twice (fault
+// scenario 3 saw it). The freeze here comes while the read's reply is on
+// its way: the claim's age counts from when the read went out.
+func TestStaleClaimNotRun(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const vt = time.Second // reclaim passes every 250 ms: the task most likely comes through a blocking read
+		var mu sync.Mutex
+		runs := map[string]int{}
+		handler := func(id string) map[string]dtq.HandlerFunc {
+			return map[string]dtq.HandlerFunc{"effect": func(context.Context, *dtq.Task) (any, error) {
+				mu.Lock()
+				runs[id]++
+				mu.Unlock()
+				return id, nil
+			}}
+		}
+		a, err := dtq.NewWorker(e.c, &dtq.WorkerConfig{ID: "A", VisibilityTimeout: vt, Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for typ, h := range handler("A") {
+			a.Handle(typ, h)
+		}
+		frozen, thaw := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		dtq.StallClaims(a, func() {
+			once.Do(func() {
+				close(frozen)
+				<-thaw
+			})
+		})
+		if err := a.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		task := e.enqueue("effect", nil, nil)
+		select {
+		case <-frozen:
+		case <-time.After(10 * time.Second):
+			t.Fatal("A never claimed the task")
+		}
+		e.worker(&dtq.WorkerConfig{ID: "B", VisibilityTimeout: vt}, handler("B"))
+		done := e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
+		close(thaw) // A wakes with its claim long lapsed
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if runs["A"] != 0 || runs["B"] != 1 {
+			t.Fatalf("handler runs %v; want B's only: A ran a task it had lost while frozen", runs)
+		}
+		if done.Worker != "B" || done.Crashes != 1 {
+			t.Fatalf("done by %q with %d crashes, want B's takeover counting A's lost claim", done.Worker, done.Crashes)
+		}
+		after, err := e.c.Get(t.Context(), task.ID)
+		if err != nil || after.Status != dtq.StatusSucceeded || after.Worker != "B" || len(after.History) != 2 {
+			t.Fatalf("after A woke: %+v, %v; want B's success unchanged", after, err)
+		}
+		if st, err := e.c.Stats(t.Context(), "default"); err != nil || st.Succeeded != 1 || st.Running != 0 {
+			t.Fatalf("stats after A woke: %+v, %v; want one success, nothing running", st, err)
+		}
+	})
+}
+
 // A crash-looping task ends DEAD once its worker was lost more than
 // MaxCrashes times.
 func TestCrashLoopEndsDead(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		task := e.enqueue("block", nil, nil)
 		for i, id := range []string{"w1", "w2"} {
-			// w2 takes the task over from the killed w1 after 200ms.
+			// w2 takes the task over from the killed w1 after 200ms. It
+			// runs it once its start counted w1's crash: between its
+			// reclaim and its start the task shows w2 already, and a kill
+			// there loses a claim no run began under (not counted).
 			child := startChildWorker(t, e, id, 200*time.Millisecond)
 			eventually(t, 15*time.Second, fmt.Sprintf("crash %d: %s runs the task", i+1, id), func() bool {
 				got, err := e.c.Get(t.Context(), task.ID)
-				return err == nil && got.Status == dtq.StatusRunning && got.Worker == id
+				return err == nil && got.Status == dtq.StatusRunning && got.Worker == id && got.Crashes == i
 			})
 			child.Process.Kill()
 			child.Wait()

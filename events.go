@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // Event is a task's transition to a status, published (fire-and-forget) by
@@ -93,57 +94,106 @@ func eventLine(t *Task, status Status, errText string) string {
 	return b.String()
 }
 
-// publisher coalesces event lines per channel: while one PUBLISH round is
-// out, lines published meanwhile wait and go out together in the next, so
-// a busy process sends one PUBLISH per channel per round trip, and an idle
-// one publishes each event at once.
+// eventLinger is how long event lines wait to ride along with a
+// submission's round trip (takeEvents) before they are published on their
+// own: events reach subscribers at most this much later than their
+// transition.
+const eventLinger = 2 * time.Millisecond
+
+// publisher coalesces event lines per channel. Lines wait up to
+// eventLinger: a submission meanwhile takes them into its own round trip
+// (one PUBLISH per channel riding along with its XADD), else a timer
+// publishes them together. A process that submits one task at a time thus
+// sends no command of its own for events, and none concurrently with its
+// submissions — which keeps rueidis on its synchronous path (a second
+// command in flight moves a connection to its pipelining goroutines for
+// good: two goroutine hand-offs per call).
 type publisher struct {
-	mu       sync.Mutex
-	pending  map[string][]string
-	flushing bool
+	linger  time.Duration // eventLinger (a test sets another: SetEventLinger)
+	mu      sync.Mutex
+	pending map[string][]string
+	armed   bool      // a flush timer is set
+	taken   time.Time // when a submission last took the pending lines
 }
 
-// publish sends event lines on channel, fire-and-forget, without making the
-// caller wait for Redis.
+// publish sends event lines on channel, fire-and-forget, within
+// eventLinger, without making the caller wait for Redis.
 func (c *Client) publish(channel string, lines []string) {
 	if len(lines) == 0 {
 		return
 	}
 	p := &c.pub
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.pending == nil {
 		p.pending = map[string][]string{}
 	}
 	p.pending[channel] = append(p.pending[channel], lines...)
-	if p.flushing {
+	if !p.armed {
+		p.armed = true
+		time.AfterFunc(p.linger, c.flushEvents)
+	}
+}
+
+// takeEvery spaces the submissions that take pending lines: concurrent
+// submissions do not each carry a PUBLISH of a few lines.
+const takeEvery = eventLinger / 8
+
+// takeEvents takes the pending event lines for a submission to send in its
+// round trip (nil: none, or another took lines less than takeEvery ago).
+func (c *Client) takeEvents() []store.Publication {
+	p := &c.pub
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pending) == 0 || time.Since(p.taken) < takeEvery {
+		return nil
+	}
+	p.taken = time.Now()
+	return takePending(p)
+}
+
+// takePending empties p.pending into publications; p.mu is held.
+func takePending(p *publisher) []store.Publication {
+	out := make([]store.Publication, 0, len(p.pending))
+	for ch, lines := range p.pending {
+		out = append(out, store.Publication{Channel: ch, Lines: lines})
+	}
+	p.pending = nil
+	return out
+}
+
+// flushEvents, the timer's, publishes the pending lines (on a connection
+// of their own: store.Publish) — unless a submission took lines within
+// eventLinger: submissions are under way, and the next will take these too
+// (the timer is set again for the rest).
+func (c *Client) flushEvents() {
+	p := &c.pub
+	p.mu.Lock()
+	if since := time.Since(p.taken); len(p.pending) > 0 && since < p.linger {
+		time.AfterFunc(p.linger-since, c.flushEvents)
 		p.mu.Unlock()
 		return
 	}
-	p.flushing = true
+	p.armed = false
 	p.mu.Unlock()
-	go c.flushEvents()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c.flushEventsNow(ctx)
 }
 
-// flushEvents publishes pending lines until none are left.
-func (c *Client) flushEvents() {
+// flushEventsNow publishes the pending lines at once (the timer's, and a
+// stopping worker's last events, which would otherwise wait for it).
+func (c *Client) flushEventsNow(ctx context.Context) {
 	p := &c.pub
-	for {
-		p.mu.Lock()
-		batch := p.pending
-		p.pending = nil
-		if len(batch) == 0 {
-			p.flushing = false
-			p.mu.Unlock()
-			return
-		}
+	p.mu.Lock()
+	if len(p.pending) == 0 {
 		p.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		for channel, lines := range batch {
-			if err := c.store.Publish(ctx, channel, lines); err != nil {
-				c.redisError("publish", err)
-				c.log.Debug("publishing events failed", "channel", channel, "error", err)
-			}
-		}
-		cancel()
+		return
+	}
+	batch := takePending(p)
+	p.mu.Unlock()
+	if err := c.store.Publish(ctx, batch); err != nil {
+		c.redisError("publish", err)
+		c.log.Debug("publishing events failed", "error", err)
 	}
 }

@@ -71,18 +71,25 @@ func TestOutcomeRetriedThroughOutage(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, &redistest.Options{AppendFsync: "always"})
 	e := newEnv(t, &redistest.Backend{Name: "redis", Client: redistest.Client(t, srv), Namespace: "outage", Server: srv}, nil)
-	release := make(chan struct{})
+	running, release := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int32
 	e.worker(&dtq.WorkerConfig{Concurrency: 1, VisibilityTimeout: 4 * time.Second}, map[string]dtq.HandlerFunc{
 		"job": func(context.Context, *dtq.Task) (any, error) {
 			if runs.Add(1) == 1 {
+				close(running)
 				<-release
 			}
 			return nil, nil
 		},
 	})
 	task := e.enqueue("job", nil, nil)
-	e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
+	// The handler runs (RUNNING alone is no proof: a claim shows RUNNING
+	// before its worker has started it).
+	select {
+	case <-running:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the task did not start")
+	}
 	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -446,7 +446,7 @@ func parseLeaseToken(s string) (leaseToken, error) {
 		*nums[i] = n
 	}
 	ms, err := strconv.ParseInt(p[8], 10, 64)
-	if err != nil || l.band >= store.Bands || ms <= 0 || !strings.HasPrefix(l.consumer, "http:") {
+	if err != nil || l.band >= store.Bands || ms <= 0 || !strings.HasPrefix(l.consumer, "http:") || !store.ValidEntryID(l.entry) {
 		return leaseToken{}, bad
 	}
 	l.timeout = time.Duration(ms) * time.Millisecond
@@ -462,7 +462,7 @@ func (c *Client) ExtendLease(ctx context.Context, token string) (deadline time.T
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	res, err := c.queue(l.queue).store.Renew(ctx, l.consumer, []store.RenewItem{{TaskID: l.id, Band: l.band, EntryID: l.entry, Run: l.run}})
+	res, err := c.queue(l.queue).store.Renew(ctx, l.consumer, []store.RenewItem{{TaskID: l.id, Band: l.band, EntryID: l.entry, Run: l.run, Started: l.started}})
 	if err != nil {
 		return time.Time{}, false, err
 	}

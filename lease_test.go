@@ -1,8 +1,10 @@
 package dtq_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +194,17 @@ func TestLeaseWaitTypesAndErrors(t *testing.T) {
 		var ve *dtq.ValidationError
 		if _, err := e.c.CompleteLease(ctx, "not-a-token", nil); !errors.As(err, &ve) || ve.Field != "lease" {
 			t.Errorf("a bad token: %v", err)
+		}
+		// A token whose entry id was tampered with: refused before any
+		// script sees the id (which the scripts compare unparsed).
+		raw, _ := base64.RawURLEncoding.DecodeString(got[0].Token)
+		f := strings.Split(string(raw), "|")
+		for _, entry := range []string{"abc", "12-x", "-1", "01-1", ""} {
+			f[3] = entry
+			forged := base64.RawURLEncoding.EncodeToString([]byte(strings.Join(f, "|")))
+			if _, err := e.c.CompleteLease(ctx, forged, nil); !errors.As(err, &ve) || ve.Field != "lease" {
+				t.Errorf("a token with entry %q: %v, want a ValidationError of lease", entry, err)
+			}
 		}
 		if _, err := e.c.CompleteLease(ctx, got[0].Token, json.RawMessage(`{`)); !errors.As(err, &ve) || ve.Field != "result" {
 			t.Errorf("a bad result: %v", err)

@@ -303,6 +303,41 @@ func TestAdmissionControl(t *testing.T) {
 	})
 }
 
+// Finished tasks leave the depth at once: their band entries, acknowledged
+// and trimmed later in bulk, do not hold the queue full meanwhile (a queue
+// capped at 3 takes new tasks right after 3 have succeeded, also after
+// retries, whose earlier entries are left behind too).
+func TestFinishedTasksLeaveDepth(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, MaxDepth: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs atomic.Int32
+		e.worker(fast(dtq.WorkerConfig{Concurrency: 4}), map[string]dtq.HandlerFunc{
+			"x": func(context.Context, *dtq.Task) (any, error) {
+				if runs.Add(1) <= 2 {
+					return nil, errors.New("flaky") // two retries
+				}
+				return nil, nil
+			},
+		})
+		for round := range 4 {
+			var ids []string
+			for range 3 {
+				task, err := c.Enqueue(t.Context(), "x", nil, nil)
+				if err != nil {
+					t.Fatalf("round %d: %v (3 tasks of a queue capped at 3, the earlier ones finished)", round, err)
+				}
+				ids = append(ids, task.Task.ID)
+			}
+			for _, id := range ids {
+				e.waitStatus(id, dtq.StatusSucceeded, 20*time.Second)
+			}
+		}
+	})
+}
+
 // RequeueAll requeues the dead letters there when it starts, once each,
 // even while a worker sends them straight back (a loop over "whatever is
 // in the stream" would requeue them again and again); Purge empties it.

@@ -82,9 +82,10 @@ func mostAtOnce(es []effect, worker string, from int64, except ...string) int {
 }
 
 // runLimitedNaps starts worker processes a and b (2 slots each, their
-// effect log at log) and runs n short nap tasks to their end under a limit
-// of 3 set by the caller: the log never shows more than 3 at once, and 3
-// (which takes both).
+// effect log at log) and runs n short nap tasks (100 ms: long enough to
+// overlap on a loaded machine) to their end under a limit of 3 set by the
+// caller: the log never shows more than 3 at once, and 3 (which takes
+// both).
 func runLimitedNaps(t *testing.T, e *env, vt time.Duration, n int) (log, effects string, procs map[string]*exec.Cmd) {
 	t.Helper()
 	log = filepath.Join(t.TempDir(), "effects")
@@ -95,7 +96,7 @@ func runLimitedNaps(t *testing.T, e *env, vt time.Duration, n int) (log, effects
 	}
 	var ids []string
 	for range n {
-		ids = append(ids, e.enqueue("nap", 30, nil).ID)
+		ids = append(ids, e.enqueue("nap", 100, nil).ID)
 	}
 	for _, id := range ids {
 		e.waitStatus(id, dtq.StatusSucceeded, 30*time.Second)

@@ -24,6 +24,12 @@ func TestConcurrencyLimitAcrossWorkers(t *testing.T) {
 			n := running.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
+			// Until three have met, a task waits (up to 2 s) for the others
+			// the limit lets start: on a loaded machine 20 ms alone let one
+			// end before the third started (CI once saw only 2 at once).
+			for deadline := time.Now().Add(2 * time.Second); most.Load() < 3 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
 			time.Sleep(20 * time.Millisecond)
 			running.Add(-1)
 			return nil, nil

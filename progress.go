@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/internal/taskid"
 )
 
@@ -27,7 +28,8 @@ func Progress(ctx context.Context, fraction float64, note string) error {
 		return ErrNoTask
 	}
 	t := tc.task
-	return tc.client.reportProgress(ctx, t.Queue, t.ID, t.run, t.Type, t.Attempt, t.Priority, fraction, note)
+	f := store.Fence{Run: t.run, Band: t.band, EntryID: t.entry, Worker: t.Worker, Started: t.started}
+	return tc.client.reportProgress(ctx, t.Queue, t.ID, f, t.Type, t.Attempt, t.Priority, fraction, note)
 }
 
 // checkProgress validates a report.
@@ -42,7 +44,7 @@ func checkProgress(fraction float64, note string) error {
 }
 
 // reportProgress records and publishes the progress of task id's run.
-func (c *Client) reportProgress(ctx context.Context, queue, id string, run int, typ string, attempt, prio int, fraction float64,
+func (c *Client) reportProgress(ctx context.Context, queue, id string, f store.Fence, typ string, attempt, prio int, fraction float64,
 	note string) error {
 	if err := checkProgress(fraction, note); err != nil {
 		return err
@@ -52,7 +54,7 @@ func (c *Client) reportProgress(ctx context.Context, queue, id string, run int, 
 		return ErrNotFound
 	}
 	q := c.queue(queue)
-	ok, err := q.store.SetProgress(ctx, ulid, run, fraction, note)
+	ok, err := q.store.SetProgress(ctx, ulid, f, fraction, note)
 	if err != nil {
 		return err
 	}
@@ -71,7 +73,8 @@ func (c *Client) LeaseProgress(ctx context.Context, token string, fraction float
 	if err != nil {
 		return err
 	}
-	err = c.reportProgress(ctx, l.queue, l.id, l.run, "", l.attempt, l.band, fraction, note)
+	f := store.Fence{Run: l.run, Band: l.band, EntryID: l.entry, Worker: l.consumer, Started: l.started}
+	err = c.reportProgress(ctx, l.queue, l.id, f, "", l.attempt, l.band, fraction, note)
 	if errors.Is(err, ErrLost) {
 		return ErrLeaseLost
 	}

@@ -3,6 +3,7 @@ package dtq_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,8 +18,8 @@ import (
 )
 
 // countKeys returns how many keys match pattern (SCAN: the server may be
-// shared with other tests' namespaces).
-func countKeys(t *testing.T, c rueidis.Client, pattern string) int {
+// shared with other tests' namespaces), but those of except.
+func countKeys(t *testing.T, c rueidis.Client, pattern string, except ...string) int {
 	t.Helper()
 	n := 0
 	cursor := uint64(0)
@@ -27,7 +28,11 @@ func countKeys(t *testing.T, c rueidis.Client, pattern string) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n += len(e.Elements)
+		for _, k := range e.Elements {
+			if !slices.Contains(except, k) {
+				n++
+			}
+		}
 		if e.Cursor == 0 {
 			return n
 		}
@@ -76,6 +81,10 @@ func TestMemoryBoundedAfterBurst(t *testing.T) {
 		"job": func(context.Context, *dtq.Task) (any, error) { return map[string]int{"ok": 1}, nil },
 	})
 	pattern := e.Namespace + ":*"
+	// The run hash is the queue's own, as its info hash is, once a start
+	// wrote a Run field (its pad field keeps it); a task started as an
+	// implicit first run writes none, so the baseline may lack it.
+	runHash := store.NewKeys(e.Namespace, dtq.DefaultQueue).Run()
 	settled := func(what string, ok func() bool) {
 		t.Helper()
 		eventually(t, retention+10*time.Second, what, ok)
@@ -88,7 +97,7 @@ func TestMemoryBoundedAfterBurst(t *testing.T) {
 		n, _ := rc.Do(t.Context(), rc.B().Xlen().Key(store.NewKeys(e.Namespace, dtq.DefaultQueue).Done()).Build()).AsInt64()
 		return errors.Is(err, dtq.ErrNotFound) && n == 0
 	})
-	baseKeys, baseMem := countKeys(t, rc, pattern), usedMemory(t, srv.Addr)
+	baseKeys, baseMem := countKeys(t, rc, pattern, runHash), usedMemory(t, srv.Addr)
 
 	const burst = 20_000
 	var next atomic.Int64
@@ -112,7 +121,7 @@ func TestMemoryBoundedAfterBurst(t *testing.T) {
 	var keys int
 	var mem int64
 	settled("keys and memory back at their baseline", func() bool {
-		keys, mem = countKeys(t, rc, pattern), usedMemory(t, srv.Addr)
+		keys, mem = countKeys(t, rc, pattern, runHash), usedMemory(t, srv.Addr)
 		return keys == baseKeys && mem < baseMem+512<<10
 	})
 	t.Logf("baseline %d keys, %d B; %d keys right after the burst; %d keys, %d B after the retention", baseKeys, baseMem, peakKeys, keys, mem)

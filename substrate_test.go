@@ -178,7 +178,11 @@ func groupDestroyedAfterFinish(t *testing.T, e *env, kept bool) {
 	{
 		var mu sync.Mutex
 		runs := map[string]int{}
-		e.worker(&dtq.WorkerConfig{Concurrency: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
+		// A task submitted between the group's loss and its recreation
+		// waits for the visibility timeout: its start cannot tell it from
+		// an implicit first run the lost group held (engine.md).
+		e.worker(&dtq.WorkerConfig{Concurrency: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
+			VisibilityTimeout: time.Second},
 			map[string]dtq.HandlerFunc{
 				"job": func(_ context.Context, task *dtq.Task) (any, error) {
 					mu.Lock()

@@ -122,6 +122,9 @@ type Task struct {
 	entry   string // stream entry id being run
 	idem    string // idempotency record hash, if any
 	started string // Unix ms of this run's start, as Redis recorded it
+	// claimed: when this worker's read that claimed the entry went out (a
+	// worker checks a claim this old is still its own before running it)
+	claimed time.Time
 	// born: the fields of the band entry the task was born as, when it
 	// runs from that entry (its record gets them when it finishes)
 	born *store.Spec

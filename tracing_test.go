@@ -104,12 +104,17 @@ func TestTraceOfScheduleTicks(t *testing.T) {
 		if !run.IsValid() {
 			t.Fatal("the tick's task ran outside any trace")
 		}
+		// The scheduler ends its span after the enqueue returns: the task
+		// can run first.
 		var enqueue *tracetest.SpanStub
-		for _, s := range exp.GetSpans() {
-			if s.Name == "dtq.enqueue tick" && s.SpanContext.TraceID() == run.TraceID() {
-				enqueue = &s
+		eventually(t, 5*time.Second, "the tick's dtq.enqueue span exported", func() bool {
+			for _, s := range exp.GetSpans() {
+				if s.Name == "dtq.enqueue tick" && s.SpanContext.TraceID() == run.TraceID() {
+					enqueue = &s
+				}
 			}
-		}
+			return enqueue != nil
+		})
 		if enqueue == nil || enqueue.Parent.IsValid() {
 			t.Fatalf("no root dtq.enqueue span of the tick in trace %s: %v", run.TraceID(), exp.GetSpans().Snapshots())
 		}

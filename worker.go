@@ -173,6 +173,10 @@ type Worker struct {
 	unrecorded []string
 	// unwatch stops watching Start's ctx.
 	unwatch func() bool
+	// stallClaims, set by tests only, runs on a reader when a read
+	// returns claims: a worker frozen with the read's reply on its way or
+	// before starting its claims (SIGSTOP, a long pause).
+	stallClaims func()
 }
 
 // NewWorker returns a worker on c's Redis and configuration. It does no
@@ -364,8 +368,17 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 	}
 	w.stopUpkeep()
 	w.upkeep.Wait()
+	w.flushEvents(context.WithoutCancel(ctx))
 	w.deregister(context.WithoutCancel(ctx))
 	return err
+}
+
+// flushEvents publishes the worker's last events (its final outcomes')
+// before Stop returns, within two seconds.
+func (w *Worker) flushEvents(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	w.c.flushEventsNow(ctx)
 }
 
 // retryDelay is the backoff before retry n (1-based).

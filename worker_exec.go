@@ -65,7 +65,12 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 		if obs.on() {
 			began = time.Now()
 		}
-		item, record := w.execute(ctx, ex)
+		var item store.FinishItem
+		confirmErr := w.confirmClaim(ctx, ex)
+		record := false
+		if confirmErr == nil {
+			item, record = w.execute(ctx, ex)
+		}
 		var ran time.Duration
 		if obs.on() {
 			ran = time.Since(began)
@@ -77,8 +82,13 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 		if !record {
 			endRunSpan(span, "", "")
 			wq.slots.release(1)
-			w.log.Info("task taken over by another worker; this execution's outcome is dropped",
-				logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
+			if confirmErr != nil {
+				w.log.Info("claimed task not run: it may have been taken over while this worker stalled",
+					logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", confirmErr)
+			} else {
+				w.log.Info("task taken over by another worker; this execution's outcome is dropped",
+					logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
+			}
 			obs.finished(ref, OutcomeLost, ran)
 			return
 		}
@@ -116,6 +126,35 @@ func (w *Worker) logFailure(t *Task, status, errText string) {
 		w.log.Warn("task failed for good: it is dead",
 			logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", errText)
 	}
+}
+
+// confirmClaim checks, before a handler runs, that a claim this worker
+// made a while ago is still its own. A claim starts the task (an implicit
+// first run is its claim), but a worker frozen between the claim and the
+// handler (SIGSTOP, a long GC pause, a host stall) may find it reclaimed by
+// another worker, which runs it already: running it too would repeat its
+// side effects. So a claim older than half the visibility timeout is
+// renewed first, fenced by its run; a lost one (or one Redis could not
+// confirm: it is reclaimed after the visibility timeout) is not run.
+func (w *Worker) confirmClaim(ctx context.Context, ex *execution) error {
+	t := ex.task
+	age := time.Since(t.claimed).Round(time.Millisecond)
+	if t.claimed.IsZero() || age < w.cfg.VisibilityTimeout/2 {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, w.cfg.VisibilityTimeout/4)
+	defer cancel()
+	res, err := ex.queue.q.store.Renew(cctx, w.cfg.ID, []store.RenewItem{{TaskID: t.ID, Band: t.band, EntryID: t.entry, Run: t.run, Started: t.started}})
+	switch {
+	case err != nil:
+		w.c.redisError("renew", err)
+		return fmt.Errorf("claimed %v ago, renewing it failed: %w", age, err)
+	case res[0] == store.Lost:
+		return fmt.Errorf("claimed %v ago, taken over by another worker since: %w", age, ErrLost)
+	case res[0] == store.Cancelled:
+		ex.cancel(ErrCancelled)
+	}
+	return nil
 }
 
 // execute runs the handler and returns the outcome to record (false: none,

@@ -47,6 +47,8 @@ type workerQueue struct {
 	hot          int  // the band the last read filled its credit from, or -1
 	slots        pool // this queue's execution slots: its handlers running
 
+	startFailed atomic.Bool // a start failed: the next read is busy (set by start's goroutine)
+
 	limited atomic.Bool // the queue has a limit: claims are granted first
 	leases  leases      // held under a concurrency limit
 
@@ -155,7 +157,14 @@ func (wq *workerQueue) read(ctx context.Context) {
 			}
 			n = got
 		}
+		// Taken before the read goes out: Redis claims its entries later,
+		// and a process frozen (SIGSTOP) with the read in flight gets
+		// their reply only when it thaws, its claims perhaps taken over.
+		claimed := time.Now()
 		entries, pre, err := wq.fetch(ctx, n)
+		if w.stallClaims != nil && len(entries) > 0 {
+			w.stallClaims()
+		}
 		if err != nil {
 			wq.slots.release(n)
 			wq.giveBack(context.WithoutCancel(ctx), mode, n)
@@ -189,7 +198,9 @@ func (wq *workerQueue) read(ctx context.Context) {
 		if len(entries) > 0 {
 			// Start this batch while the next read goes out: the reader is
 			// bound by round trips, not by work.
-			w.readers.Go(func() { wq.start(context.WithoutCancel(ctx), entries, pre, min(n, len(entries)), mode, granted) })
+			w.readers.Go(func() {
+				wq.start(context.WithoutCancel(ctx), entries, pre, claimed, min(n, len(entries)), mode, granted)
+			})
 		}
 	}
 }
@@ -201,16 +212,21 @@ func (wq *workerQueue) read(ctx context.Context) {
 // none did).
 func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry, pre []store.Started, err error) {
 	w, sq := wq.w, wq.q.store
+	if wq.startFailed.Swap(false) {
+		wq.busy = true
+	}
 	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
-	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && n > takeMax {
+	implicit := wq.implicitStarts()
+	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && (n > takeMax || implicit) {
 		// Still busy from one band: read the bands from 9 down to it in one
 		// plain XREADGROUP (a higher band that filled meanwhile is read
-		// first; anything beyond n is given back by the caller).
-		entries, err := wq.readBands(ctx, n, 0, wq.hot)
+		// first; anything beyond n is given back by the caller), and start
+		// what it can as implicit first runs.
+		entries, pre, err := wq.readBands(ctx, n, 0, wq.hot, implicit)
 		if err != nil || len(entries) < n {
 			wq.hot = -1 // next time, plan from the counts
 		}
-		return entries, nil, err
+		return entries, pre, err
 	}
 	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && wq.scopes.Load() == nil {
 		// The same for a small batch, claimed and started in one call: a
@@ -269,23 +285,49 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		return res.Entries, nil, nil
 	}
 	wait := max(wq.reclaimEvery-time.Since(wq.lastReclaim), time.Millisecond)
-	entries, err = wq.readBands(ctx, n, wait, 0)
+	entries, pre, err = wq.readBands(ctx, n, wait, 0, implicit)
 	if err != nil || !wq.planned { // a missing group: the script's turn
 		return nil, nil, err
 	}
 	wq.busy = len(entries) > 0
-	return entries, nil, nil
+	return entries, pre, nil
+}
+
+// implicitStarts reports whether this queue's plain reads start the
+// entries of the common case themselves, as implicit first runs
+// (store.StartImplicit): no limit to ask first, no replicas to wait for.
+func (wq *workerQueue) implicitStarts() bool {
+	return wq.scopes.Load() == nil && !wq.limited.Load() && wq.w.c.cfg.DurableReplicas == 0
 }
 
 // readBands claims up to n new entries (per band) with one plain
 // XREADGROUP over bands 9 down to low; with block > 0 it waits up to that
-// long for the first. A missing group makes the next read use the script.
-func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration, low int) ([]store.Entry, error) {
-	entries, missing, err := wq.q.store.ReadBands(ctx, wq.w.cfg.ID, n, block, low)
+// long for the first. With implicit it starts those it can (pre, as
+// store.StartImplicit; nil otherwise). A missing group makes the next read
+// use the script.
+func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration, low int, implicit bool) ([]store.Entry, []store.Started, error) {
+	sq := wq.q.store
+	var entries []store.Entry
+	var missing bool
+	var err error
+	var pre []store.Started
+	if implicit {
+		var st store.ReadState
+		entries, st, missing, err = sq.ReadBandsState(ctx, wq.w.cfg.ID, n, block, low)
+		// Asked again: a limit set during a blocking read holds its entries.
+		if err == nil && len(entries) > 0 && wq.implicitStarts() {
+			for i := n; i < len(entries); i++ {
+				entries[i].GiveBack = true // beyond n (up to n per band): start.lua gives them back
+			}
+			pre = store.StartImplicit(entries, st)
+		}
+	} else {
+		entries, missing, err = sq.ReadBands(ctx, wq.w.cfg.ID, n, block, low)
+	}
 	if err != nil || missing {
 		wq.busy, wq.planned = true, false // the script recreates a missing group
 	}
-	return entries, err
+	return entries, pre, err
 }
 
 // waitResume blocks until the queue may have been resumed (or a second).
@@ -293,10 +335,10 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 	return wq.q.store.WaitWakeup(ctx, "$", time.Second)
 }
 
-// start runs start.lua for claimed entries and launches the started tasks;
-// slots is how many slots the caller holds for them, granted how many
-// claims the queue's limits gave them (with mode).
-func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, slots, mode, granted int) {
+// start runs start.lua for entries claimed at claimed and launches the
+// started tasks; slots is how many slots the caller holds for them, granted
+// how many claims the queue's limits gave them (with mode).
+func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, claimed time.Time, slots, mode, granted int) {
 	w := wq.w
 	for i := range entries {
 		entries[i].Scopes = wq.scopesFor(&entries[i])
@@ -314,7 +356,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
 		wq.slots.release(min(slots, len(entries)))
 		wq.giveBack(ctx, mode, granted)
-		wq.busy = true
+		wq.startFailed.Store(true)
 		return
 	}
 	launched := 0
@@ -346,7 +388,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 			continue
 		}
 		t := w.c.startedTask(wq.q.name, &e, s, w.cfg.ID)
-		t.scopes, t.leased = e.Scopes, wq.leasedScopes(e.Scopes)
+		t.scopes, t.leased, t.claimed = e.Scopes, wq.leasedScopes(e.Scopes), claimed
 		if e.Born {
 			t.born = e.Spec
 		}

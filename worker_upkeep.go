@@ -46,7 +46,8 @@ func (w *Worker) renewOnce(ctx context.Context) {
 		for chunk := range slices.Chunk(exs, 256) {
 			items := make([]store.RenewItem, len(chunk))
 			for i, ex := range chunk {
-				items[i] = store.RenewItem{TaskID: ex.task.ID, Band: ex.task.band, EntryID: ex.task.entry, Run: ex.task.run}
+				items[i] = store.RenewItem{TaskID: ex.task.ID, Band: ex.task.band, EntryID: ex.task.entry, Run: ex.task.run,
+					Started: ex.task.started}
 			}
 			cctx, cancel := context.WithTimeout(ctx, w.cfg.VisibilityTimeout/2)
 			res, err := wq.q.store.Renew(cctx, w.cfg.ID, items)

@@ -4,7 +4,8 @@
 // There is no background goroutine: the first caller to find a free slot
 // becomes a leader and runs batches of whatever is queued; when its own call
 // is done it hands the slot to the oldest waiting caller. At most MaxLeaders
-// batches run at once.
+// batches run at once. A call that finds the batcher idle runs alone at
+// once, on its own goroutine.
 package batch
 
 import (
@@ -49,8 +50,28 @@ func New[In, Out any](run Func[In, Out], maxBatch, maxLeaders int, timeout time.
 // Do queues in, waits for its batch and returns its result. If ctx ends
 // first, Do returns ctx.Err(); the input may or may not have been run.
 func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
-	c := &call[In, Out]{in: in, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	if err := ctx.Err(); err != nil {
+		var zero Out
+		return zero, err
+	}
 	b.mu.Lock()
+	if b.leaders == 0 && len(b.queue) == 0 {
+		// Idle: a batch of this call alone, run at once as its own leader
+		// would (no queue entry, no channel: the price of a caller that
+		// submits one at a time).
+		b.leaders++
+		b.mu.Unlock()
+		out, err := b.runBatch(ctx, []In{in})
+		b.mu.Lock()
+		b.handOff() // to a call queued meanwhile, or the slot is free
+		b.mu.Unlock()
+		if err != nil {
+			var zero Out
+			return zero, err
+		}
+		return out[0], nil
+	}
+	c := &call[In, Out]{in: in, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	b.queue = append(b.queue, c)
 	leading := b.leaders < b.maxLeaders
 	if leading {
@@ -154,13 +175,11 @@ func (b *Batcher[In, Out]) remove(c *call[In, Out]) {
 }
 
 func (b *Batcher[In, Out]) exec(ctx context.Context, batch []*call[In, Out]) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.timeout)
-	defer cancel()
 	in := make([]In, len(batch))
 	for i, c := range batch {
 		in[i] = c.in
 	}
-	out, err := b.run(ctx, in)
+	out, err := b.runBatch(ctx, in)
 	for i, c := range batch {
 		if err != nil {
 			c.err = err
@@ -169,4 +188,12 @@ func (b *Batcher[In, Out]) exec(ctx context.Context, batch []*call[In, Out]) {
 		}
 		close(c.done)
 	}
+}
+
+// runBatch runs one batch under the leader's context values but not its
+// cancellation, bounded by the timeout.
+func (b *Batcher[In, Out]) runBatch(ctx context.Context, in []In) ([]Out, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.timeout)
+	defer cancel()
+	return b.run(ctx, in)
 }

@@ -696,3 +696,64 @@ func TestDoSurvivesRandomCancellation(t *testing.T) {
 	wantResult(t, await(t, goDo(b, t.Context(), -1)), -1)
 	t.Logf("%d succeeded, %d cancelled", succeeded.Load(), cancelled.Load())
 }
+
+// An idle batcher runs a lone call at once, on the caller's goroutine; the
+// calls that arrive while it runs queue up, and the lone call's end hands
+// its slot to them: they run together in the next batch.
+func TestDoIdleCallRunsAloneAndHandsTheSlotOn(t *testing.T) {
+	var mu sync.Mutex
+	var batches [][]int
+	entered, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	b := New(func(ctx context.Context, in []int) ([]int, error) {
+		mu.Lock()
+		batches = append(batches, slices.Clone(in))
+		mu.Unlock()
+		if first.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+		out := make([]int, len(in))
+		for i, v := range in {
+			out[i] = result(v)
+		}
+		return out, nil
+	}, 8, 1, waitLimit)
+	done := make(chan int, 4)
+	go func() { v, _ := b.Do(context.Background(), 0); done <- v }()
+	<-entered
+	for i := 1; i <= 3; i++ {
+		go func() { v, _ := b.Do(context.Background(), i); done <- v }()
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		b.mu.Lock()
+		queued := len(b.queue)
+		b.mu.Unlock()
+		if queued == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued behind the lone one, want 3", queued)
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	got := map[int]bool{}
+	for range 4 {
+		select {
+		case v := <-done:
+			got[v] = true
+		case <-time.After(waitLimit):
+			t.Fatal("a call queued behind the lone one never ran: its slot was not handed on")
+		}
+	}
+	for i := 0; i <= 3; i++ {
+		if !got[result(i)] {
+			t.Errorf("call %d: no result", i)
+		}
+	}
+	if len(batches) != 2 || len(batches[0]) != 1 || len(batches[1]) != 3 {
+		t.Errorf("batches %v, want [0] alone, then the three queued together", batches)
+	}
+}

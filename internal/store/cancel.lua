@@ -28,9 +28,10 @@
 -- RUNNING (a Run field) -> the cancellation is recorded in the Run field and
 -- published on the cancels channel; the worker running it cancels its
 -- handler, and the task ends CANCELLED. A task born as an entry and still
--- only that (QUEUED) -> a CANCELLED hash made from the entry; the entry is
--- deleted, or, when a worker has just claimed it, its Run field says
--- withdrawn (its start then skips it). A QUEUED (with a hash) or SCHEDULED
+-- only that -> when a worker has claimed it (its entry pending: an
+-- implicit first run, see first_runs, or a start on its way), as RUNNING:
+-- a Run field of run 1 with the cancellation requested; else (QUEUED) a
+-- CANCELLED hash made from the entry, and the entry is deleted. A QUEUED (with a hash) or SCHEDULED
 -- task -> CANCELLED at once (a QUEUED task's entry is skipped when a worker
 -- reads it; one waiting for its group's turn leaves gwait). Anything else is left as it is. A cancelled task expires after
 -- the retention and is listed in the done stream.
@@ -74,18 +75,23 @@ if not status then
 end
 if status ~= 'QUEUED' and status ~= 'SCHEDULED' then return {status} end
 if f[7] and f[7] ~= ARGV[9] then return {'WF', f[7]} end
+local now, nowS = now_ms()
 if born then
+  local pend = redis.pcall('XPENDING', band, group, eid, eid, 1)
+  if type(pend) == 'table' and not pend.err and #pend > 0 then
+    -- claimed: running as an implicit first run (StartImplicit), or about
+    -- to start. Its cancellation is requested as a running task's, in the
+    -- Run field of its run 1 (started at its delivery, by its consumer):
+    -- the worker running it stops it; a start of it ends it CANCELLED.
+    local started = string.format('%d', now - tonumber(pend[1][3]))
+    redis.call('HSET', runs, '~', run_pad(), ulid, '1|1|0|' .. started .. '|1|' .. pend[1][2])
+    redis.call('PUBLISH', cancels, id)
+    return {'RUNNING'}
+  end
   f[2] = copy_spec(tk, band, eid, prio)
   f[4] = prio
-  local pend = redis.pcall('XPENDING', band, group, eid, eid, 1)
-  if type(pend) ~= 'table' or pend.err or #pend == 0 then
-    redis.call('XDEL', band, eid)
-  else
-    redis.call('HSET', runs, ulid, 'C') -- claimed, not started: withdrawn
-  end
+  redis.call('XDEL', band, eid)
 end
-
-local now, nowS = now_ms()
 
 if status == 'SCHEDULED' then
   redis.call('ZREM', schedule, id)

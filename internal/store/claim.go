@@ -105,7 +105,7 @@ type ReadResult struct {
 // Read runs read.lua: claim up to Credit entries, band 9 first, after a
 // reclaim pass when ReclaimIdle > 0.
 func (q *Queue) Read(ctx context.Context, req ReadRequest) (ReadResult, error) {
-	ks := q.k.bands([]string{q.k.Info()})
+	ks := append(q.k.bands([]string{q.k.Info()}), q.k.Run())
 	args := make([]string, 0, 5+Bands)
 	args = append(args, Group, req.Consumer, itoa(req.Credit), ms(req.ReclaimIdle))
 	for _, cur := range req.Cursors {
@@ -237,6 +237,29 @@ func pendingCount(r rueidis.RedisResult) (int64, error) {
 // long for the first. missingGroup reports a band without its consumer
 // group (Read recreates it).
 func (q *Queue) ReadBands(ctx context.Context, consumer string, n int, block time.Duration, low int) (entries []Entry, missingGroup bool, err error) {
+	entries, _, missingGroup, err = q.readBands(ctx, consumer, n, block, low, false)
+	return entries, missingGroup, err
+}
+
+// ReadState is what a plain read learns of its queue in the same round
+// trip, just after its claim: enough to start the claimed entries of the
+// common case without a script (StartImplicit).
+type ReadState struct {
+	Paused bool
+	// Regrouped holds info's g<p> per band: the last entry id of a band
+	// whose consumer group was recreated on entries already there ("" or
+	// "0-0" for none); an entry at or before it may be an acknowledged
+	// leftover, for start.lua to judge.
+	Regrouped [Bands]string
+	Now       string // Redis time, Unix ms; "" when unknown (nothing starts)
+}
+
+// ReadBandsState is ReadBands that also reads the queue's ReadState.
+func (q *Queue) ReadBandsState(ctx context.Context, consumer string, n int, block time.Duration, low int) (entries []Entry, st ReadState, missingGroup bool, err error) {
+	return q.readBands(ctx, consumer, n, block, low, true)
+}
+
+func (q *Queue) readBands(ctx context.Context, consumer string, n int, block time.Duration, low int, withState bool) (entries []Entry, st ReadState, missingGroup bool, err error) {
 	c := q.s.r
 	bandKeys := make([]string, 0, Bands)
 	ids := make([]string, 0, Bands)
@@ -251,22 +274,98 @@ func (q *Queue) ReadBands(ctx context.Context, consumer string, n int, block tim
 	} else {
 		cmd = b.Streams().Key(bandKeys...).Id(ids...).Build()
 	}
-	streams, err := c.Do(ctx, cmd).AsXRead()
+	fields := make([]string, 0, 1+Bands)
+	fields = append(fields, InfoPaused)
+	for p := range Bands {
+		fields = append(fields, InfoRegrouped+itoa(p))
+	}
+	state := func() rueidis.Commands {
+		return rueidis.Commands{c.B().Hmget().Key(q.k.Info()).Field(fields...).Build(), c.B().Time().Build()}
+	}
+	var res rueidis.RedisResult
+	if withState && block <= 0 {
+		// The state is read just after the claim, in its round trip.
+		rs := c.DoMulti(ctx, append(rueidis.Commands{cmd}, state()...)...)
+		res = rs[0]
+		if st, err = readState(rs[1], rs[2]); err != nil {
+			return nil, st, false, err
+		}
+	} else {
+		res = c.Do(ctx, cmd)
+	}
+	streams, err := res.AsXRead()
 	if rueidis.IsRedisNil(err) {
-		return nil, false, nil
+		return nil, st, false, nil
 	}
 	if err != nil {
 		if isNoGroup(err) {
-			return nil, true, nil
+			return nil, st, true, nil
 		}
-		return nil, false, err
+		return nil, st, false, err
 	}
 	for p := Bands - 1; p >= low; p-- {
 		for _, e := range streams[q.k.Band(p)] {
 			entries = append(entries, entryOf(q.name, p, e.ID, e.FieldValues))
 		}
 	}
-	return entries, false, nil
+	if withState && block > 0 && len(entries) > 0 {
+		// A blocking read goes alone (its connection is closed when ctx
+		// ends, which ends the wait); the state follows it.
+		// Unread, it is unknown: StartImplicit starts nothing.
+		rs := c.DoMulti(context.WithoutCancel(ctx), state()...)
+		if st, err = readState(rs[0], rs[1]); err != nil {
+			st = ReadState{}
+		}
+	}
+	return entries, st, false, nil
+}
+
+// readState parses the replies of HMGET info paused g0..g9 and TIME.
+func readState(info, now rueidis.RedisResult) (ReadState, error) {
+	var st ReadState
+	vs, err := info.ToArray()
+	if err != nil {
+		return st, err
+	}
+	if len(vs) != 1+Bands {
+		return st, unexpected("info", vs)
+	}
+	p, _ := vs[0].ToString()
+	st.Paused = p == "1"
+	for i := range Bands {
+		st.Regrouped[i], _ = vs[1+i].ToString()
+	}
+	t, err := now.AsStrSlice()
+	if err != nil || len(t) != 2 {
+		return st, unexpected("time", t)
+	}
+	st.Now = strconv.FormatInt(atoi64(t[0])*1000+atoi64(t[1])/1000, 10)
+	return st, nil
+}
+
+// StartImplicit starts, without a script, the entries of a plain read of
+// the common case — a task born as its entry, claimed for the first time,
+// not a workflow's step nor admitted under a group's window, the queue not
+// paused, the entry after its band's Regrouped mark — as implicit first
+// runs: run 1, attempt 1, no crash, started at the read (st.Now), with no
+// Run field. The claim is the start: the pending entry (this consumer's,
+// first delivery) fences the run until its first renewal or progress
+// report writes its Run field (renew.lua, progress.lua); finish.lua,
+// cancel.lua and start.lua's reclaim know it (first_runs). It returns one
+// Started per entry: Began for those, Unstarted for the rest (for Start).
+func StartImplicit(entries []Entry, st ReadState) []Started {
+	out := make([]Started, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		mark := st.Regrouped[e.Band]
+		if !e.Born || e.Malformed || e.GiveBack || e.Reclaimed || e.Group != "" || e.Spec == nil || e.Spec.Workflow != "" ||
+			len(e.Scopes) > 0 || st.Paused || st.Now == "" || (mark != "" && mark != "0-0" && !idAfter(e.EntryID, mark)) {
+			out[i].Code = Unstarted
+			continue
+		}
+		out[i] = Started{Code: Began, Run: 1, Attempt: 1, Started: st.Now}
+	}
+	return out
 }
 
 // Take claims up to n new entries for cfg.Worker with one XREADGROUP over

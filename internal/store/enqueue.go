@@ -52,6 +52,38 @@ type EnqueueConfig struct {
 	MaxDepth   int64 // 0 = unbounded
 	IdemWindow time.Duration
 	Durability Durability
+	// Publish: events of earlier transitions, sent fire-and-forget (their
+	// replies are not read) as PUBLISHes after the plain XADDs, in the same
+	// round trip — when there are any (CarriesEvents); otherwise in a round
+	// trip of their own (Store.Publish), which a caller avoids by passing
+	// events only when CarriesEvents.
+	Publish []Publication
+}
+
+// CarriesEvents reports whether Enqueue of items sends plain XADDs that
+// events can ride along with: some item is plain, the queue has no depth
+// bound, and no durability pins the writes to one connection.
+func (cfg EnqueueConfig) CarriesEvents(items []EnqueueItem) bool {
+	if cfg.MaxDepth != 0 || cfg.Durability.Replicas > 0 {
+		return false
+	}
+	for i := range items {
+		if items[i].plain() {
+			return true
+		}
+	}
+	return false
+}
+
+// Publication is event lines to publish on one channel.
+type Publication struct {
+	Channel string
+	Lines   []string
+}
+
+// publishCmd is the PUBLISH of p.
+func (s *Store) publishCmd(p Publication) rueidis.Completed {
+	return s.r.B().Publish().Channel(p.Channel).Message(strings.Join(p.Lines, "\n")).Build()
 }
 
 // EnqueueCode is the outcome of one EnqueueItem.
@@ -105,6 +137,10 @@ func (q *Queue) Enqueue(ctx context.Context, cfg EnqueueConfig, items []EnqueueI
 			out[i] = res[j]
 		}
 	}
+	if len(cfg.Publish) > 0 && !cfg.CarriesEvents(items) {
+		_ = q.s.Publish(ctx, cfg.Publish) // fire-and-forget, as they would have ridden along
+		cfg.Publish = nil
+	}
 	switch {
 	case len(scripted) == 0:
 		run(plain, q.enqueuePlain, &perr)
@@ -137,6 +173,9 @@ func (q *Queue) enqueuePlain(ctx context.Context, cfg EnqueueConfig, items []*En
 		}
 		cmds[i] = fv.Build()
 	}
+	for _, p := range cfg.Publish { // (only when CarriesEvents: see Enqueue)
+		cmds = append(cmds, q.s.publishCmd(p))
+	}
 	var res []rueidis.RedisResult
 	d := cfg.Durability
 	switch {
@@ -155,7 +194,7 @@ func (q *Queue) enqueuePlain(ctx context.Context, cfg EnqueueConfig, items []*En
 		res = c.DoMulti(ctx, cmds...)
 	}
 	out := make([]EnqueueResult, len(items))
-	for i, r := range res {
+	for i, r := range res[:len(items)] {
 		eid, err := r.ToString()
 		if err != nil {
 			return nil, err
@@ -170,10 +209,10 @@ func (q *Queue) enqueuePlain(ctx context.Context, cfg EnqueueConfig, items []*En
 }
 
 func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []*EnqueueItem) ([]EnqueueResult, error) {
-	ks := make([]string, 0, 14+2*len(items))
+	ks := make([]string, 0, 15+2*len(items))
 	ks = append(ks, q.k.Schedule(), q.k.Wakeup())
 	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info())
 	args := make([]string, 0, 3+13*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {

@@ -7,7 +7,8 @@
 -- KEYS[3..12]    band streams of priority 0..9
 -- KEYS[13]       gwait zset (tasks waiting for their group's turn)
 -- KEYS[14]       gcount hash (per group: admitted entries not started)
--- KEYS[15..]     task hashes and idempotency records, referenced by index below
+-- KEYS[15]       info hash (fields b0..b9, for the depth bound)
+-- KEYS[16..]     task hashes and idempotency records, referenced by index below
 --
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
@@ -29,8 +30,9 @@
 -- a hash under the random id too: due later it is SCHEDULED as above; due
 -- now it is QUEUED, its entry written from its hash (readd; a group's task
 -- is admitted to its band, lib.lua's admit, or waits in gwait).
--- Depth is what the bands hold (queued and running entries) plus the
--- schedule and gwait. An idempotency record holds
+-- Depth is what the bands hold (queued and running entries, not those
+-- acknowledged and left for a later trim) plus the schedule and gwait
+-- (lib.lua's queue_depth). An idempotency record holds
 -- "<ref> <fingerprint>", ref being "=<band>:<entry id>" or the random id.
 --
 -- Returns 2 values per task — code, ref — then the Redis time (Unix ms).
@@ -54,10 +56,7 @@ local n = tonumber(ARGV[3])
 local now, nowS = now_ms()
 
 local depth = 0
-if maxDepth > 0 then
-  depth = redis.call('ZCARD', schedule) + redis.call('ZCARD', gwait)
-  for p = 0, 9 do depth = depth + redis.call('XLEN', KEYS[3 + p]) end
-end
+if maxDepth > 0 then depth = queue_depth(KEYS[15], 3, schedule, gwait) end
 local added, scheduled = 0, 0
 local out = {}
 for i = 0, n - 1 do

@@ -103,7 +103,8 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		}
 		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kind)
 		if sp := it.Born; sp != nil && kinds[i] == "H" {
-			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash, sp.Trace)
+			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash, sp.Trace,
+				it.Started)
 		}
 		if it.Workflow != "" {
 			args = append(args, itoa(it.Step), rueidis.BinaryString(it.Prev))
@@ -134,6 +135,7 @@ type RenewItem struct {
 	Band    int
 	EntryID string
 	Run     int
+	Started string // Unix ms of the run's start (an implicit first run's Run field gets it)
 }
 
 // RenewStatus is the outcome of renewing one execution.
@@ -148,11 +150,14 @@ const (
 
 // Renew runs renew.lua for items of this queue in one round trip.
 func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) ([]RenewStatus, error) {
-	ks := q.k.bands([]string{q.k.Run()})
-	args := make([]string, 0, 3+4*len(items))
+	ks := append(q.k.bands([]string{q.k.Run()}), q.k.Info(), q.k.Finished())
+	for _, it := range items {
+		ks = append(ks, q.k.Task(ulidOf(it.TaskID)))
+	}
+	args := make([]string, 0, 3+5*len(items))
 	args = append(args, Group, consumer, itoa(len(items)))
 	for _, it := range items {
-		args = append(args, ulidOf(it.TaskID), itoa(it.Band), it.EntryID, itoa(it.Run))
+		args = append(args, ulidOf(it.TaskID), itoa(it.Band), it.EntryID, itoa(it.Run), it.Started)
 	}
 	replies, err := renewScript.Exec(ctx, q.s.r, ks, args).ToArray()
 	if err != nil {

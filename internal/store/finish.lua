@@ -23,9 +23,10 @@
 --                them as they succeed (their idempotency records stay)
 -- ARGV[7]        N; then per item 7 values — band, entry id, run (the
 --                fence), outcome, text, idempotency key index (0 = none),
---                kind — and, for kind H, 6 more: the fields of the task's
+--                kind — and, for kind H, 7 more: the fields of the task's
 --                birth entry (type, payload, max attempts, timeout ms,
---                idempotency hash or "", traceparent or ""). The kind says where the outcome
+--                idempotency hash or "", traceparent or "") and the run's
+--                start (Unix ms). The kind says where the outcome
 --                goes: "P" a packed record (a task born as its entry
 --                finishing SUCCEEDED or CANCELLED in its first execution:
 --                text is then the record's body, which the caller packed,
@@ -56,7 +57,12 @@
 --
 -- An item acts only if the task's Run field is exactly that run: a stale
 -- worker (its task reclaimed and restarted elsewhere, or finished) changes
--- nothing. An acting item removes the Run field and records the outcome:
+-- nothing. An implicit first run (a task born as its entry, claimed by a
+-- plain read and started without a Run field) has none: its item acts
+-- only while its entry is pending for this worker in its first delivery
+-- (first_runs; a reclaim adds a delivery, an outcome acknowledges it), and
+-- if cancel.lua withdrew it meanwhile (Run field "C", the task CANCELLED
+-- already) the item only acknowledges its entry and answers CANCELLED. An acting item removes the Run field and records the outcome:
 -- a task born as its entry that SUCCEEDED or was CANCELLED in its first
 -- execution gets a packed record (a field of the finished hash); any other
 -- gets its hash (with the entry's fields when born), the execution in
@@ -91,20 +97,75 @@ local ulids = {}
 for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
 local states = redis.call('HMGET', runs, unpack(ulids))
 
+-- next_item is the index in ARGV of the item after the one at a
+local function next_item(a)
+  local kind = ARGV[a + 6]
+  local k1 = string.byte(kind, 1)
+  local nxt = a + 7
+  if k1 == 72 then nxt = a + 14 end -- 'H'
+  if #kind > 1 then
+    nxt = nxt + 2
+    if k1 == 80 then nxt = nxt + 1 end -- 'P'
+  end
+  return nxt
+end
+
+-- The items of run 1 without a Run field (or withdrawn, "C") may be
+-- implicit first runs: fenced by their pending entries (first_runs).
+-- An entry at or before its band's g<p> (its consumer group was recreated
+-- on it, see start.lua) lost its pending state with the group: with no
+-- Run field and no record, its run is taken as this one (start.lua leaves
+-- such an entry unstarted, for a reclaim after the visibility timeout).
+local firsts = {}
+do
+  local cand, idx = {}, {}
+  local a = 8
+  for i = 1, n do
+    local st = states[i]
+    if (not st or st == 'C') and ARGV[a + 2] == '1' then
+      local p = ARGV[a]
+      local l = cand[p]
+      if not l then l = {}; cand[p] = l end
+      l[#l + 1] = ARGV[a + 1]
+      local ix = idx[p]
+      if not ix then ix = {}; idx[p] = ix end
+      ix[ARGV[a + 1]] = i
+    end
+    a = next_item(a)
+  end
+  local marks
+  for p, eids in pairs(cand) do
+    local set = {}
+    firsts[p] = set
+    first_runs(KEYS[8 + tonumber(p)], group, worker, eids, set)
+    for _, eid in ipairs(eids) do
+      local i = idx[p][eid]
+      if not set[eid] and not states[i] then
+        marks = marks or redis.call('HMGET', info, 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
+        local last = marks[1 + tonumber(p)]
+        if last and last ~= '0-0' and id_le(eid, last) and not redis.call('HGET', fin, ulids[i]) and
+            redis.call('EXISTS', KEYS[17 + i]) == 0 then
+          set[eid] = true
+        end
+      end
+    end
+  end
+end
+
 local out = {}
 local retried, succeeded, deadN, cancelled = 0, 0, 0, 0
 local acks, ended, packed, listed = {}, {}, {}, {}
 local a = 8
 for i = 1, n do
   local p, eid, run, outcome, text = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-  local ik, kind = tonumber(ARGV[a + 5]), ARGV[a + 6]
+  local ik, kind = ARGV[a + 5], ARGV[a + 6] -- (ik a number only when used: tonumber is strtod)
   local wfk, wnode, wprev, wres
   if #kind > 1 then
     wfk = KEYS[tonumber(string.sub(kind, 2))]
     kind = string.sub(kind, 1, 1)
   end
-  local s = a + 7 -- the birth entry's fields, for kind H
-  if kind == 'H' then a = a + 13 else a = a + 7 end
+  local s = a + 7 -- the birth entry's fields and the run's start, for kind H
+  if kind == 'H' then a = a + 14 else a = a + 7 end
   if wfk then
     wnode, wprev = ARGV[a], ARGV[a + 1]
     a = a + 2
@@ -117,12 +178,22 @@ for i = 1, n do
   local id = queue .. '-' .. ulid
   local st = states[i]
   local res = ''
-  local mine = st and string.sub(st, 1, #run + 1) == run .. '|'
-  if mine and kind == 'P' then
+  local implicit = run == '1' and (kind == 'P' or kind == 'H') and (firsts[p] or NONE)[eid]
+  local mine = (st and string.sub(st, 1, #run + 1) == run .. '|') or (implicit and not st)
+  if implicit and st == 'C' then
+    -- an implicit first run cancelled (cancel.lua recorded it CANCELLED):
+    -- its entry goes, the outcome stays the cancellation's
+    redis.call('HDEL', runs, ulid)
+    res = 'CANCELLED'
+    local ids = acks[p]
+    if not ids then ids = {}; acks[p] = ids end
+    ids[#ids + 1] = eid
+  elseif mine and kind == 'P' then
     -- the common case: the packed record the caller made, and the fence
-    -- and the cancel flag read straight from the Run field
-    local cancel = string.match(st, '^%d+|%d+|%d+|%d+|(%d)|') == '1'
-    ended[#ended + 1] = ulid
+    -- and the cancel flag read straight from the Run field (an implicit
+    -- first run has none: no cancellation, cancel.lua withdraws it)
+    local cancel = st and string.match(st, '^%d+|%d+|%d+|%d+|(%d)|') == '1'
+    if st then ended[#ended + 1] = ulid end
     local errText = ''
     if outcome == 'ok' and not cancel then
       res = 'SUCCEEDED'
@@ -138,13 +209,18 @@ for i = 1, n do
       packed[#packed + 1] = tag .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
       listed[#listed + 1] = id
     end
-    if ik > 0 then redis.call('PEXPIRE', KEYS[ik], window) end
+    if ik ~= '0' then redis.call('PEXPIRE', KEYS[tonumber(ik)], window) end
     if wfk then wf_task_end(wfk, 8, queue, retention, keepSucceeded, wnode, id, res, wres, errText) end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid
   elseif mine then
-    local rs = run_state(st)
+    local rs
+    if st then
+      rs = run_state(st)
+    else
+      rs = implicit_state(ARGV[s + 6], worker)
+    end
     local delay
     if rs.cancel == '1' then
       -- cancelled while it ran: CANCELLED whatever the handler returned; a
@@ -155,7 +231,7 @@ for i = 1, n do
       delay = string.sub(outcome, 7) -- (two statements: the embedded
       outcome = 'retry'              -- backend's Lua assigns in order)
     end
-    ended[#ended + 1] = ulid
+    if st then ended[#ended + 1] = ulid end
     local result, errText = '', ''
     if outcome == 'ok' then result = text elseif outcome == 'cancel' then result, errText = text, 'cancelled' else errText = text end
     if outcome == 'ok' then res = 'SUCCEEDED' elseif outcome == 'cancel' then res = 'CANCELLED' elseif outcome == 'retry' then res = 'SCHEDULED' else res = 'DEAD' end
@@ -205,7 +281,7 @@ for i = 1, n do
     elseif res == 'CANCELLED' then cancelled = cancelled + 1
     elseif res == 'SCHEDULED' then retried = retried + 1
     else deadN = deadN + 1 end
-    if ik > 0 and res ~= 'SCHEDULED' then redis.call('PEXPIRE', KEYS[ik], window) end
+    if ik ~= '0' and res ~= 'SCHEDULED' then redis.call('PEXPIRE', KEYS[tonumber(ik)], window) end
     if wfk and res ~= 'SCHEDULED' then
       wf_task_end(wfk, 8, queue, retention, keepSucceeded, wnode, id, res, result, errText)
     end

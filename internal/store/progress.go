@@ -25,11 +25,24 @@ type Progress struct {
 	Note     string
 }
 
+// Fence names a running execution for the scripts that fence it: its
+// run, and, for an implicit first run (StartImplicit), the entry it runs
+// from, its worker and its start.
+type Fence struct {
+	Run     int
+	Band    int
+	EntryID string
+	Worker  string
+	Started string // Unix ms
+}
+
 // SetProgress runs progress.lua: it records the progress of task ulid's
-// execution run. False when run is not the task's running one.
-func (q *Queue) SetProgress(ctx context.Context, ulid string, run int, fraction float64, note string) (bool, error) {
+// execution f. False when f is not the task's running one.
+func (q *Queue) SetProgress(ctx context.Context, ulid string, f Fence, fraction float64, note string) (bool, error) {
 	v := strconv.FormatFloat(fraction, 'f', -1, 64) + "|" + note
-	n, err := progressScript.Exec(ctx, q.s.r, []string{q.k.Run(), q.k.Progress()}, []string{ulid, itoa(run), v}).AsInt64()
+	ks := []string{q.k.Run(), q.k.Progress(), q.k.Band(min(max(f.Band, 0), Bands-1))}
+	args := []string{ulid, itoa(f.Run), v, Group, f.Worker, f.EntryID, f.Started, itoa(f.Band)}
+	n, err := progressScript.Exec(ctx, q.s.r, ks, args).AsInt64()
 	return n == 1, err
 }
 

@@ -5,6 +5,7 @@
 --
 -- KEYS[1]        info hash (field "paused")
 -- KEYS[2..11]    band streams of priority 0..9
+-- KEYS[12]       run hash (running tasks' state, by ULID)
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        consumer (the worker)
@@ -22,6 +23,13 @@
 -- not keep it from being taken over. A missing group or stream is recreated
 -- at id 0: entries of running or finished tasks delivered again are skipped
 -- by start.lua.
+--
+-- A task born as its entry taken over with no Run field lost its implicit
+-- first run (first_runs; or a claim not started yet): the reclaim notes
+-- that run from the entry's pending state just before, as a Run field
+-- "L|1|1|0|<claimed at>|0|<its consumer>" that fences nothing (the lost
+-- run's late outcome is refused) and from which start.lua records the
+-- crash with the worker lost and when its run began.
 --
 -- Returns { paused, entries, cursors }:
 --   paused   1 when the queue is paused (nothing claimed), else 0
@@ -48,6 +56,33 @@ if ARGV[15] == '1' then
   for p = 0, 9 do create_group(info, KEYS[2 + p], group, p) end
 end
 
+-- record_lost_firsts notes the lost implicit first runs
+-- among eids (born entries of band p just taken over), from pend (their
+-- XPENDING before: id, consumer, idle ms, deliveries).
+local function record_lost_firsts(runs, p, eids, pend)
+  local was = {}
+  for _, x in ipairs(pend) do was[x[1]] = x end
+  local ulids, olds, cache = {}, {}, {}
+  for _, eid in ipairs(eids) do
+    local x = was[eid]
+    local u = born_ulid(p, eid, cache)
+    if x and x[4] == 1 and u then
+      ulids[#ulids + 1], olds[#olds + 1] = u, x
+    end
+  end
+  if #ulids == 0 then return end
+  local states = redis.call('HMGET', runs, unpack(ulids))
+  local now = now_ms()
+  local made = {}
+  for i, u in ipairs(ulids) do
+    if not states[i] then
+      made[#made + 1] = u
+      made[#made + 1] = 'L|' .. run_value(implicit_state(string.format('%d', now - olds[i][3]), olds[i][2]))
+    end
+  end
+  if #made > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(made)) end
+end
+
 local entries = {}
 local function take(p, e, reclaimed)
   local n = #entries
@@ -59,6 +94,7 @@ if minIdle > 0 then
   for p = 9, 0, -1 do
     if credit <= 0 then break end
     local band = KEYS[2 + p]
+    local before = redis.pcall('XPENDING', band, group, 'IDLE', minIdle, cursors[p + 1], '+', credit)
     local r = redis.pcall('XAUTOCLAIM', band, group, consumer, minIdle, cursors[p + 1], 'COUNT', credit)
     if nogroup(r) then
       create_group(info, band, group, p)
@@ -67,8 +103,15 @@ if minIdle > 0 then
       return redis.error_reply(r.err)
     else
       cursors[p + 1] = r[1]
+      local lost = {}
       for _, e in ipairs(r[2]) do
-        if e then take(p, e, 1) end
+        if e then
+          take(p, e, 1)
+          if e[2][1] == 't' then lost[#lost + 1] = e[1] end
+        end
+      end
+      if #lost > 0 and type(before) == 'table' and not before.err then
+        record_lost_firsts(KEYS[12], p, lost, before)
       end
     end
   end

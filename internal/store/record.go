@@ -63,7 +63,15 @@ type Execution struct {
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
-func atoi64(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+// atoi64 is s as a number, 0 when it is none (without ParseInt's error,
+// an allocation, for the fields a born entry lacks).
+func atoi64(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
 
 // recordOf builds the record of task id of queue from its hash h (empty
 // when it has none) and, for a task born as an entry, that entry's fields
@@ -154,6 +162,9 @@ type runState struct {
 
 // parseRun parses a Run value; false for none or RunWithdrawn.
 func parseRun(v string) (runState, bool) {
+	// A lost implicit first run noted by its takeover (read.lua): the task
+	// is seen as that run until the takeover's start writes its own.
+	v = strings.TrimPrefix(v, "L|")
 	p := strings.SplitN(v, "|", 6)
 	if len(p) != 6 {
 		return runState{}, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dtq-dev/dtq/internal/taskid"
 	"github.com/redis/rueidis"
@@ -195,7 +196,14 @@ func (s *Store) dropAcknowledged(ctx context.Context, locs []located, out []*Rec
 			return err
 		}
 		if len(pend) > 0 {
-			continue // claimed by a worker that has not started it yet
+			// Claimed, with no Run field: running as an implicit first
+			// run (StartImplicit), or about to start. Its start is its
+			// delivery's, exact until its first renewal gives it a Run
+			// field.
+			if out[i] != nil && out[i].Status == StatusQueued {
+				out[i].withRun(implicitRun(pend[0]))
+			}
+			continue
 		}
 		l := locs[i]
 		run, _ := r[1].ToString()
@@ -216,6 +224,21 @@ func (s *Store) dropAcknowledged(ctx context.Context, locs []located, out []*Rec
 		}
 	}
 	return nil
+}
+
+// implicitRun is the run state of an implicit first run from its pending
+// entry (XPENDING's id, consumer, idle ms, deliveries).
+func implicitRun(pend rueidis.RedisMessage) runState {
+	rs := runState{run: 1, attempt: 1}
+	f, err := pend.ToArray()
+	if err != nil || len(f) < 4 {
+		return rs
+	}
+	rs.worker, _ = f[1].ToString()
+	if idle, err := f[2].AsInt64(); err == nil {
+		rs.started = time.Now().UnixMilli() - idle
+	}
+	return rs
 }
 
 // idAfter reports whether stream entry id a is after b.

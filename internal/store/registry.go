@@ -95,13 +95,26 @@ func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
 	return c.Do(ctx, c.B().Smembers().Key(QueuesKey(s.ns)).Build()).AsStrSlice()
 }
 
-// Publish sends lines (joined by newlines) on channel; nothing for none.
-func (s *Store) Publish(ctx context.Context, channel string, lines []string) error {
-	if len(lines) == 0 {
+// Publish sends pubs, one PUBLISH each, on a dedicated connection: not on
+// the client's shared one, where a command sent beside a caller's moves
+// rueidis from its synchronous path to its pipelining goroutines for good
+// (a serial submitter's calls then cost two goroutine hand-offs each).
+func (s *Store) Publish(ctx context.Context, pubs []Publication) error {
+	if len(pubs) == 0 {
 		return nil
 	}
-	c := s.r
-	return c.Do(ctx, c.B().Publish().Channel(channel).Message(strings.Join(lines, "\n")).Build()).Error()
+	return s.r.Dedicated(func(dc rueidis.DedicatedClient) error {
+		cmds := make(rueidis.Commands, len(pubs))
+		for i, p := range pubs {
+			cmds[i] = s.publishCmd(p)
+		}
+		for _, r := range dc.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Subscribe calls fn with every message published on channels until ctx

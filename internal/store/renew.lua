@@ -3,15 +3,26 @@
 --
 -- KEYS[1]        run hash (running tasks' state, by ULID)
 -- KEYS[2..11]    band streams of priority 0..9
+-- KEYS[12]       info hash (fields g0..g9)
+-- KEYS[13]       finished hash (packed records, by ULID)
+-- KEYS[13+i]     item i's task hash (1..N)
 --
 -- ARGV[1]        consumer group
 -- ARGV[2]        consumer (the worker)
--- ARGV[3]        N; then 4 values per item: ULID, band, entry id, run
+-- ARGV[3]        N; then 5 values per item: ULID, band, entry id, run, and
+--                the run's start (Unix ms)
 --
 -- An item renews (XCLAIM IDLE 0 to this consumer) only if its task's Run
 -- field holds exactly that run; otherwise the worker lost it (reclaimed and
 -- restarted elsewhere, or finished) and nothing changes — renewal never
--- takes a task back.
+-- takes a task back. An implicit first run (no Run field: first_runs)
+-- renews while its entry is pending for this consumer in its first
+-- delivery, and gets its Run field here ("1|1|0|<start>|0|<consumer>"):
+-- from its first renewal on, a longer run is fenced, cancelled and seen
+-- as any other. So does one whose entry lost its pending state with a
+-- recreated consumer group (at or before the band's g<p>, no record: no
+-- packed one, no hash — a takeover writes one), as finish.lua takes its
+-- outcome.
 --
 -- Returns one code per item: 0 lost, 1 renewed, 2 renewed and its
 -- cancellation was requested.
@@ -20,26 +31,64 @@ local runs = KEYS[1]
 local group, consumer = ARGV[1], ARGV[2]
 local n = tonumber(ARGV[3])
 local ulids = {}
-for i = 0, n - 1 do ulids[i + 1] = ARGV[4 + i * 4] end
+for i = 0, n - 1 do ulids[i + 1] = ARGV[4 + i * 5] end
 local states = redis.call('HMGET', runs, unpack(ulids))
-local out, claims = {}, {}
+
+local firsts, cand, idx = {}, {}, {}
 for i = 0, n - 1 do
-  local a = 4 + i * 4
+  local a = 4 + i * 5
+  if not states[i + 1] and ARGV[a + 3] == '1' then
+    local p = ARGV[a + 1]
+    local l = cand[p]
+    if not l then l = {}; cand[p] = l end
+    l[#l + 1] = ARGV[a + 2]
+    local ix = idx[p]
+    if not ix then ix = {}; idx[p] = ix end
+    ix[ARGV[a + 2]] = i
+  end
+end
+local marks
+for p, eids in pairs(cand) do
+  local set = {}
+  firsts[p] = set
+  first_runs(KEYS[2 + tonumber(p)], group, consumer, eids, set)
+  for _, eid in ipairs(eids) do
+    if not set[eid] then
+      local i = idx[p][eid]
+      marks = marks or redis.call('HMGET', KEYS[12], 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
+      local last = marks[1 + tonumber(p)]
+      if last and last ~= '0-0' and id_le(eid, last) and not redis.call('HGET', KEYS[13], ulids[i + 1]) and
+          redis.call('EXISTS', KEYS[14 + i]) == 0 then
+        set[eid] = true
+      end
+    end
+  end
+end
+
+local out, claims, made = {}, {}, {}
+for i = 0, n - 1 do
+  local a = 4 + i * 5
   local p, eid, run = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
   local v = states[i + 1]
   local res = 0
+  local r, cancel
   if v then
-    local r, cancel = string.match(v, '^(%d+)|%d+|%d+|%d+|(%d)|')
-    if r == run then
-      local ids = claims[p]
-      if not ids then ids = {}; claims[p] = ids end
-      ids[#ids + 1] = eid
-      res = 1
-      if cancel == '1' then res = 2 end
-    end
+    r, cancel = string.match(v, '^(%d+)|%d+|%d+|%d+|(%d)|')
+  elseif (firsts[p] or NONE)[eid] then
+    r, cancel = '1', '0'
+    made[#made + 1] = ARGV[a]
+    made[#made + 1] = run_value(implicit_state(ARGV[a + 4], consumer))
+  end
+  if r == run then
+    local ids = claims[p]
+    if not ids then ids = {}; claims[p] = ids end
+    ids[#ids + 1] = eid
+    res = 1
+    if cancel == '1' then res = 2 end
   end
   out[#out + 1] = res
 end
+if #made > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(made)) end
 for p, ids in pairs(claims) do
   local args = {KEYS[2 + tonumber(p)], group, consumer, '0'}
   for _, eid in ipairs(ids) do args[#args + 1] = eid end

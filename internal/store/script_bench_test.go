@@ -25,11 +25,9 @@ func evalStats(b *testing.B, c rueidis.Client) (calls, usec int64) {
 	return calls, usec
 }
 
-// BenchmarkStartFinishScripts: the Redis CPU per task of start.lua and of
-// finish.lua alone (their inner commands included), in batches of 50 born
-// tasks — where a drain's Redis time goes (issue 10). Run: go test -run
-// '^$' -bench StartFinishScripts -benchtime 20000x ./internal/store
-func BenchmarkStartFinishScripts(b *testing.B) {
+// benchQueue starts a server and fills queue "q" of namespace "bench" with
+// n born tasks of band 5 (~80-byte payloads), its groups created.
+func benchQueue(b *testing.B, n int) (rueidis.Client, *Queue) {
 	srv := redistest.Start(b, nil)
 	rc := redistest.Client(b, srv)
 	ctx := context.Background()
@@ -37,7 +35,6 @@ func BenchmarkStartFinishScripts(b *testing.B) {
 	if _, err := q.Read(ctx, ReadRequest{Consumer: "probe", EnsureGroups: true}); err != nil {
 		b.Fatal(err)
 	}
-	n := b.N
 	payload := []byte(`{"n":12345,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`)
 	for i := 0; i < n; i += 1000 {
 		items := make([]EnqueueItem, min(1000, n-i))
@@ -48,6 +45,16 @@ func BenchmarkStartFinishScripts(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	return rc, q
+}
+
+// BenchmarkStartFinishScripts: the Redis CPU per task of start.lua and of
+// finish.lua alone (their inner commands included), in batches of 50 born
+// tasks — where a drain's Redis time goes (issue 10). Run: go test -run
+// '^$' -bench StartFinishScripts -benchtime 20000x ./internal/store
+func BenchmarkStartFinishScripts(b *testing.B) {
+	rc, q := benchQueue(b, b.N)
+	ctx, n := context.Background(), b.N
 	b.ResetTimer()
 	cfg := StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}
 	_, u0 := evalStats(b, rc)

@@ -52,7 +52,9 @@
 --                                entry
 --   QUEUED (a hash)           -> RUNNING: attempt + 1, run + 1
 --   RUNNING and reclaimed     -> its worker died: crashes + 1 (the lost run
---                                goes into its hash's history), and either
+--                                goes into its hash's history; a born task
+--                                reclaimed without a Run field lost its
+--                                implicit first run, run 1), and either
 --                                CANCELLED when its cancellation was
 --                                requested (no new execution starts),
 --                                RUNNING again (run + 1, same attempt) or,
@@ -83,6 +85,8 @@
 --   born, at or before info's g<p> (its group was recreated on entries
 --   already there), with a packed record or a hash -> an acknowledged
 --   leftover delivered again: acknowledged and deleted, skipped
+--   no longer pending for this worker (reclaimed by another since its
+--   claim: this worker stalled) -> skipped, untouched
 --   anything else (finished, cancelled, scheduled, gone, or a duplicate
 --   delivery after a lost consumer group) -> the entry is acknowledged and
 --   deleted (a running task's duplicate is left to its execution), skipped
@@ -158,6 +162,20 @@ local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved)
   return 4
 end
 
+-- end_cancelled ends task id (hash tk, of type typ; a step of the workflow
+-- in KEYS wfk, or nil) CANCELLED here, unstarted: its code, -2.
+local function end_cancelled(tk, id, typ, attempt, prio, wfk)
+  redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
+  redis.call('PEXPIRE', tk, retention)
+  list_done(info, done, {id})
+  cancelled = cancelled + 1
+  events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
+  if wfk then
+    wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'CANCELLED', nil, 'cancelled')
+  end
+  return -2
+end
+
 -- start_born starts a task born as its entry, in its first run, unless
 -- its scoped limits hold it back: the code, run, attempt and crashes to
 -- answer.
@@ -167,6 +185,26 @@ local function start_born(scopes, tk, id, ulid, band, eid, prio)
   starts[#starts + 1] = ulid
   starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
   return 1, '1', '1', '0'
+end
+
+-- mine: the entries still pending for this worker. A claim is fenced by
+-- its pending entry: one this worker no longer holds (a worker frozen
+-- between its claim and this start, meanwhile reclaimed by another, maybe
+-- finished) is not its to start, give back or end — skipped, untouched.
+local mine = {}
+do
+  local byBand = {}
+  for i = 0, n - 1 do
+    local p = ARGV[9 + i * 3]
+    local l = byBand[p]
+    if not l then l = {}; byBand[p] = l end
+    l[#l + 1] = ARGV[10 + i * 3]
+  end
+  for p, eids in pairs(byBand) do
+    local set = {}
+    mine[p] = set
+    claims_of(KEYS[15 + tonumber(p)], group, worker, eids, set)
+  end
 end
 
 for i = 0, n - 1 do
@@ -192,11 +230,33 @@ for i = 0, n - 1 do
   local code, run, attempt, crashes = 0, '', '', ''
   local rv = states[i + 1]
   local rs = run_state(rv)
-  if born and not rv and mode ~= '3' and suspect(prio, eid) and
+  -- taken over from a lost worker with no Run field of its own: an
+  -- implicit first run (first_runs) crashed — or a claim its worker lost
+  -- before it started it, counted alike (the store cannot tell them
+  -- apart); read.lua noted the lost run ("L|<Run value>"), else its start
+  -- and worker are unknown (the loss's time, none)
+  local lostFirst = born and mode == '1' and (not rv or string.sub(rv, 1, 2) == 'L|')
+  if lostFirst then
+    rs = run_state(rv and string.sub(rv, 3)) or implicit_state(nowS, '')
+  end
+  if not mine[prio][eid] then
+    -- lost since its claim (see mine): another worker's now
+  elseif lostFirst and (record_status(redis.call('HGET', fin, ulid)) or redis.call('EXISTS', tk) == 1) then
+    -- the lost run's outcome was recorded after all, before this start
+    -- (its worker's late finish acknowledged the entry): nothing to run
+    redis.call('HDEL', runs, ulid)
+    ack_del(band, group, eid)
+  elseif born and not rv and mode ~= '3' and suspect(prio, eid) and
       (record_status(redis.call('HGET', fin, ulid)) or redis.call('EXISTS', tk) == 1) then
     -- an acknowledged leftover of a task that finished (or has a record
     -- of its own), delivered again by a recreated consumer group
     ack_del(band, group, eid)
+  elseif born and not rv and mode == '0' and suspect(prio, eid) then
+    -- delivered again by a recreated consumer group with no trace of a
+    -- run: never started, or running as an implicit first run whose
+    -- pending entry went with the group. It stays claimed, unstarted:
+    -- that run's outcome records meanwhile (finish.lua), else a reclaim
+    -- pass hands it on after the visibility timeout, counting the crash
   elseif born and mode == '0' and not paused and not rv then
     -- the common case: a new task's first start
     code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
@@ -229,15 +289,7 @@ for i = 0, n - 1 do
       ack_del(band, group, eid)
       if rs.cancel == '1' then
         -- cancelled while its worker was lost: it ends here, unstarted
-        redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
-        redis.call('PEXPIRE', tk, retention)
-        list_done(info, done, {id})
-        cancelled = cancelled + 1
-        code = -2
-        events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
-        if wfk then
-          wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'CANCELLED', nil, 'cancelled')
-        end
+        code = end_cancelled(tk, id, typ, attempt, prio, wfk)
       else
         local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
         local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
@@ -265,13 +317,21 @@ for i = 0, n - 1 do
         code = 1
       end
     end
+  elseif rs and born and rs.run == '1' and rs.cancel == '1' and rs.worker == worker then
+    -- claimed by this worker, and its cancellation requested before this
+    -- start (cancel.lua, as of an implicit first run): it ends here
+    local typ = copy_spec(tk, band, eid, prio) or ''
+    redis.call('HSET', tk, 'attempt', '0')
+    redis.call('HDEL', runs, ulid)
+    ack_del(band, group, eid)
+    code = end_cancelled(tk, id, typ, '0', prio, wfk)
   elseif rs then
     -- a duplicate delivery (the group was lost and recreated): the running
     -- execution keeps it
   elseif born then
     if paused or mode == '2' then
       giveback(band, tk, id, eid, prio, true)
-    else -- claimed by a worker that died before it started it
+    else -- claimed and not started yet (a blocking read's entries)
       code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
     end
   else

@@ -20,6 +20,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/script"
@@ -100,7 +101,7 @@ var (
 	startScript   = script.New("start", libFor(startSource), startSource)
 	takeScript    = script.New("take", libFor(takeSource), takeSource)
 	finishScript  = script.New("finish", libFor(finishSource), finishSource)
-	renewScript   = script.New("renew", renewSource)
+	renewScript   = script.New("renew", libFor(renewSource), renewSource)
 	promoteScript = script.New("promote", libFor(promoteSource), promoteSource)
 	cancelScript  = script.New("cancel", libFor(cancelSource), cancelSource)
 	dlqScript     = script.New("dlq", libFor(dlqSource), dlqSource)
@@ -142,6 +143,28 @@ func ulidOf(id string) string {
 		return ulid
 	}
 	return invalidULID
+}
+
+// ValidEntryID reports whether s is a stream entry id as Redis writes them,
+// "<ms>-<seq>" in decimal: the scripts compare the ids they are handed
+// without parsing them (lib.lua's id_le), so one from outside (a lease
+// token) is checked first.
+func ValidEntryID(s string) bool {
+	ms, seq, ok := strings.Cut(s, "-")
+	return ok && digits(ms) && digits(seq) && len(ms) <= 20 && len(seq) <= 20
+}
+
+// digits reports whether s is a decimal number without leading zeros.
+func digits(s string) bool {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

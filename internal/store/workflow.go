@@ -137,7 +137,7 @@ func (q *Queue) SubmitWorkflow(ctx context.Context, sub WorkflowSubmission, plan
 	if sub.IdemHash != "" {
 		idem = q.k.Idempotency(sub.IdemHash)
 	}
-	ks = append(ks, q.k.Schedule(), q.k.GroupWait(), idem)
+	ks = append(ks, q.k.Schedule(), q.k.GroupWait(), idem, q.k.Info())
 	res, replErr := workflowScript.ExecDurable(ctx, q.s.r, sub.Durability, ks, args)
 	v, err := res.ToArray()
 	if err != nil {

@@ -7,6 +7,7 @@
 -- KEYS[13]       gwait zset (for the depth bound)
 -- KEYS[14]       the idempotency record of the submission's key (any key
 --                of the queue when there is none)
+-- KEYS[15]       info hash (fields b0..b9, for the depth bound)
 --
 -- ARGV[1]        the queue's name (a task's id is "<queue>-<ULID>")
 -- ARGV[2]        max depth (queued + scheduled + running; 0 = unbounded)
@@ -46,9 +47,7 @@ end
 if redis.call('EXISTS', wfk) == 1 then return { 0 } end
 local maxDepth, tasks = tonumber(ARGV[2]), tonumber(ARGV[3])
 if maxDepth > 0 then
-  local depth = redis.call('ZCARD', KEYS[12]) + redis.call('ZCARD', KEYS[13])
-  for p = 0, 9 do depth = depth + redis.call('XLEN', KEYS[2 + p]) end
-  if depth + tasks > maxDepth then return { -2 } end
+  if queue_depth(KEYS[15], 2, KEYS[12], KEYS[13]) + tasks > maxDepth then return { -2 } end
 end
 local now, nowS = now_ms()
 redis.call('HSET', wfk, 'status', 'RUNNING', 'created', nowS, 'nodes', ARGV[4], 'tasks', ARGV[3])
