@@ -61,19 +61,17 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			cancel(nil)
 		}()
 		obs := w.c.obs
-		var began time.Time
-		if obs.on() {
-			began = time.Now()
-		}
+		handler := wq.takeHandler(ctx) // (claimed ahead: wait for a handler slot)
+		began := time.Now()
 		var item store.FinishItem
 		confirmErr := w.confirmClaim(ctx, ex)
 		record := false
 		if confirmErr == nil {
 			item, record = w.execute(ctx, ex)
 		}
-		var ran time.Duration
-		if obs.on() {
-			ran = time.Since(began)
+		ran := time.Since(began)
+		if handler {
+			wq.handlerDone(ran)
 		}
 		ref := TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}
 		if leased {
@@ -174,11 +172,16 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 		item.Outcome, item.Text = store.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)
 		return item, true
 	}
-	hctx, stop := context.WithTimeoutCause(ctx, t.Timeout, context.DeadlineExceeded)
-	hctx = context.WithValue(hctx, ctxKey{}, &taskContext{task: t, client: w.c})
-	result, err := callHandler(hctx, h, t)
-	cause := context.Cause(hctx)
-	stop()
+	var result any
+	err := context.Cause(ctx)
+	cause := err
+	if err == nil { // (a handler is never called with its context ended)
+		hctx, stop := context.WithTimeoutCause(ctx, t.Timeout, context.DeadlineExceeded)
+		hctx = context.WithValue(hctx, ctxKey{}, &taskContext{task: t, client: w.c})
+		result, err = callHandler(hctx, h, t)
+		cause = context.Cause(hctx)
+		stop()
+	}
 	switch {
 	case errors.Is(context.Cause(ctx), ErrLost):
 		return item, false // taken over elsewhere: this run's outcome would be rejected

@@ -45,7 +45,14 @@ type workerQueue struct {
 	busy         bool // the last read claimed something: read again without blocking
 	planned      bool // plain priority-planned reads are possible (the script ran once)
 	hot          int  // the band the last read filled its credit from, or -1
-	slots        pool // this queue's execution slots: its handlers running
+	slots        pool // this queue's claim slots: its tasks claimed and not yet finished
+
+	// handlers holds one token per handler running (capacity: the
+	// queue's share): tasks claimed ahead wait for one (worker_ahead.go)
+	handlers chan struct{}
+	// handlerAvg is the moving average of its handlers' durations (ns;
+	// it starts long: nothing is claimed ahead before quick handlers ran)
+	handlerAvg atomic.Int64
 
 	startFailed atomic.Bool // a start failed: the next read is busy (set by start's goroutine)
 
@@ -66,6 +73,7 @@ func (w *Worker) newQueue(q *queueState) *workerQueue {
 		busy:         true, // the first read runs the script, which creates the groups
 		hot:          -1,
 	}
+	wq.handlerAvg.Store(int64(4 * aheadBelow))
 	wq.leases.releases = newLeaseReleases(wq)
 	wq.scopeReleases = newScopeReleases(wq)
 	keepSucceeded, keepOthers := w.c.cfg.retentions()
@@ -123,6 +131,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 		} else {
 			limit = min(maxFetch, share) // a blocking read holds its slots while it waits
 		}
+		wq.slots.hold(!wq.aheadAllowed())
 		n, ok := wq.slots.acquire(ctx, want, limit, batchLinger)
 		if !ok {
 			return

@@ -1,0 +1,44 @@
+package dtq
+
+import (
+	"context"
+	"time"
+)
+
+// Claiming ahead. A worker whose handlers are quick spends most of a
+// slot's cycle on the round trip that claims its next task: the slot frees,
+// the read goes out, the task comes back. So while a queue's handlers take
+// under aheadBelow on average (and the queue has no limit to ask first),
+// its reader claims up to aheadOf(share) tasks beyond its share of
+// Concurrency; they wait on this worker for a handler slot, at most about
+// one quick handler's time. Handlers still run at most share at once. With
+// slow handlers nothing is claimed ahead: a claimed task then waits for no
+// handler, so an idle worker elsewhere is never kept from it.
+const aheadBelow = time.Millisecond
+
+// aheadOf is how many tasks a queue with share slots may claim ahead.
+func aheadOf(share int) int { return max(1, share) }
+
+// aheadAllowed reports whether the reader may claim ahead now.
+func (wq *workerQueue) aheadAllowed() bool {
+	return wq.busy && wq.implicitStarts() && time.Duration(wq.handlerAvg.Load()) < aheadBelow
+}
+
+// takeHandler waits for a handler slot; false when ctx ended first (the
+// handler is then not called: execute sees ctx ended).
+func (wq *workerQueue) takeHandler(ctx context.Context) bool {
+	select {
+	case wq.handlers <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// handlerDone frees a handler slot and folds the handler's duration into
+// the queue's moving average (weight 1/8).
+func (wq *workerQueue) handlerDone(d time.Duration) {
+	<-wq.handlers
+	avg := wq.handlerAvg.Load()
+	wq.handlerAvg.Store(avg + (int64(d)-avg)/8)
+}

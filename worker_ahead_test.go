@@ -1,0 +1,81 @@
+package dtq_test
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// A worker with quick handlers claims tasks ahead of its free slots, but
+// never runs more handlers at once than its Concurrency.
+func TestClaimAheadKeepsConcurrency(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const n, conc = 600, 3
+		reqs := make([]dtq.EnqueueRequest, n)
+		for i := range reqs {
+			reqs[i] = dtq.EnqueueRequest{Type: "quick"}
+		}
+		if _, err := e.c.EnqueueMany(t.Context(), reqs); err != nil {
+			t.Fatal(err)
+		}
+		var now, most, done atomic.Int64
+		e.worker(&dtq.WorkerConfig{Concurrency: conc}, map[string]dtq.HandlerFunc{"quick": func(context.Context, *dtq.Task) (any, error) {
+			cur := now.Add(1)
+			for m := most.Load(); cur > m && !most.CompareAndSwap(m, cur); m = most.Load() {
+			}
+			for begun := time.Now(); time.Since(begun) < 200*time.Microsecond; {
+				runtime.Gosched() // (a timer would sleep for a millisecond or more)
+			}
+			now.Add(-1)
+			done.Add(1)
+			return nil, nil
+		}})
+		deadline := time.Now().Add(60 * time.Second)
+		for done.Load() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d tasks ran", done.Load(), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if m := most.Load(); m > conc {
+			t.Fatalf("%d handlers ran at once, want at most Concurrency %d", m, conc)
+		}
+	})
+}
+
+// A worker whose handlers are slow claims nothing ahead: a task it could
+// not start at once stays QUEUED, for any worker that is free. (Counted
+// while the first handlers run: once one ends, its slot takes a task
+// before its outcome is recorded, so RUNNING may be one more for a moment.)
+func TestSlowHandlersClaimNothingAhead(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const conc = 2
+		for range 6 {
+			e.enqueue("slow", nil, nil)
+		}
+		var started atomic.Int64
+		e.worker(&dtq.WorkerConfig{Concurrency: conc}, map[string]dtq.HandlerFunc{"slow": func(ctx context.Context, _ *dtq.Task) (any, error) {
+			started.Add(1)
+			time.Sleep(400 * time.Millisecond)
+			return nil, nil
+		}})
+		deadline := time.Now().Add(10 * time.Second)
+		for started.Load() < conc {
+			if time.Now().After(deadline) {
+				t.Fatal("the first handlers never started")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		var seen int64
+		for end := time.Now().Add(250 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			seen = max(seen, e.running(dtq.DefaultQueue))
+		}
+		if seen != conc {
+			t.Fatalf("%d tasks RUNNING while the first %d slow handlers ran, want %d: claimed ahead", seen, conc, conc)
+		}
+	})
+}
