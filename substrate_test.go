@@ -45,8 +45,9 @@ func TestWorkerStopsWhenStartContextEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cause := make(chan error, 1)
+		cause, started := make(chan error, 1), make(chan struct{})
 		w.Handle("long", func(ctx context.Context, _ *dtq.Task) (any, error) {
+			close(started)
 			<-ctx.Done()
 			cause <- context.Cause(ctx)
 			return nil, ctx.Err()
@@ -57,7 +58,11 @@ func TestWorkerStopsWhenStartContextEnds(t *testing.T) {
 			t.Fatal(err)
 		}
 		task := e.enqueue("long", nil, nil)
-		e.waitStatus(task.ID, dtq.StatusRunning, 10*time.Second)
+		select { // (RUNNING from its claim: its handler starts just after)
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the handler never started")
+		}
 		cancel()
 		select {
 		case err := <-cause:
