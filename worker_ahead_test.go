@@ -2,7 +2,9 @@ package dtq_test
 
 import (
 	"context"
+	"encoding/json"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,6 +78,46 @@ func TestSlowHandlersClaimNothingAhead(t *testing.T) {
 		}
 		if seen != conc {
 			t.Fatalf("%d tasks RUNNING while the first %d slow handlers ran, want %d: claimed ahead", seen, conc, conc)
+		}
+	})
+}
+
+// A worker of Concurrency 1 runs quick tasks one after the other in the
+// order they were submitted: it claims nothing ahead, whose tasks would
+// start in no set order.
+func TestConcurrencyOneRunsInOrder(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		const n = 300
+		reqs := make([]dtq.EnqueueRequest, n)
+		for i := range reqs {
+			reqs[i] = dtq.EnqueueRequest{Type: "seq", Payload: i}
+		}
+		if _, err := e.c.EnqueueMany(t.Context(), reqs); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var order []int
+		e.worker(&dtq.WorkerConfig{Concurrency: 1}, map[string]dtq.HandlerFunc{"seq": func(_ context.Context, task *dtq.Task) (any, error) {
+			var i int
+			if err := json.Unmarshal(task.Payload, &i); err != nil {
+				return nil, dtq.Permanent(err)
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			return nil, nil
+		}})
+		eventually(t, 60*time.Second, "every task run", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(order) == n
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		for k, i := range order {
+			if i != k {
+				t.Fatalf("run %d was task %d (order %v…): want submission order", k, i, order[max(0, k-3):min(n, k+3)])
+			}
 		}
 	})
 }
