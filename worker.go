@@ -472,9 +472,9 @@ func (p *pool) release(n int) {
 	p.mu.Unlock()
 }
 
-// runningCount is the number of tasks this worker is running (handlers, and
-// outcomes being recorded). Free slots are no measure of it: a reader holds
-// slots while it waits for tasks.
+// runningCount is the number of tasks this worker is running (handlers,
+// outcomes being recorded, tasks claimed ahead waiting for a handler). Free
+// slots are no measure of it: a reader holds slots while it waits for tasks.
 func (w *Worker) runningCount() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
