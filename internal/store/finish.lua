@@ -111,45 +111,17 @@ local function next_item(a)
 end
 
 -- The items of run 1 without a Run field (or withdrawn, "C") may be
--- implicit first runs: fenced by their pending entries (first_runs).
--- An entry at or before its band's g<p> (its consumer group was recreated
--- on it, see start.lua) lost its pending state with the group: with no
--- Run field and no record, its run is taken as this one (start.lua leaves
--- such an entry unstarted, for a reclaim after the visibility timeout).
-local firsts = {}
+-- implicit first runs: fenced by their pending entries (implicit_runs).
+local firsts
 do
-  local cand, idx = {}, {}
+  local cand, at = {}, {}
   local a = 8
   for i = 1, n do
     local st = states[i]
-    if (not st or st == 'C') and ARGV[a + 2] == '1' then
-      local p = ARGV[a]
-      local l = cand[p]
-      if not l then l = {}; cand[p] = l end
-      l[#l + 1] = ARGV[a + 1]
-      local ix = idx[p]
-      if not ix then ix = {}; idx[p] = ix end
-      ix[ARGV[a + 1]] = i
-    end
+    if (not st or st == 'C') and ARGV[a + 2] == '1' then add_candidate(cand, at, ARGV[a], ARGV[a + 1], i) end
     a = next_item(a)
   end
-  local marks
-  for p, eids in pairs(cand) do
-    local set = {}
-    firsts[p] = set
-    first_runs(KEYS[8 + tonumber(p)], group, worker, eids, set)
-    for _, eid in ipairs(eids) do
-      local i = idx[p][eid]
-      if not set[eid] and not states[i] then
-        marks = marks or redis.call('HMGET', info, 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
-        local last = marks[1 + tonumber(p)]
-        if last and last ~= '0-0' and id_le(eid, last) and not redis.call('HGET', fin, ulids[i]) and
-            redis.call('EXISTS', KEYS[17 + i]) == 0 then
-          set[eid] = true
-        end
-      end
-    end
-  end
+  firsts = implicit_runs(cand, at, states, ulids, 8, 17, group, worker, info, fin)
 end
 
 local out = {}

@@ -287,6 +287,46 @@ end
 -- NONE is an empty set, for a band that has none.
 local NONE = {}
 
+-- add_candidate notes that item i's entry eid of band p may be an
+-- implicit first run: cand[p] lists the band's entry ids, at[p][eid] = i.
+local function add_candidate(cand, at, p, eid, i)
+  local l = cand[p]
+  if not l then l = {}; cand[p] = l end
+  l[#l + 1] = eid
+  local ix = at[p]
+  if not ix then ix = {}; at[p] = ix end
+  ix[eid] = i
+end
+
+-- implicit_runs returns, per band, the set of the candidates' entry ids
+-- (add_candidate) that are consumer's implicit first runs: pending for it
+-- in their first delivery (first_runs) — or, for an item with no Run
+-- field (states[i] nil), an entry at or before its band's g<p> (its
+-- consumer group was recreated on it, see start.lua) with no record (no
+-- packed one in finished hash fin, no task hash): its pending state went
+-- with the group, and its run is taken as the caller's. Band p's stream is
+-- KEYS[bands + p], item i's task hash KEYS[tasks + i] and ULID ulids[i].
+local function implicit_runs(cand, at, states, ulids, bands, tasks, group, consumer, info, fin)
+  local firsts, marks = {}, nil
+  for p, eids in pairs(cand) do
+    local set = {}
+    firsts[p] = set
+    first_runs(KEYS[bands + tonumber(p)], group, consumer, eids, set)
+    for _, eid in ipairs(eids) do
+      local i = at[p][eid]
+      if not set[eid] and not states[i] then
+        marks = marks or redis.call('HMGET', info, 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
+        local last = marks[1 + tonumber(p)]
+        if last and last ~= '0-0' and id_le(eid, last) and not redis.call('HGET', fin, ulids[i]) and
+            redis.call('EXISTS', KEYS[tasks + i]) == 0 then
+          set[eid] = true
+        end
+      end
+    end
+  end
+  return firsts
+end
+
 -- implicit_state is the Run state of an implicit first run (first_runs)
 -- started at started (ms) by worker.
 local function implicit_state(started, worker)

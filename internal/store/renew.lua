@@ -34,36 +34,12 @@ local ulids = {}
 for i = 0, n - 1 do ulids[i + 1] = ARGV[4 + i * 5] end
 local states = redis.call('HMGET', runs, unpack(ulids))
 
-local firsts, cand, idx = {}, {}, {}
+local cand, at = {}, {}
 for i = 0, n - 1 do
   local a = 4 + i * 5
-  if not states[i + 1] and ARGV[a + 3] == '1' then
-    local p = ARGV[a + 1]
-    local l = cand[p]
-    if not l then l = {}; cand[p] = l end
-    l[#l + 1] = ARGV[a + 2]
-    local ix = idx[p]
-    if not ix then ix = {}; idx[p] = ix end
-    ix[ARGV[a + 2]] = i
-  end
+  if not states[i + 1] and ARGV[a + 3] == '1' then add_candidate(cand, at, ARGV[a + 1], ARGV[a + 2], i + 1) end
 end
-local marks
-for p, eids in pairs(cand) do
-  local set = {}
-  firsts[p] = set
-  first_runs(KEYS[2 + tonumber(p)], group, consumer, eids, set)
-  for _, eid in ipairs(eids) do
-    if not set[eid] then
-      local i = idx[p][eid]
-      marks = marks or redis.call('HMGET', KEYS[12], 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
-      local last = marks[1 + tonumber(p)]
-      if last and last ~= '0-0' and id_le(eid, last) and not redis.call('HGET', KEYS[13], ulids[i + 1]) and
-          redis.call('EXISTS', KEYS[14 + i]) == 0 then
-        set[eid] = true
-      end
-    end
-  end
-end
+local firsts = implicit_runs(cand, at, states, ulids, 2, 13, group, consumer, KEYS[12], KEYS[13])
 
 local out, claims, made = {}, {}, {}
 for i = 0, n - 1 do
