@@ -13,10 +13,12 @@ import (
 )
 
 // A worker with quick handlers claims tasks ahead of its free slots, but
-// never runs more handlers at once than its Concurrency.
+// never runs more handlers at once than its Concurrency. (Midway, its
+// handlers hold their slots until the test has seen the tasks claimed
+// ahead: as many again.)
 func TestClaimAheadKeepsConcurrency(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		const n, conc = 600, 3
+		const n, conc, holdAt = 600, 3, 300
 		reqs := make([]dtq.EnqueueRequest, n)
 		for i := range reqs {
 			reqs[i] = dtq.EnqueueRequest{Type: "quick"}
@@ -24,10 +26,14 @@ func TestClaimAheadKeepsConcurrency(t *testing.T) {
 		if _, err := e.c.EnqueueMany(t.Context(), reqs); err != nil {
 			t.Fatal(err)
 		}
-		var now, most, done atomic.Int64
+		var now, most, started, done atomic.Int64
+		hold := make(chan struct{})
 		e.worker(&dtq.WorkerConfig{Concurrency: conc}, map[string]dtq.HandlerFunc{"quick": func(context.Context, *dtq.Task) (any, error) {
 			cur := now.Add(1)
 			for m := most.Load(); cur > m && !most.CompareAndSwap(m, cur); m = most.Load() {
+			}
+			if k := started.Add(1); k > holdAt && k <= holdAt+conc {
+				<-hold // every slot held: what more is claimed waits
 			}
 			for begun := time.Now(); time.Since(begun) < 200*time.Microsecond; {
 				runtime.Gosched() // (a timer would sleep for a millisecond or more)
@@ -36,6 +42,12 @@ func TestClaimAheadKeepsConcurrency(t *testing.T) {
 			done.Add(1)
 			return nil, nil
 		}})
+		var release sync.Once
+		t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (before the worker's stop)
+		eventually(t, 10*time.Second, "as many tasks claimed ahead as the slots held", func() bool {
+			return started.Load() == holdAt+conc && e.running(dtq.DefaultQueue) == 2*conc
+		})
+		release.Do(func() { close(hold) })
 		deadline := time.Now().Add(60 * time.Second)
 		for done.Load() < n {
 			if time.Now().After(deadline) {
