@@ -203,11 +203,9 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 	shares := slotShares(wc)
 	tokens := 0
 	for i, name := range wc.Queues {
-		wq := w.newQueue(c.queue(name))
-		wq.slots.init(shares[i], aheadOf(shares[i]))
-		wq.handlers = make(chan struct{}, shares[i])
+		wq := w.newQueue(c.queue(name), shares[i])
 		w.queues = append(w.queues, wq)
-		tokens += shares[i] + aheadOf(shares[i])
+		tokens += wq.slots.size + wq.slots.extra
 	}
 	w.recording = make(chan struct{}, tokens) // as many as tasks claimed at most
 	return w, nil

@@ -65,15 +65,19 @@ type workerQueue struct {
 	scopeReleases *batch.Batcher[[]string, struct{}]
 }
 
-func (w *Worker) newQueue(q *queueState) *workerQueue {
+// newQueue returns the worker's state for q, with share slots for its
+// handlers (and as many more to claim ahead, worker_ahead.go).
+func (w *Worker) newQueue(q *queueState, share int) *workerQueue {
 	wq := &workerQueue{
 		w:            w,
 		q:            q,
+		handlers:     make(chan struct{}, share),
 		reclaimEvery: min(max(w.cfg.VisibilityTimeout/4, 10*time.Millisecond), time.Second),
 		busy:         true, // the first read runs the script, which creates the groups
 		hot:          -1,
 	}
 	wq.handlerAvg.Store(int64(4 * aheadBelow))
+	wq.slots.init(share, aheadOf(share))
 	wq.leases.releases = newLeaseReleases(wq)
 	wq.scopeReleases = newScopeReleases(wq)
 	keepSucceeded, keepOthers := w.c.cfg.retentions()
