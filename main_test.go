@@ -61,6 +61,12 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *dtq.Config) *env {
 // worker starts a worker with handlers, stopped at cleanup.
 func (e *env) worker(cfg *dtq.WorkerConfig, handlers map[string]dtq.HandlerFunc) *dtq.Worker {
 	e.t.Helper()
+	return e.workerSet(cfg, handlers, func(*dtq.Worker) {})
+}
+
+// workerSet is worker with set called on the worker before it starts.
+func (e *env) workerSet(cfg *dtq.WorkerConfig, handlers map[string]dtq.HandlerFunc, set func(*dtq.Worker)) *dtq.Worker {
+	e.t.Helper()
 	w, err := dtq.NewWorker(e.c, cfg)
 	if err != nil {
 		e.t.Fatal(err)
@@ -68,6 +74,7 @@ func (e *env) worker(cfg *dtq.WorkerConfig, handlers map[string]dtq.HandlerFunc)
 	for typ, h := range handlers {
 		w.Handle(typ, h)
 	}
+	set(w)
 	if err := w.Start(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}

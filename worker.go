@@ -180,6 +180,9 @@ type Worker struct {
 	// returns claims: a worker frozen with the read's reply on its way or
 	// before starting its claims (SIGSTOP, a long pause).
 	stallClaims func()
+	// aheadBelow is the handlers' average below which a queue claims
+	// ahead (the constant aheadBelow; tests on a loaded host raise it).
+	aheadBelow time.Duration
 }
 
 // NewWorker returns a worker on c's Redis and configuration. It does no
@@ -193,12 +196,13 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{
-		c:        c,
-		cfg:      wc,
-		log:      c.log.With("worker", wc.ID),
-		handlers: map[string]HandlerFunc{},
-		running:  map[string]*execution{},
-		stopping: make(chan struct{}),
+		c:          c,
+		cfg:        wc,
+		log:        c.log.With("worker", wc.ID),
+		handlers:   map[string]HandlerFunc{},
+		running:    map[string]*execution{},
+		stopping:   make(chan struct{}),
+		aheadBelow: aheadBelow,
 	}
 	shares := slotShares(wc)
 	tokens := 0

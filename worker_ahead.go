@@ -29,7 +29,7 @@ func aheadOf(share int) int {
 
 // aheadAllowed reports whether the reader may claim ahead now.
 func (wq *workerQueue) aheadAllowed() bool {
-	return wq.busy && wq.implicitStarts() && time.Duration(wq.handlerAvg.Load()) < aheadBelow
+	return wq.busy && wq.implicitStarts() && time.Duration(wq.handlerAvg.Load()) < wq.w.aheadBelow
 }
 
 // takeHandler waits for a handler slot; false when ctx ended first (the

@@ -87,8 +87,17 @@ func TestRacingSchedulersFireEachTickOnce(t *testing.T) {
 			clock.Store(base + int64(i)*1000)
 			time.Sleep(200 * time.Microsecond)
 		}
-		// let the schedulers see the last tick
-		time.Sleep(50 * time.Millisecond)
+		// let the schedulers see the last tick (a slow host may take a
+		// while: wait for the count, then for the calls still in flight)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			n, err := b.Client.Do(ctx, b.Client.B().Xlen().Key(q.Keys().Band(5)).Build()).AsInt64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n >= ticks {
+				break
+			}
+		}
 		close(stop)
 		wg.Wait()
 		got := firedTicks(t, b, q, "every")
