@@ -34,7 +34,7 @@ type WorkerConfig struct {
 
 	// Concurrency is the most handlers the worker runs at once. Defaults
 	// to 10. While handlers are quick (under 1 ms on average), a busy
-	// worker claims up to as many tasks again ahead, to start as its
+	// worker claims up to twice as many tasks more ahead, to start as its
 	// handlers return (CONTRACT 3.3.2a1).
 	Concurrency int
 

@@ -15,7 +15,7 @@ import (
 // A worker with quick handlers claims tasks ahead of its free slots, but
 // never runs more handlers at once than its Concurrency. (Midway, its
 // handlers hold their slots until the test has seen the tasks claimed
-// ahead: as many again. The handlers' average may pass a millisecond on
+// ahead: twice as many. The handlers' average may pass a millisecond on
 // a loaded host: the gate is raised, TestSlowHandlersClaimNothingAhead
 // tests it.)
 func TestClaimAheadKeepsConcurrency(t *testing.T) {
@@ -47,7 +47,7 @@ func TestClaimAheadKeepsConcurrency(t *testing.T) {
 		var release sync.Once
 		t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (before the worker's stop)
 		eventually(t, 10*time.Second, "as many tasks claimed ahead as the slots held", func() bool {
-			return started.Load() == holdAt+conc && e.running(dtq.DefaultQueue) == 2*conc
+			return started.Load() == holdAt+conc && e.running(dtq.DefaultQueue) == 3*conc
 		})
 		release.Do(func() { close(hold) })
 		deadline := time.Now().Add(60 * time.Second)
