@@ -34,8 +34,8 @@ type WorkerConfig struct {
 
 	// Concurrency is the most handlers the worker runs at once. Defaults
 	// to 10. While handlers are quick (under 1 ms on average), a busy
-	// worker claims up to twice as many tasks more ahead, to start as its
-	// handlers return (CONTRACT 3.3.2a1).
+	// worker claims up to as many tasks again ahead (at least 20, at most
+	// twice as many), to start as its handlers return (CONTRACT 3.3.2a1).
 	Concurrency int
 
 	// QueueWeights splits Concurrency between the queues: a queue runs at

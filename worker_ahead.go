@@ -16,17 +16,25 @@ import (
 // handler, so an idle worker elsewhere is never kept from it.
 const aheadBelow = time.Millisecond
 
-// aheadOf is how many tasks a queue with share slots may claim ahead:
-// twice as many (a drain with 10 slots made ~30% more tasks/s than with as
-// many again, docs/performance.md; 50 slots: no change), and none for a share of one, whose tasks run one after the
-// other in the order they were claimed (tasks claimed ahead start in no
-// set order: each waits for a handler slot on its own goroutine).
+// aheadOf is how many tasks a queue with share slots may claim ahead: as
+// many again, and at least aheadMin (at most twice the share), and none for
+// a share of one, whose tasks run one after the other in the order they were
+// claimed (tasks claimed ahead start in no set order: each waits for a
+// handler slot on its own goroutine). What is claimed ahead covers the read
+// round trip of a slot's next claim; a small share covers little of it (a
+// drain with 10 slots made ~30% more tasks/s with 20 ahead than with 10),
+// and twice a large share costs Redis more per task than it gains
+// (docs/performance.md, 2026-12-05).
 func aheadOf(share int) int {
 	if share < 2 {
 		return 0
 	}
-	return 2 * share
+	return max(share, min(2*share, aheadMin))
 }
+
+// aheadMin is the fewest tasks a share of two or more may claim ahead
+// (aheadOf: never more than twice the share).
+const aheadMin = 20
 
 // aheadAllowed reports whether the reader may claim ahead now.
 func (wq *workerQueue) aheadAllowed() bool {

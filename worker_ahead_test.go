@@ -15,7 +15,7 @@ import (
 // A worker with quick handlers claims tasks ahead of its free slots, but
 // never runs more handlers at once than its Concurrency. (Midway, its
 // handlers hold their slots until the test has seen the tasks claimed
-// ahead: twice as many. The handlers' average may pass a millisecond on
+// ahead: twice as many, for a share under 20. The handlers' average may pass a millisecond on
 // a loaded host: the gate is raised, TestSlowHandlersClaimNothingAhead
 // tests it.)
 func TestClaimAheadKeepsConcurrency(t *testing.T) {
