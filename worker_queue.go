@@ -260,7 +260,10 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		return entries, pre, err
 	}
 	if wq.busy && !reclaimDue && wq.planned {
-		paused, entries, err := sq.ReadPlanned(ctx, w.cfg.ID, n)
+		// Planned from the counts, and started as implicit first runs
+		// where it can, as readBands does: a queue that keeps draining to
+		// empty plans often, and start.lua would start each of its claims.
+		paused, entries, st, err := sq.ReadPlanned(ctx, w.cfg.ID, n, implicit)
 		if err != nil {
 			wq.planned = false // the script path recreates a missing group
 			return entries, nil, err
@@ -273,7 +276,10 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		if len(entries) == n && entries[0].Band == entries[len(entries)-1].Band {
 			wq.hot = entries[0].Band
 		}
-		return entries, nil, nil
+		if implicit && len(entries) > 0 && wq.implicitStarts() { // (a limit set meanwhile holds them)
+			pre = store.StartImplicit(entries, st)
+		}
+		return entries, pre, nil
 	}
 	if wq.busy || reclaimDue {
 		req := store.ReadRequest{Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors, EnsureGroups: !wq.planned}

@@ -163,8 +163,10 @@ func (q *Queue) Read(ctx context.Context, req ReadRequest) (ReadResult, error) {
 // per band that holds waiting tasks, asking each for what it holds, until
 // the credit is used — two round trips. It returns no entries when nothing
 // waits. (A band whose group is missing counts as empty: the script path
-// recreates it.)
-func (q *Queue) ReadPlanned(ctx context.Context, consumer string, credit int) (paused bool, entries []Entry, err error) {
+// recreates it.) With withState it also reads the queue's ReadState just
+// after the claims, in their round trip, as ReadBandsState does (unread or
+// unreadable, it is empty: StartImplicit starts nothing).
+func (q *Queue) ReadPlanned(ctx context.Context, consumer string, credit int, withState bool) (paused bool, entries []Entry, st ReadState, err error) {
 	c := q.s.r
 	cmds := make(rueidis.Commands, 0, 1+2*Bands)
 	cmds = append(cmds, c.B().Hget().Key(q.k.Info()).Field(InfoPaused).Build())
@@ -173,9 +175,9 @@ func (q *Queue) ReadPlanned(ctx context.Context, consumer string, credit int) (p
 	}
 	res := c.DoMulti(ctx, cmds...)
 	if s, err := res[0].ToString(); err == nil && s == "1" {
-		return true, nil, nil
+		return true, nil, st, nil
 	} else if err != nil && !rueidis.IsRedisNil(err) {
-		return false, nil, err
+		return false, nil, st, err
 	}
 	var reads rueidis.Commands
 	var bandOf []int
@@ -183,11 +185,11 @@ func (q *Queue) ReadPlanned(ctx context.Context, consumer string, credit int) (p
 	for i, p := 1, Bands-1; p >= 0 && left > 0; i, p = i+2, p-1 {
 		n, err := res[i].AsInt64()
 		if err != nil {
-			return false, nil, err
+			return false, nil, st, err
 		}
 		pend, err := pendingCount(res[i+1])
 		if err != nil {
-			return false, nil, err
+			return false, nil, st, err
 		}
 		waiting := int(n - pend)
 		if waiting <= 0 {
@@ -199,21 +201,46 @@ func (q *Queue) ReadPlanned(ctx context.Context, consumer string, credit int) (p
 		bandOf = append(bandOf, p)
 	}
 	if len(reads) == 0 {
-		return false, nil, nil
+		return false, nil, st, nil
 	}
-	for i, r := range c.DoMulti(ctx, reads...) {
+	nreads := len(reads)
+	if withState {
+		reads = append(reads, q.stateCmds()...)
+	}
+	rs := c.DoMulti(ctx, reads...)
+	if withState {
+		if st, err = readState(rs[nreads], rs[nreads+1]); err != nil {
+			st = ReadState{}
+		}
+	}
+	for i, r := range rs[:nreads] {
 		streams, err := r.AsXRead()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			if isNoGroup(err) {
 				continue
 			}
-			return false, entries, err
+			return false, entries, st, err
 		}
 		for _, e := range streams[q.k.Band(bandOf[i])] {
 			entries = append(entries, entryOf(q.name, bandOf[i], e.ID, e.FieldValues))
 		}
 	}
-	return false, entries, nil
+	return false, entries, st, nil
+}
+
+// stateFields are the info fields of a ReadState: paused, g0..g9.
+var stateFields = func() []string {
+	f := []string{InfoPaused}
+	for p := range Bands {
+		f = append(f, InfoRegrouped+itoa(p))
+	}
+	return f
+}()
+
+// stateCmds reads a ReadState (readState parses their replies).
+func (q *Queue) stateCmds() rueidis.Commands {
+	c := q.s.r
+	return rueidis.Commands{c.B().Hmget().Key(q.k.Info()).Field(stateFields...).Build(), c.B().Time().Build()}
 }
 
 // pendingCount reads the count of an XPENDING summary; a missing group
@@ -274,18 +301,10 @@ func (q *Queue) readBands(ctx context.Context, consumer string, n int, block tim
 	} else {
 		cmd = b.Streams().Key(bandKeys...).Id(ids...).Build()
 	}
-	fields := make([]string, 0, 1+Bands)
-	fields = append(fields, InfoPaused)
-	for p := range Bands {
-		fields = append(fields, InfoRegrouped+itoa(p))
-	}
-	state := func() rueidis.Commands {
-		return rueidis.Commands{c.B().Hmget().Key(q.k.Info()).Field(fields...).Build(), c.B().Time().Build()}
-	}
 	var res rueidis.RedisResult
 	if withState && block <= 0 {
 		// The state is read just after the claim, in its round trip.
-		rs := c.DoMulti(ctx, append(rueidis.Commands{cmd}, state()...)...)
+		rs := c.DoMulti(ctx, append(rueidis.Commands{cmd}, q.stateCmds()...)...)
 		res = rs[0]
 		if st, err = readState(rs[1], rs[2]); err != nil {
 			return nil, st, false, err
@@ -312,7 +331,7 @@ func (q *Queue) readBands(ctx context.Context, consumer string, n int, block tim
 		// A blocking read goes alone (its connection is closed when ctx
 		// ends, which ends the wait); the state follows it.
 		// Unread, it is unknown: StartImplicit starts nothing.
-		rs := c.DoMulti(context.WithoutCancel(ctx), state()...)
+		rs := c.DoMulti(context.WithoutCancel(ctx), q.stateCmds()...)
 		if st, err = readState(rs[0], rs[1]); err != nil {
 			st = ReadState{}
 		}

@@ -364,3 +364,62 @@ func TestStaleStartSkipped(t *testing.T) {
 		staleStart("after w2 finished it", StatusSucceeded)
 	})
 }
+
+// A planned read (a busy worker's claim from the bands' counts) reads the
+// queue's state with its claims, so that they start as implicit first runs
+// as a plain read's do; the state is the queue's (a band's regroup mark
+// holds back what is at or before it), and a read without it starts
+// nothing.
+func TestPlannedReadStartsImplicitly(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		var items []EnqueueItem
+		for _, prio := range []int{3, 7, 7, 3} {
+			items = append(items, EnqueueItem{Type: "t", Payload: []byte("1"), Priority: prio, MaxAttempts: 3, Timeout: time.Minute})
+		}
+		res, err := q.Enqueue(ctx, EnqueueConfig{}, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ensureGroups(t, q)
+		_, ulid, _ := taskid.Parse(res[0].ID)
+		_, band3First, _ := taskid.Entry(ulid)
+		if err := b.Client.Do(ctx, b.Client.B().Hset().Key(q.k.Info()).FieldValue().FieldValue(InfoRegrouped+"3", band3First).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+
+		paused, es, st, err := q.ReadPlanned(ctx, "w1", 3, true)
+		if err != nil || paused || len(es) != 3 {
+			t.Fatalf("planned read: paused=%v, %d entries, %v", paused, len(es), err)
+		}
+		if st.Now == "" || st.Regrouped[3] != band3First {
+			t.Fatalf("state read with the claims: %+v", st)
+		}
+		started := StartImplicit(es, st)
+		for i, e := range es {
+			want := Began
+			if e.Band == 3 && e.EntryID == band3First {
+				want = Unstarted // at its band's regroup mark: start.lua judges it
+			}
+			if started[i].Code != want {
+				t.Errorf("entry %d (band %d, %s): %+v, want code %v", i, e.Band, e.EntryID, started[i], want)
+			}
+		}
+		if es[0].Band != 7 || es[1].Band != 7 || es[2].Band != 3 {
+			t.Errorf("bands %d %d %d, want 7 7 3 (highest first)", es[0].Band, es[1].Band, es[2].Band)
+		}
+		if got := finishOK(t, q, "w1", es[0], started[0], 1); got != StatusSucceeded {
+			t.Errorf("the implicit run's outcome: %q, want SUCCEEDED", got)
+		}
+
+		_, es, st, err = q.ReadPlanned(ctx, "w1", 3, false)
+		if err != nil || len(es) != 1 {
+			t.Fatalf("planned read without state: %d entries, %v", len(es), err)
+		}
+		if s := StartImplicit(es, st); s[0].Code != Unstarted {
+			t.Errorf("without the state: %+v, want unstarted", s[0])
+		}
+	})
+}
