@@ -169,10 +169,10 @@ func msTime(ms int64) time.Time {
 }
 
 func msTimePtr(ms int64) *time.Time {
-	t := msTime(ms)
-	if t.IsZero() {
-		return nil
+	if ms == 0 {
+		return nil // (before t exists: t escapes, and would be allocated for nothing)
 	}
+	t := msTime(ms)
 	return &t
 }
 
