@@ -89,13 +89,12 @@ var ErrLeaseLost = errors.New("dtq: the lease is lost: it timed out and the task
 
 // leaseState is a Client's reclaim state of one queue for leases.
 type leaseState struct {
-	mu          sync.Mutex
-	cursors     [store.Bands]string
-	lastReclaim time.Time
-	ensured     bool
-	limitsRead  time.Time
-	limited     bool     // a queue-wide concurrency or rate limit
-	scopes      scopeSet // its scoped limits, nil for none
+	mu         sync.Mutex
+	reclaim    delivery.Reclaim // Every set by each call's timeout
+	ensured    bool
+	limitsRead time.Time
+	limited    bool     // a queue-wide concurrency or rate limit
+	scopes     scopeSet // its scoped limits, nil for none
 	// leased is when Lease last read the queue; while it is recent the
 	// queue's scheduler runs in this process (schedStop stops it), so that
 	// retries and delayed tasks become due with no Go worker of the queue.
@@ -267,9 +266,11 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	}
 	st.mu.Lock()
 	req := store.ReadRequest{Consumer: consumer, Credit: g.granted, EnsureGroups: !st.ensured}
-	if time.Since(st.lastReclaim) >= min(max(timeout/4, 10*time.Millisecond), time.Second) {
-		req.ReclaimIdle, req.Cursors = timeout, st.cursors
-		st.lastReclaim = time.Now()
+	st.reclaim.Every = delivery.ReclaimEvery(timeout)
+	if now := time.Now(); st.reclaim.Due(now) {
+		req.ReclaimIdle = timeout
+		copy(req.Cursors[:], st.reclaim.Cursors)
+		st.reclaim.Began(now)
 	}
 	st.mu.Unlock()
 	if err := c.register(ctx, q); err != nil {
@@ -285,7 +286,7 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	st.mu.Lock()
 	st.ensured = true
 	if req.ReclaimIdle > 0 {
-		st.cursors = res.Cursors
+		st.reclaim.Cursors = append(st.reclaim.Cursors[:0], res.Cursors[:]...)
 	}
 	st.mu.Unlock()
 	if res.Paused || len(res.Entries) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/batch"
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/scheduler"
 	"github.com/dtq-dev/dtq/internal/store"
 )
@@ -39,13 +40,11 @@ type workerQueue struct {
 	finishes *batch.Batcher[finishReq, string]
 
 	// reader state (used by the reader goroutine only)
-	cursors      [store.Bands]string
-	lastReclaim  time.Time
-	reclaimEvery time.Duration
-	busy         bool // the last read claimed something: read again without blocking
-	planned      bool // plain priority-planned reads are possible (the script ran once)
-	hot          int  // the band the last read filled its credit from, or -1
-	slots        pool // this queue's claim slots: its tasks claimed and not yet finished
+	reclaim *delivery.Reclaim // pacing and cursors (one per band)
+	busy    bool              // the last read claimed something: read again without blocking
+	planned bool              // plain priority-planned reads are possible (the script ran once)
+	hot     int               // the band the last read filled its credit from, or -1
+	slots   pool              // this queue's claim slots: its tasks claimed and not yet finished
 
 	// handlers holds one token per handler running (capacity: the
 	// queue's share): tasks claimed ahead wait for one (worker_ahead.go)
@@ -69,12 +68,12 @@ type workerQueue struct {
 // handlers (and as many more to claim ahead, worker_ahead.go).
 func (w *Worker) newQueue(q *queueState, share int) *workerQueue {
 	wq := &workerQueue{
-		w:            w,
-		q:            q,
-		handlers:     make(chan struct{}, share),
-		reclaimEvery: min(max(w.cfg.VisibilityTimeout/4, 10*time.Millisecond), time.Second),
-		busy:         true, // the first read runs the script, which creates the groups
-		hot:          -1,
+		w:        w,
+		q:        q,
+		handlers: make(chan struct{}, share),
+		reclaim:  delivery.NewReclaim(w.cfg.VisibilityTimeout, store.Bands),
+		busy:     true, // the first read runs the script, which creates the groups
+		hot:      -1,
 	}
 	wq.handlerAvg.Store(int64(4 * aheadBelow))
 	wq.slots.init(share, aheadOf(share))
@@ -228,7 +227,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 	if wq.startFailed.Swap(false) {
 		wq.busy = true
 	}
-	reclaimDue := time.Since(wq.lastReclaim) >= wq.reclaimEvery
+	reclaimDue := wq.reclaim.Due(time.Now())
 	implicit := wq.implicitStarts()
 	if wq.busy && !reclaimDue && wq.planned && wq.hot >= 0 && (n > takeMax || implicit) {
 		// Still busy from one band: read the bands from 9 down to it in one
@@ -282,7 +281,8 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		return entries, pre, nil
 	}
 	if wq.busy || reclaimDue {
-		req := store.ReadRequest{Consumer: w.cfg.ID, Credit: n, Cursors: wq.cursors, EnsureGroups: !wq.planned}
+		req := store.ReadRequest{Consumer: w.cfg.ID, Credit: n, EnsureGroups: !wq.planned}
+		copy(req.Cursors[:], wq.reclaim.Cursors)
 		if reclaimDue {
 			req.ReclaimIdle = w.cfg.VisibilityTimeout
 		}
@@ -290,9 +290,9 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		if err != nil {
 			return nil, nil, err
 		}
-		wq.cursors = res.Cursors
+		copy(wq.reclaim.Cursors, res.Cursors[:])
 		if reclaimDue {
-			wq.lastReclaim = time.Now()
+			wq.reclaim.Began(time.Now())
 			wq.reportReclaims(res.Entries)
 		}
 		if res.Paused {
@@ -303,7 +303,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		wq.busy = len(res.Entries) > 0
 		return res.Entries, nil, nil
 	}
-	wait := max(wq.reclaimEvery-time.Since(wq.lastReclaim), time.Millisecond)
+	wait := max(wq.reclaim.Wait(time.Now()), time.Millisecond)
 	entries, pre, err = wq.readBands(ctx, n, wait, 0, implicit)
 	if err != nil || !wq.planned { // a missing group: the script's turn
 		return nil, nil, err

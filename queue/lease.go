@@ -88,8 +88,9 @@ func (q *Queue) Lease(ctx context.Context, topics map[string]int, opts *LeaseOpt
 			return nil, nil
 		}
 		// Wake for new entries, hand-backs and delays, the next due
-		// delayed message, and the next reclaim pass.
-		timeout := min(left, maxBlock, max(o.VisibilityTimeout/4, 10*time.Millisecond))
+		// delayed message, and the next reclaim pass (paced as a
+		// subscription's).
+		timeout := min(left, maxBlock, delivery.ReclaimEvery(o.VisibilityTimeout))
 		if res.NextDue >= 0 {
 			timeout = max(min(timeout, res.NextDue), time.Millisecond)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/scripts"
 	"github.com/redis/rueidis"
 )
@@ -15,13 +16,10 @@ const maxBlock = 5 * time.Second
 
 // reader is the state of a subscription's one reader goroutine.
 type reader struct {
-	s            *Subscription
-	reclaimEvery time.Duration
-	cursors      []string  // XAUTOCLAIM cursor per topic
-	lastReclaim  time.Time // zero: reclaim on the first fetch
-	forceReclaim bool      // a hand-back or delay was signalled
-	useScript    bool      // the next fetch must run fetch.lua
-	dueAt        time.Time // the next delayed message is due (zero: none known)
+	s         *Subscription
+	reclaim   *delivery.Reclaim // pacing and cursors (one per topic); forced by a hand-back or delay
+	useScript bool              // the next fetch must run fetch.lua
+	dueAt     time.Time         // the next delayed message is due (zero: none known)
 	// lastDirectEmpty: the last plain XREADGROUP found no new entry, so an
 	// empty script fetch means there is nothing to claim at all.
 	lastDirectEmpty bool
@@ -45,13 +43,9 @@ type reader struct {
 func (s *Subscription) read(ctx context.Context) {
 	defer close(s.readerDone)
 	r := &reader{
-		s:            s,
-		reclaimEvery: min(max(s.visibility/4, 10*time.Millisecond), time.Second),
-		cursors:      make([]string, len(s.topics)),
-		useScript:    true,
-	}
-	for i := range r.cursors {
-		r.cursors[i] = "0-0"
+		s:         s,
+		reclaim:   delivery.NewReclaim(s.visibility, len(s.topics)),
+		useScript: true,
 	}
 	for {
 		credit, ok := s.waitCredit(ctx)
@@ -81,20 +75,19 @@ func (s *Subscription) read(ctx context.Context) {
 
 func (r *reader) scriptDue() bool {
 	now := time.Now()
-	return r.useScript || len(r.s.topics) > 1 || r.forceReclaim ||
-		now.Sub(r.lastReclaim) >= r.reclaimEvery ||
+	return r.useScript || len(r.s.topics) > 1 || r.reclaim.Due(now) ||
 		(!r.dueAt.IsZero() && !now.Before(r.dueAt))
 }
 
 // fetchScript claims with fetch.lua and, if nothing was claimable, waits.
 func (r *reader) fetchScript(ctx context.Context, credit int) error {
 	s := r.s
-	reclaim := r.forceReclaim || time.Since(r.lastReclaim) >= r.reclaimEvery
+	reclaim := r.reclaim.Due(time.Now())
 	req := scripts.FetchRequest{
 		Group:      s.group,
 		Consumer:   s.consumer,
 		Topics:     s.topics,
-		Cursors:    r.cursors,
+		Cursors:    r.reclaim.Cursors,
 		Credit:     credit,
 		DeadMaxLen: s.q.cfg.DeadLetterMaxLen,
 		PromoteMax: promoteMax,
@@ -108,9 +101,9 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 		return err
 	}
 	r.useScript = false
-	r.cursors = res.Cursors
+	r.reclaim.Cursors = res.Cursors
 	if reclaim {
-		r.lastReclaim, r.forceReclaim = time.Now(), false
+		r.reclaim.Began(time.Now())
 	}
 	r.dueAt = time.Time{}
 	if res.NextDue >= 0 {
@@ -123,7 +116,7 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 	if req.SkipNew && !r.lastDirectEmpty {
 		return nil // read new entries directly before deciding to wait
 	}
-	timeout := min(maxBlock, r.reclaimEvery-time.Since(r.lastReclaim))
+	timeout := min(maxBlock, r.reclaim.Wait(time.Now()))
 	if res.NextDue >= 0 {
 		timeout = min(timeout, res.NextDue)
 	}
@@ -134,7 +127,9 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 	if err != nil {
 		return err
 	}
-	r.forceReclaim = r.forceReclaim || woke
+	if woke {
+		r.reclaim.Force()
+	}
 	return nil
 }
 
