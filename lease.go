@@ -268,8 +268,7 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	req := store.ReadRequest{Consumer: consumer, Credit: g.granted, EnsureGroups: !st.ensured}
 	st.reclaim.Every = delivery.ReclaimEvery(timeout)
 	if now := time.Now(); st.reclaim.Due(now) {
-		req.ReclaimIdle = timeout
-		copy(req.Cursors[:], st.reclaim.Cursors)
+		req.ReclaimIdle, req.Cursors = timeout, st.reclaim.Cursors
 		st.reclaim.Began(now)
 	}
 	st.mu.Unlock()
@@ -286,7 +285,7 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	st.mu.Lock()
 	st.ensured = true
 	if req.ReclaimIdle > 0 {
-		st.reclaim.Cursors = append(st.reclaim.Cursors[:0], res.Cursors[:]...)
+		st.reclaim.Cursors = res.Cursors
 	}
 	st.mu.Unlock()
 	if res.Paused || len(res.Entries) == 0 {

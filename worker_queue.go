@@ -281,8 +281,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		return entries, pre, nil
 	}
 	if wq.busy || reclaimDue {
-		req := store.ReadRequest{Consumer: w.cfg.ID, Credit: n, EnsureGroups: !wq.planned}
-		copy(req.Cursors[:], wq.reclaim.Cursors)
+		req := store.ReadRequest{Consumer: w.cfg.ID, Credit: n, Cursors: wq.reclaim.Cursors, EnsureGroups: !wq.planned}
 		if reclaimDue {
 			req.ReclaimIdle = w.cfg.VisibilityTimeout
 		}
@@ -290,7 +289,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 		if err != nil {
 			return nil, nil, err
 		}
-		copy(wq.reclaim.Cursors, res.Cursors[:])
+		wq.reclaim.Cursors = res.Cursors
 		if reclaimDue {
 			wq.reclaim.Began(time.Now())
 			wq.reportReclaims(res.Entries)

@@ -91,15 +91,15 @@ type ReadRequest struct {
 	Consumer     string
 	Credit       int
 	ReclaimIdle  time.Duration // > 0 runs a reclaim pass
-	Cursors      [Bands]string
-	EnsureGroups bool // create every band's stream and group first
+	Cursors      []string      // the pass's cursor per band (missing or empty: "0-0")
+	EnsureGroups bool          // create every band's stream and group first
 }
 
 // ReadResult is the output of Read.
 type ReadResult struct {
 	Paused  bool
 	Entries []Entry
-	Cursors [Bands]string
+	Cursors []string // one per band
 }
 
 // Read runs read.lua: claim up to Credit entries, band 9 first, after a
@@ -108,9 +108,10 @@ func (q *Queue) Read(ctx context.Context, req ReadRequest) (ReadResult, error) {
 	ks := append(q.k.bands([]string{q.k.Info()}), q.k.Run())
 	args := make([]string, 0, 5+Bands)
 	args = append(args, Group, req.Consumer, itoa(req.Credit), ms(req.ReclaimIdle))
-	for _, cur := range req.Cursors {
-		if cur == "" {
-			cur = "0-0"
+	for b := range Bands {
+		cur := "0-0"
+		if b < len(req.Cursors) && req.Cursors[b] != "" {
+			cur = req.Cursors[b]
 		}
 		args = append(args, cur)
 	}
@@ -153,7 +154,7 @@ func (q *Queue) Read(ctx context.Context, req ReadRequest) (ReadResult, error) {
 	if err != nil || len(cursors) != Bands {
 		return ReadResult{}, unexpected("read", top[2])
 	}
-	copy(res.Cursors[:], cursors)
+	res.Cursors = cursors
 	return res, nil
 }
 

@@ -115,7 +115,7 @@ func TestTakeGivesBackBeyondCredit(t *testing.T) {
 		if _, err := q.Enqueue(ctx, EnqueueConfig{}, items); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := q.Read(ctx, ReadRequest{Consumer: "w", Credit: 1, EnsureGroups: true, Cursors: [Bands]string{}}); err != nil {
+		if _, err := q.Read(ctx, ReadRequest{Consumer: "w", Credit: 1, EnsureGroups: true}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := q.Enqueue(ctx, EnqueueConfig{}, items); err != nil {
