@@ -220,10 +220,16 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 	}
 	consumer := "http:" + r.Worker
 	deadline := time.Now().Add(r.Wait)
+	var marks []string // the first queue's, for a holder of some types (watchTypes)
 	for {
+		if types != nil && marks == nil && r.Wait > 0 {
+			if marks, err = c.queue(r.Queues[0]).store.Tails(ctx); err != nil {
+				return nil, err
+			}
+		}
 		var out []*Lease
 		for _, name := range r.Queues {
-			ls, err := c.leaseFrom(ctx, c.queue(name), consumer, r.Max-len(out), types, r.Timeout)
+			ls, err := c.leaseTypes(ctx, c.queue(name), consumer, r.Max-len(out), types, r.Timeout)
 			if err != nil {
 				return out, err
 			}
@@ -236,10 +242,22 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 		if len(out) > 0 || left <= 0 {
 			return out, nil
 		}
+		q := c.queue(r.Queues[0])
+		if types != nil {
+			// Nothing of its types ready: wait as on an empty queue until
+			// one arrives (entries of other types, given back by this
+			// holder or others, do not wake it), then read them all again.
+			if err := c.watchTypes(ctx, q, marks, types, min(left, time.Second)); err != nil {
+				if ctx.Err() != nil {
+					return nil, nil //nolint:nilerr // the caller went away: nothing leased
+				}
+				return nil, err
+			}
+			continue
+		}
 		// Nothing ready: wait for a first entry of the first queue, a
 		// blocking read woken as a task arrives, then read them all again.
-		q := c.queue(r.Queues[0])
-		ls, err := c.waitLease(ctx, q, consumer, r.Max, types, r.Timeout, min(left, time.Second))
+		ls, err := c.waitLease(ctx, q, consumer, r.Max, r.Timeout, min(left, time.Second))
 		if err != nil && ctx.Err() != nil {
 			return nil, nil //nolint:nilerr // the caller went away: nothing leased
 		}
@@ -252,16 +270,16 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 // leaseFrom leases up to n tasks of q: under q's limits, as many as they
 // grant.
 func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
-	timeout time.Duration) ([]*Lease, error) {
+	timeout time.Duration) ([]*Lease, []store.Entry, error) {
 	st := c.leaseStateOf(q.name)
 	limited, err := c.readLeaseLimits(ctx, q, st)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g := leaseGrant{granted: n}
 	if limited {
 		if g, err = c.grantLeases(ctx, q, st, n, timeout); err != nil || g.granted == 0 {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	st.mu.Lock()
@@ -274,13 +292,13 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	st.mu.Unlock()
 	if err := c.register(ctx, q); err != nil {
 		g.giveBack(ctx, c, q, 0)
-		return nil, err
+		return nil, nil, err
 	}
 	c.keepScheduling(q, st)
 	res, err := q.store.Read(ctx, req)
 	if err != nil {
 		g.giveBack(ctx, c, q, 0)
-		return nil, err
+		return nil, nil, err
 	}
 	st.mu.Lock()
 	st.ensured = true
@@ -290,9 +308,10 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	st.mu.Unlock()
 	if res.Paused || len(res.Entries) == 0 {
 		g.giveBack(ctx, c, q, 0)
-		return nil, nil
+		return nil, nil, nil
 	}
-	return c.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g)
+	ls, err := c.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g)
+	return ls, res.Entries, err
 }
 
 // startLeases starts claimed entries of q for consumer, giving back those

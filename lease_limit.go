@@ -103,8 +103,7 @@ func (g leaseGrant) giveBack(ctx context.Context, c *Client, q *queueState, used
 // waitLease waits up to block for a first task of q and leases it (with
 // what else came, up to n). Under a queue-wide limit the claims are granted
 // first; granted none, it waits for a release or the next grant instead.
-func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
-	timeout, block time.Duration) ([]*Lease, error) {
+func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, n int, timeout, block time.Duration) ([]*Lease, error) {
 	st := c.leaseStateOf(q.name)
 	limited, err := c.readLeaseLimits(ctx, q, st)
 	if err != nil {
@@ -127,7 +126,7 @@ func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, 
 		g.giveBack(ctx, c, q, 0)
 		return nil, err
 	}
-	return c.startLeases(ctx, q, st, consumer, entries, types, timeout, g)
+	return c.startLeases(ctx, q, st, consumer, entries, nil, timeout, g)
 }
 
 // renewLeaseLimits renews the limits' leases lease l holds for its time.
