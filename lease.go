@@ -100,6 +100,9 @@ type leaseState struct {
 	// retries and delayed tasks become due with no Go worker of the queue.
 	leased    time.Time
 	schedStop context.CancelFunc
+	// lost holds the holders whose claim failed with its call in flight
+	// (recoverLeases)
+	lost map[string]bool
 }
 
 // leaseSchedulerIdle is how long after its last Lease a queue's scheduler
@@ -295,8 +298,15 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 		return nil, nil, err
 	}
 	c.keepScheduling(q, st)
+	if ls, done, err := c.recoverLeases(ctx, q, st, consumer, types, timeout, g); err != nil || done {
+		if err != nil && !done {
+			g.giveBack(ctx, c, q, 0)
+		}
+		return ls, nil, err
+	}
 	res, err := q.store.Read(ctx, req)
 	if err != nil {
+		st.lostClaim(consumer)
 		g.giveBack(ctx, c, q, 0)
 		return nil, nil, err
 	}
@@ -331,9 +341,13 @@ func (c *Client) startLeases(ctx context.Context, q *queueState, st *leaseState,
 		entries[i].Scopes = scopes.of(&entries[i])
 	}
 	_, keepOthers := c.cfg.retentions()
-	started, err := q.store.Start(ctx, store.StartConfig{Worker: consumer, MaxCrashes: defaultMaxCrashes, Retention: keepOthers,
-		LeaseTTL: timeout, Durability: c.durability()}, entries)
+	cfg := store.StartConfig{Worker: consumer, MaxCrashes: defaultMaxCrashes, Retention: keepOthers, LeaseTTL: timeout,
+		Durability: c.durability()}
+	started, err := q.store.Start(ctx, cfg, entries)
 	var nre *store.NotReplicatedError
+	if err != nil && !errors.As(err, &nre) {
+		started, err = c.resumeLeaseStarts(ctx, q, cfg, entries, timeout, err)
+	}
 	if err != nil && !errors.As(err, &nre) {
 		// The entries stay claimed: taken over after the timeout.
 		c.redisError("start", err)

@@ -122,6 +122,9 @@ func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, 
 		}
 	}
 	entries, _, err := q.store.ReadBands(ctx, consumer, g.granted, block, 0)
+	if err != nil {
+		st.lostClaim(consumer) // (a read cut short may have claimed)
+	}
 	if err != nil || len(entries) == 0 {
 		g.giveBack(ctx, c, q, 0)
 		return nil, err

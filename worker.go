@@ -463,6 +463,15 @@ func (p *pool) acquire(ctx context.Context, want, max int, linger time.Duration)
 	}
 }
 
+// grab takes up to n free slots, held back or not, without waiting.
+func (p *pool) grab(n int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n = max(0, min(n, p.free))
+	p.free -= n
+	return n
+}
+
 func (p *pool) release(n int) {
 	if n <= 0 {
 		return

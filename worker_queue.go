@@ -3,6 +3,7 @@ package dtq
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,11 @@ type workerQueue struct {
 	handlerAvg atomic.Int64
 
 	startFailed atomic.Bool // a start failed: the next read is busy (set by start's goroutine)
+	// starting counts the starts in flight (start's goroutines)
+	starting sync.WaitGroup
+	// lostClaims: a claim failed with its call in flight, so Redis may
+	// have made it (reader only): recoverClaims runs before the next read
+	lostClaims bool
 
 	limited atomic.Bool // the queue has a limit: claims are granted first
 	leases  leases      // held under a concurrency limit
@@ -126,6 +132,20 @@ func (wq *workerQueue) read(ctx context.Context) {
 	w := wq.w
 	share := wq.slots.size
 	for {
+		if wq.lostClaims {
+			if err := wq.recoverClaims(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				w.c.redisError("read", err)
+				w.log.Warn("reading this worker's claims failed; retrying", "queue", wq.q.name, "error", err)
+				if retry.Sleep(ctx) != nil {
+					return
+				}
+				continue
+			}
+			wq.lostClaims = false
+		}
 		limit, want := maxFetch, 1
 		if wq.busy {
 			// Tasks are waiting: gather a few free slots to claim them in
@@ -186,6 +206,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 			w.c.redisError("read", err)
 			w.log.Warn("reading tasks failed; retrying", "queue", wq.q.name, "error", err)
 			wq.busy = true
+			wq.lostClaims = true // (its answer may be what was lost)
 			if retry.Sleep(ctx) != nil {
 				return
 			}
@@ -210,8 +231,10 @@ func (wq *workerQueue) read(ctx context.Context) {
 		if len(entries) > 0 {
 			// Start this batch while the next read goes out: the reader is
 			// bound by round trips, not by work.
+			wq.starting.Add(1)
 			w.readers.Go(func() {
-				wq.start(context.WithoutCancel(ctx), entries, pre, claimed, min(n, len(entries)), mode, granted)
+				defer wq.starting.Done()
+				wq.start(context.WithoutCancel(ctx), ctx, entries, pre, claimed, min(n, len(entries)), mode, granted)
 			})
 		}
 	}
@@ -355,21 +378,36 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 
 // start runs start.lua for entries claimed at claimed and launches the
 // started tasks; slots is how many slots the caller holds for them, granted
-// how many claims the queue's limits gave them (with mode).
-func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []store.Started, claimed time.Time, slots, mode, granted int) {
+// how many claims the queue's limits gave them (with mode). A start whose
+// answer is lost is asked again (resumeStarts) until stop ends.
+func (wq *workerQueue) start(ctx, stop context.Context, entries []store.Entry, pre []store.Started, claimed time.Time, slots, mode, granted int) {
 	w := wq.w
 	for i := range entries {
 		entries[i].Scopes = wq.scopesFor(&entries[i])
 	}
 	started, err := wq.startRest(ctx, entries, pre)
 	var nre *store.NotReplicatedError
+	if err != nil && !errors.As(err, &nre) {
+		started, err = wq.resumeStarts(ctx, stop, entries, started, err)
+	}
 	if errors.As(err, &nre) {
 		wq.notReplicated(len(entries), err)
 		err = nil
 	}
+	if err != nil && started != nil {
+		// Stopped before Redis answered for the rest: those take.lua
+		// started run; the rest stay claimed until reclaimed.
+		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
+		for i := range started {
+			if started[i].Code == store.Unstarted {
+				started[i].Code = store.Skipped
+			}
+		}
+		err = nil
+	}
 	if err != nil {
-		// The entries stay claimed; reclaim passes hand them on after the
-		// visibility timeout.
+		// Stopped before Redis answered: the entries stay claimed; reclaim
+		// passes hand them on after the visibility timeout.
 		w.c.redisError("start", err)
 		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
 		wq.slots.release(min(slots, len(entries)))
@@ -424,7 +462,7 @@ func (wq *workerQueue) start(ctx context.Context, entries []store.Entry, pre []s
 
 // startRest starts with start.lua the entries that pre (the outcomes of a
 // take.lua call; nil: none) did not start, and returns every entry's
-// outcome.
+// outcome. On an error, pre comes back as it was (nil: none started).
 func (wq *workerQueue) startRest(ctx context.Context, entries []store.Entry, pre []store.Started) ([]store.Started, error) {
 	if pre == nil {
 		return wq.q.store.Start(ctx, wq.startConfig(), entries)
@@ -443,14 +481,7 @@ func (wq *workerQueue) startRest(ctx context.Context, entries []store.Entry, pre
 	started, err := wq.q.store.Start(ctx, wq.startConfig(), rest)
 	var nre *store.NotReplicatedError
 	if err != nil && !errors.As(err, &nre) {
-		// The started ones run; the rest stay claimed until reclaimed.
-		w := wq.w
-		w.c.redisError("start", err)
-		w.log.Warn("starting tasks failed", "queue", wq.q.name, "error", err)
-		for _, i := range at {
-			pre[i].Code = store.Skipped
-		}
-		return pre, nil
+		return pre, err
 	}
 	for j, i := range at {
 		pre[i] = started[j]

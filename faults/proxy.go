@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -26,15 +27,23 @@ type Proxy struct {
 	closed   bool
 	accepted int
 	resets   int
-	held     int // chunks waiting in a black hole now
-	delayed  int // chunks slowed so far
+	held     int    // chunks waiting in a black hole now
+	delayed  int    // chunks slowed so far
+	lose     []byte // LoseAnswerTo's pattern, nil when not armed
+	lost     int    // answers lost so far
 	wg       sync.WaitGroup
 }
 
 // link is one proxied connection: the client's side and the upstream's.
 type link struct {
 	client, upstream net.Conn
+	doomed           bool // (under Proxy.mu) its answers are dropped: it is about to be reset
 }
+
+// loseAfter is how long a link whose answer LoseAnswerTo drops stays open,
+// its answers dropped, before it is reset: Redis has run the request by
+// then.
+const loseAfter = 200 * time.Millisecond
 
 // NewProxy listens on a free loopback port and forwards every connection
 // to target.
@@ -85,6 +94,16 @@ func (p *Proxy) pipe(l *link, dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
+			toUpstream := dst == l.upstream
+			if !toUpstream && l.doomed {
+				p.mu.Unlock()
+				continue // an answer lost on its way
+			}
+			lose := toUpstream && p.lose != nil && bytes.Contains(buf[:n], p.lose)
+			if lose {
+				p.lose, l.doomed = nil, true
+				p.lost++
+			}
 			if p.holed {
 				p.held++
 				for p.holed && !p.closed {
@@ -105,6 +124,12 @@ func (p *Proxy) pipe(l *link, dst, src net.Conn) {
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
+			}
+			if lose {
+				time.AfterFunc(loseAfter, func() {
+					reset(l.client)
+					reset(l.upstream)
+				})
 			}
 		}
 		if err != nil {
@@ -152,6 +177,27 @@ func (p *Proxy) Reset() int {
 		reset(l.upstream)
 	}
 	return len(links)
+}
+
+// LoseAnswerTo arms a one-time fault: the next request that contains
+// pattern (a command's bytes, e.g. a script's SHA1) reaches the upstream,
+// but its answer, and every other on that connection from then on, does
+// not reach the client, whose connection is reset a moment later — a
+// server killed after it ran a command and before its reply was sent, or
+// a connection cut with a call in flight. Lost returns how many answers
+// it dropped so.
+func (p *Proxy) LoseAnswerTo(pattern []byte) {
+	p.mu.Lock()
+	p.lose = append([]byte(nil), pattern...)
+	p.mu.Unlock()
+}
+
+// Lost returns how many requests LoseAnswerTo let through without their
+// answer.
+func (p *Proxy) Lost() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lost
 }
 
 // Blackhole stops forwarding: connections stay open (new ones are

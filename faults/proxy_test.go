@@ -193,3 +193,62 @@ func TestProxyClose(t *testing.T) {
 		t.Fatal("the proxy still accepts connections after Close")
 	}
 }
+
+// LoseAnswerTo lets the matching request through and drops its answer:
+// the upstream gets it, the client's connection is reset without a reply;
+// other connections, and later requests, pass.
+func TestProxyLosesAnAnswer(t *testing.T) {
+	got := make(chan string, 4)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					got <- line
+					c.Write([]byte(line))
+				}
+			}()
+		}
+	}()
+	p, err := NewProxy(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	p.LoseAnswerTo([]byte("start-abc"))
+	c, r := dialProxy(t, p)
+	roundTrip(t, c, r, "hello")
+	if _, err := c.Write([]byte("EVALSHA start-abc\n")); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Fatalf("the answer %q reached the client", line)
+	} else if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("the connection was not reset")
+	}
+	for _, want := range []string{"hello\n", "EVALSHA start-abc\n"} {
+		if line := <-got; line != want {
+			t.Fatalf("upstream got %q, want %q", line, want)
+		}
+	}
+	if p.Lost() != 1 {
+		t.Fatalf("Lost() = %d, want 1", p.Lost())
+	}
+	c2, r2 := dialProxy(t, p)
+	roundTrip(t, c2, r2, "EVALSHA start-abc") // disarmed: it passes
+}

@@ -41,6 +41,9 @@ func New(name string, parts ...string) *Script {
 // Name returns the script's name, for errors.
 func (s *Script) Name() string { return s.name }
 
+// SHA returns the script's SHA1 (hex), the name EVALSHA calls it by.
+func (s *Script) SHA() string { return s.sha }
+
 // Source returns the script's whole text.
 func (s *Script) Source() string { return s.source }
 

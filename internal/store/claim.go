@@ -21,9 +21,14 @@ type Entry struct {
 	// Malformed: neither a task's birth entry nor an entry written again
 	// (written by something else): Start dead-letters it.
 	Malformed bool
-	Reclaimed bool  // taken over from a worker that stopped renewing it
-	GiveBack  bool  // for Start: put the entry back unstarted
-	Spec      *Spec // the task's fields carried by the entry; nil when malformed
+	Reclaimed bool // taken over from a worker that stopped renewing it
+	GiveBack  bool // for Start: put the entry back unstarted
+	// Resumed, for Start: the caller claimed the entry but did not get the
+	// answer of its claim or of its start (the connection failed with the
+	// call in flight): a run of the caller's that the task holds goes on
+	// (its start's answer was lost), else the entry starts as claimed.
+	Resumed bool
+	Spec    *Spec // the task's fields carried by the entry; nil when malformed
 	// Group is the group an entry admitted under its group's window was
 	// admitted under (EntryGroup): its start gives the group room.
 	Group string
@@ -532,6 +537,10 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 			how = how[:1] + "3"
 		case e.GiveBack:
 			how = how[:1] + "2"
+		case e.Resumed && e.Reclaimed:
+			how = how[:1] + "5"
+		case e.Resumed:
+			how = how[:1] + "4"
 		case e.Reclaimed:
 			how = how[:1] + "1"
 		}

@@ -36,7 +36,12 @@
 --                the worker's free slots: a QUEUED task's entry goes back to
 --                the tail of its band, unstarted), 3 malformed (neither a
 --                task's birth entry nor an entry written again:
---                dead-lettered); e.g. "b0"; then, each after a newline,
+--                dead-lettered), 4 and 5 resumed: a claim of this worker —
+--                a new delivery (4) or a reclaim (5) — whose claim's or
+--                start's answer it did not get (a connection lost with the
+--                call in flight): a run of this worker's the task holds
+--                goes on (the start happened, no handler ran), else as 0
+--                or 1; e.g. "b0"; then, each after a newline,
 --                the scopes whose limits it is under ("t:<type>",
 --                "k:<limit key>"; none when the queue has no scoped limit);
 --                a workflow's step has "w" and the index in KEYS of its
@@ -82,6 +87,11 @@
 --                                gpromote.lua)
 --   malformed                 -> a DEAD record with the entry's fields as its
 --                                error, dead-lettered
+--   resumed, and RUNNING in a run of this worker's -> that run goes on:
+--                                started again now (its Run field's start,
+--                                and the hash's), the same run, attempt and
+--                                crashes; no crash is counted (its start's
+--                                answer was lost: no handler ran)
 --   born, at or before info's g<p> (its group was recreated on entries
 --   already there), with a packed record or a hash -> an acknowledged
 --   leftover delivered again: acknowledged and deleted, skipped
@@ -230,6 +240,13 @@ for i = 0, n - 1 do
   local code, run, attempt, crashes = 0, '', '', ''
   local rv = states[i + 1]
   local rs = run_state(rv)
+  local resumed = false
+  if mode == '4' or mode == '5' then
+    -- this worker's claim, whose answer it did not get: its own start
+    -- goes on; a start that never happened is made as the claim's
+    resumed = rs ~= nil and rs.worker == worker
+    if mode == '4' then mode = '0' else mode = '1' end
+  end
   -- taken over from a lost worker with no Run field of its own: an
   -- implicit first run (first_runs) crashed — or a claim its worker lost
   -- before it started it, counted alike (the store cannot tell them
@@ -241,6 +258,13 @@ for i = 0, n - 1 do
   end
   if not mine[prio][eid] then
     -- lost since its claim (see mine): another worker's now
+  elseif resumed then
+    run, attempt, crashes = rs.run, rs.attempt, rs.crashes
+    rs.started = nowS
+    starts[#starts + 1] = ulid
+    starts[#starts + 1] = run_value(rs)
+    if redis.call('HGET', tk, 'status') == 'RUNNING' then redis.call('HSET', tk, 'started', nowS) end
+    code = 1
   elseif lostFirst and (record_status(redis.call('HGET', fin, ulid)) or redis.call('EXISTS', tk) == 1) then
     -- the lost run's outcome was recorded after all, before this start
     -- (its worker's late finish acknowledged the entry): nothing to run

@@ -1,0 +1,90 @@
+package dtq
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/store"
+)
+
+// Leases find their lost answers again as a Go worker does (worker_resume.go,
+// CONTRACT 3.3.1b), within what a stateless holder allows:
+//   - a start whose answer is lost is asked again as resumed within the
+//     call, for up to half the lease's timeout while the caller waits;
+//   - after a claim of a holder fails, its next Lease call in this process
+//     starts the entries pending for it in their first delivery that no
+//     lease of it holds (not started): a claim's lost answer. Entries it
+//     reclaimed are left to the next takeover: a running lease of its own
+//     looks the same.
+
+// resumeLeaseStarts asks start.lua again, as resumed, for entries whose
+// start failed with err, until it answers, ctx ends or half of timeout
+// passes (then it returns err).
+func (c *Client) resumeLeaseStarts(ctx context.Context, q *queueState, cfg store.StartConfig, entries []store.Entry,
+	timeout time.Duration, err error) ([]store.Started, error) {
+	for i := range entries {
+		entries[i].Resumed = true
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout/2)
+	defer cancel()
+	retry := backoff.Backoff{Max: min(time.Second, timeout/4)}
+	for {
+		c.redisError("start", err)
+		c.log.Warn("starting leased tasks failed; asking again", logQueue, q.name, "tasks", len(entries), "error", err)
+		if retry.Sleep(ctx) != nil {
+			return nil, err
+		}
+		started, serr := q.store.Start(ctx, cfg, entries)
+		var nre *store.NotReplicatedError
+		if serr == nil || errors.As(serr, &nre) {
+			return started, serr
+		}
+		err = serr
+	}
+}
+
+// lostClaim notes that a claim of consumer on q failed with its call in
+// flight: its next Lease call in this process looks for what it claimed.
+func (st *leaseState) lostClaim(consumer string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.lost == nil {
+		st.lost = map[string]bool{}
+	}
+	st.lost[consumer] = true
+}
+
+// recoverLeases leases, under grant g, the entries of q pending for
+// consumer in their first delivery and not started, after a claim of
+// consumer failed in this process. done reports that it used g (it found
+// some); otherwise g is the caller's still.
+func (c *Client) recoverLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, types map[string]bool,
+	timeout time.Duration, g leaseGrant) (ls []*Lease, done bool, err error) {
+	st.mu.Lock()
+	lost := st.lost[consumer]
+	st.mu.Unlock()
+	if !lost {
+		return nil, false, nil
+	}
+	pending, err := q.store.Claimed(ctx, consumer, MaxLeaseBatch)
+	if err != nil {
+		return nil, false, err
+	}
+	st.mu.Lock()
+	delete(st.lost, consumer)
+	st.mu.Unlock()
+	var fresh []store.Entry
+	for _, e := range pending {
+		if !e.Reclaimed {
+			fresh = append(fresh, e) // start.lua skips one that runs already (a lease's)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, false, nil
+	}
+	c.log.Info("claims whose answer was lost found again; leasing them", logQueue, q.name, "worker", consumer, "tasks", len(fresh))
+	ls, err = c.startLeases(ctx, q, st, consumer, fresh, types, timeout, g)
+	return ls, true, err
+}
