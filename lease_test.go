@@ -240,3 +240,30 @@ func TestLeaseRunsWorkflowSteps(t *testing.T) {
 		}
 	})
 }
+
+// A task whose entry a lease gave back (its holder runs other types) and
+// that is then cancelled leaves nothing queued: the stats count it once,
+// submitted and cancelled, and no lease finds it.
+func TestLeaseGiveBackThenCancel(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		task := e.enqueue("email", nil, nil)
+		if ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "pdf", Types: []string{"pdf"}}); err != nil || len(ls) != 0 {
+			t.Fatalf("a pdf holder leased %d tasks (%v), want none", len(ls), err)
+		}
+		if st, err := e.c.Stats(ctx, "default"); err != nil || st.Queued != 1 || st.Running != 0 || st.Submitted != 1 {
+			t.Fatalf("after the give-back: %+v %v, want 1 queued of 1 submitted", st, err)
+		}
+		got, err := e.c.Cancel(ctx, task.ID)
+		if err != nil || got.Status != dtq.StatusCancelled {
+			t.Fatalf("cancel: %+v %v", got, err)
+		}
+		st, err := e.c.Stats(ctx, "default")
+		if err != nil || st.Queued != 0 || st.Running != 0 || st.Submitted != 1 || st.Cancelled != 1 || st.QueuedByPriority[5] != 0 {
+			t.Fatalf("after the cancel: %+v %v, want 0 queued, 1 submitted, 1 cancelled", st, err)
+		}
+		if ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "any"}); err != nil || len(ls) != 0 {
+			t.Fatalf("a lease after the cancel: %d %v, want none", len(ls), err)
+		}
+	})
+}

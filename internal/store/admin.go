@@ -10,7 +10,10 @@ import (
 
 // Cancel runs cancel.lua for task id of this queue. It returns the task's
 // status after the call ("" when there is no such task) and, when this call
-// cancelled a QUEUED or SCHEDULED task, its type (else "").
+// cancelled a QUEUED or SCHEDULED task, its type (else ""). A cancelled
+// entry admitted under its group's window gives its group room: the
+// group's next waiters move in (gpromote.lua; a failure there is left to
+// the scheduler's SweepGroups).
 func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) (status, cancelledType string, err error) {
 	_, ulid, perr := taskid.Parse(id)
 	if perr != nil {
@@ -23,16 +26,17 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
 		q.k.GroupWait(), q.k.ScopeWait()}
 	ks = q.k.bands(ks)
+	ks = append(ks, "", q.k.GroupCount()) // "": the workflow's hash, below
 	// A step of a workflow is cancelled together with its step's end in the
 	// workflow: the script names the workflow, and is called again with it.
 	wf := ""
 	for range 2 {
 		args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid, wf, q.name}
-		wk := q.k.Workflow(invalidULID)
+		ks[len(ks)-2] = q.k.Workflow(invalidULID)
 		if wf != "" {
-			wk = q.k.Workflow(wf)
+			ks[len(ks)-2] = q.k.Workflow(wf)
 		}
-		v, err := cancelScript.Exec(ctx, q.s.r, append(ks, wk), args).AsStrSlice()
+		v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
 		if err != nil {
 			return "", "", err
 		}
@@ -42,7 +46,8 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 			continue
 		case len(v) == 1:
 			return v[0], "", nil
-		case len(v) == 2:
+		case len(v) >= 2 && v[0] == StatusCancelled:
+			_, _ = q.promoteWaiters(ctx, v[2:])
 			return v[0], v[1], nil
 		}
 		return "", "", unexpected("cancel", v)

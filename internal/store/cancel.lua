@@ -13,6 +13,7 @@
 -- KEYS[10..19]   band streams of priority 0..9 (a workflow's next steps)
 -- KEYS[20]       the workflow hash of the task's workflow, when it is a
 --                step of one (else any key of the queue)
+-- KEYS[21]       gcount hash (per group: admitted entries not started)
 --
 -- ARGV[1]        task id
 -- ARGV[2]        events channel
@@ -32,9 +33,15 @@
 -- implicit first run, see first_runs, or a start on its way), as RUNNING:
 -- a Run field of run 1 with the cancellation requested; else (QUEUED) a
 -- CANCELLED hash made from the entry, and the entry is deleted. A QUEUED (with a hash) or SCHEDULED
--- task -> CANCELLED at once (a QUEUED task's entry is skipped when a worker
--- reads it; one waiting for its group's turn leaves gwait). Anything else is left as it is. A cancelled task expires after
--- the retention and is listed in the done stream.
+-- task -> CANCELLED at once: one waiting for its group's turn leaves gwait,
+-- one a scoped limit holds back leaves limwait, and one in a band loses
+-- the entry it was written again as (its hash's "entry", lib.lua's readd)
+-- — deleted unless a worker has claimed it (pending: that worker's start
+-- skips it, acknowledging and deleting it); an entry admitted under its
+-- group's window and deleted here is counted out of gcount, and the
+-- group's best waiters for the room it has are returned. Anything else is
+-- left as it is. A cancelled task expires after the retention and is
+-- listed in the done stream.
 --
 -- A step of a workflow ends its step there in the same call (wf_task_end:
 -- the steps that follow it start, or end unstarted): a task about to be
@@ -44,7 +51,8 @@
 --
 -- Returns { the task's status after the call ("" when there is no such
 -- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
--- { 'CANCELLED', its type }.
+-- { 'CANCELLED', its type, the gwait members to move into the bands... }
+-- (gpromote.lua).
 
 local info, schedule, done, runs, tk, fin, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -62,7 +70,7 @@ end
 local recorded = record_status(redis.call('HGET', fin, ulid))
 if recorded then return {recorded} end
 
-local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 'parked', 'wf', 'wstep')
+local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 'parked', 'wf', 'wstep', 'entry')
 f[3] = f[3] or '0'
 local status = f[1]
 local born
@@ -104,10 +112,31 @@ if f[6] then
   redis.call('ZREM', KEYS[9], f[6])
   redis.call('HDEL', tk, 'parked')
 end
+local waiters = NONE
+if f[9] then
+  -- its entry written again (a give-back, a retry or a delayed task
+  -- promoted, a requeue, a group's or a limit's turn): the entry it waits
+  -- as, unless it waits in gwait or limwait (then that entry is gone)
+  if status == 'QUEUED' and not f[5] and not f[6] then
+    local eband = KEYS[10 + tonumber(f[4])]
+    local m = entry_fields(eband, f[9])
+    local pend = redis.pcall('XPENDING', eband, group, f[9], f[9], 1)
+    if m and m['i'] == id and not (type(pend) == 'table' and not pend.err and #pend > 0) then
+      redis.call('XDEL', eband, f[9])
+      if m['f'] then
+        local room = group_left(KEYS[21], m['f'])
+        if room > 0 then waiters = group_waiters(KEYS[8], m['f'], room) end
+      end
+    end
+  end
+  redis.call('HDEL', tk, 'entry')
+end
 redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
 redis.call('PEXPIRE', tk, retention)
 list_done(info, done, {id})
 redis.call('HINCRBY', info, 'cancelled', 1)
 redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
 if f[7] then wf_task_end(KEYS[20], 10, ARGV[10], retention, true, f[8], id, 'CANCELLED', nil, 'cancelled') end
-return {'CANCELLED', f[2]}
+local out = {'CANCELLED', f[2] or ''}
+for _, w in ipairs(waiters) do out[#out + 1] = w end
+return out

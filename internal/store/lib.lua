@@ -47,7 +47,8 @@ end
 -- readd appends task id's entry to band from its hash (type, payload, max
 -- attempts, timeout, created, and the idempotency hash, the schedule tick
 -- that fired it, its limit key, its workflow step and its trace when it has
--- them).
+-- them), and notes the entry's id in the hash ("entry": cancel.lua deletes
+-- the entry of a task cancelled while it waits there).
 -- With group, the entry is one admitted under that group's window: it
 -- carries "f" = group.
 local function readd(band, tk, id, group)
@@ -61,7 +62,8 @@ local function readd(band, tk, id, group)
   if s[12] then f[#f + 1], f[#f + 2] = 'v', s[12] end
   if s[13] then f[#f + 1], f[#f + 2] = 'x', s[13] end
   if group then f[#f + 1], f[#f + 2] = 'f', group end
-  redis.call('XADD', band, '*', unpack(f))
+  local eid = redis.call('XADD', band, '*', unpack(f))
+  redis.call('HSET', tk, 'entry', eid)
 end
 
 -- GROUP_WINDOW is store.GroupWindow: how many entries of one group the

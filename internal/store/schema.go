@@ -227,6 +227,11 @@ const (
 	FieldStep      = "wstep"     // its node in that workflow
 	FieldPrev      = "prev"      // the previous step's result (JSON) it was started with
 	FieldTrace     = "trace"     // the W3C traceparent of its submission
+	// FieldEntry is the id of the band entry the task was last written
+	// again as (lib.lua's readd; its band is FieldPrio): what it waits as
+	// while QUEUED, unless it waits in GroupWait or ScopeWait. cancel.lua
+	// deletes that entry.
+	FieldEntry = "entry"
 	// FieldHistory prefixes one field per execution, h<run> =
 	// "start|end|worker|outcome|error".
 	FieldHistory = "h"
