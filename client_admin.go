@@ -98,7 +98,8 @@ func (c *Client) Requeue(ctx context.Context, id string) (*Task, error) {
 }
 
 // Discard removes a DEAD task from its dead-letter stream; it expires after
-// the retention.
+// the retention. Discarding a task discarded already is no error and
+// changes nothing (nor is it audited again).
 func (c *Client) Discard(ctx context.Context, id string) error {
 	return c.dlqOne(ctx, store.Discard, id)
 }
@@ -112,7 +113,10 @@ func (c *Client) dlqOne(ctx context.Context, action store.DLQAction, id string) 
 	if err != nil {
 		return err
 	}
-	if !done[0] {
+	switch done[0] {
+	case store.DLQDiscardedAlready:
+		return nil
+	case store.DLQNotDead:
 		if _, err := c.Get(ctx, id); err != nil {
 			return err
 		}
@@ -160,10 +164,11 @@ func (c *Client) dlqAll(ctx context.Context, action store.DLQAction, queue strin
 		if err != nil {
 			return total, err
 		}
-		// Entries whose task is no longer DEAD (or gone) are dropped too.
+		// Entries whose task is no longer in the stream (not DEAD, gone,
+		// or discarded) are dropped too.
 		var stale []string
-		for i, ok := range done {
-			if ok {
+		for i, r := range done {
+			if r == store.DLQDone {
 				total++
 			} else {
 				stale = append(stale, entries[i].EntryID)

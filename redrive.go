@@ -102,8 +102,8 @@ func (c *Client) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*
 			return nil
 		}
 		done, err := q.DLQ(ctx, store.Requeue, batch, c.keepOthers())
-		for _, ok := range done {
-			if ok {
+		for _, r := range done {
+			if r == store.DLQDone {
 				res.Requeued++
 			}
 		}

@@ -97,3 +97,66 @@ func TestRedrive(t *testing.T) {
 		}
 	})
 }
+
+// deadLetter submits a task of typ and fails it for good through a lease:
+// a dead letter of queue default.
+func (e *env) deadLetter(typ string) string {
+	e.t.Helper()
+	id := e.enqueue(typ, nil, nil).ID
+	l := e.lease(dtq.LeaseRequest{Worker: "w"}, 1)[0]
+	if got, err := e.c.FailLease(e.t.Context(), l.Token, dtq.LeaseFailure{Error: "bad input", Permanent: true}); err != nil ||
+		got.ID != id || got.Status != dtq.StatusDead {
+		e.t.Fatalf("fail %s for good: %+v %v", id, got, err)
+	}
+	return id
+}
+
+// audited counts the audit entries of action on task id.
+func (e *env) audited(action, id string) int {
+	e.t.Helper()
+	audit, err := e.c.Audit(e.t.Context(), 100)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n := 0
+	for _, a := range audit {
+		if a.Action == action && a.TaskID == id {
+			n++
+		}
+	}
+	return n
+}
+
+// Discard is idempotent: discarding a discarded dead letter again answers
+// as the first discard did and changes nothing — the task is listed once
+// and the discard audited once.
+func TestDiscardAgainChangesNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		id := e.deadLetter("parse")
+		for i := range 3 {
+			if err := e.c.Discard(ctx, id); err != nil {
+				t.Fatalf("discard %d: %v", i+1, err)
+			}
+		}
+		page, err := e.c.List(ctx, dtq.ListOpts{Queue: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := 0
+		for _, task := range page.Tasks {
+			if task.ID == id {
+				listed++
+			}
+		}
+		if listed != 1 || len(page.Tasks) != 1 {
+			t.Errorf("List after 3 discards: %d tasks, %s %d times; want it once", len(page.Tasks), id, listed)
+		}
+		if n := e.audited("discard", id); n != 1 {
+			t.Errorf("%d discards audited, want 1", n)
+		}
+		if got, err := e.c.Get(ctx, id); err != nil || got.Status != dtq.StatusDead {
+			t.Errorf("the discarded task: %+v %v, want DEAD", got, err)
+		}
+	})
+}

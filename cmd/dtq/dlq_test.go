@@ -73,6 +73,12 @@ func TestDLQListRequeueDiscard(t *testing.T) {
 		if v := e.json("dlq", "discard", b); v["discarded"] != b { // idempotent
 			t.Errorf("dtq dlq discard --json: %v", v)
 		}
+		if out := e.ok("dlq", "discard", b); out != "discarded "+b+"\n" {
+			t.Errorf("dtq dlq discard, a third time, printed %q", out)
+		}
+		if out := e.ok("list"); strings.Count(out, b) != 1 {
+			t.Errorf("dtq list after three discards of %s lists it %d times:\n%s", b, strings.Count(out, b), out)
+		}
 		e.fails([]string{"dlq", "discard", ok1}, "409 not_dead")
 		e.fails([]string{"dlq", "discard", "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "404 not_found")
 

@@ -64,9 +64,23 @@ const (
 	Discard DLQAction = "discard"
 )
 
-// DLQ runs dlq.lua for task ids of this queue; it reports, per id, whether
-// the task was DEAD and acted on.
-func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retention time.Duration) ([]bool, error) {
+// DLQResult is what DLQ did to one task.
+type DLQResult int
+
+// Results of DLQ (dlq.lua's codes).
+const (
+	// DLQNotDead: the task is not DEAD (or gone); nothing was done.
+	DLQNotDead DLQResult = 0
+	// DLQDone: the task was requeued or discarded.
+	DLQDone DLQResult = 1
+	// DLQDiscardedAlready: a discard of a task discarded already; nothing
+	// was done.
+	DLQDiscardedAlready DLQResult = 2
+)
+
+// DLQ runs dlq.lua for task ids of this queue; it reports, per id, what it
+// did.
+func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retention time.Duration) ([]DLQResult, error) {
 	ks := make([]string, 0, 15+len(ids))
 	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done())
 	ks = q.k.bands(ks)
@@ -83,9 +97,12 @@ func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retenti
 	if len(v) != len(ids) {
 		return nil, unexpected("dlq", v)
 	}
-	out := make([]bool, len(v))
+	out := make([]DLQResult, len(v))
 	for i, n := range v {
-		out[i] = n == 1
+		if n < 0 || n > int64(DLQDiscardedAlready) {
+			return nil, unexpected("dlq", v)
+		}
+		out[i] = DLQResult(n)
 	}
 	return out, nil
 }

@@ -16,11 +16,15 @@
 -- requeue: DEAD -> QUEUED with attempt and crash counts reset and its history
 --          kept; its dead-letter entry is removed (a task with a group
 --          enters under its group's window, or waits in gwait).
--- discard: its dead-letter entry is removed; the task stays DEAD, is listed
---          in the done zset and expires after the retention.
+-- discard: its dead-letter entry is removed; the task stays DEAD, marked
+--          "discarded", is listed in the done stream and expires after the
+--          retention. A task discarded already (DEAD, "discarded", no
+--          "dead_id": trim.lua's test) is left as it is: it is listed and
+--          expiring once.
 -- Items that are not DEAD are left alone.
 --
--- Returns one code per item: 1 done, 0 not DEAD (or gone).
+-- Returns one code per item: 1 done, 0 not DEAD (or gone), 2 discard of a
+-- task discarded already (nothing done).
 
 local info, dlq, done = KEYS[1], KEYS[2], KEYS[3]
 local action, channel, retention = ARGV[1], ARGV[2], ARGV[3]
@@ -31,9 +35,11 @@ local now, nowS = now_ms()
 local out, events, moved = {}, {}, 0
 for i = 0, n - 1 do
   local id, tk = ARGV[5 + i], KEYS[16 + i]
-  local f = redis.call('HMGET', tk, 'status', 'dead_id', 'prio', 'type', 'group')
+  local f = redis.call('HMGET', tk, 'status', 'dead_id', 'prio', 'type', 'group', 'discarded')
   local res = 0
-  if f[1] == 'DEAD' then
+  if f[1] == 'DEAD' and f[6] and not f[2] and action == 'discard' then
+    res = 2
+  elseif f[1] == 'DEAD' then
     if f[2] then redis.call('XDEL', dlq, f[2]) end
     if action == 'requeue' then
       redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', '0', 'crashes', '0', 'cancel', '0', 'requeued', nowS)
