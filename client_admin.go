@@ -88,8 +88,9 @@ func streamID(s string) bool {
 	return ok && err1 == nil && err2 == nil
 }
 
-// Requeue moves a DEAD task back to QUEUED, with its attempt and crash
-// counts reset and its history kept.
+// Requeue moves a DEAD task in its dead-letter stream back to QUEUED, with
+// its attempt and crash counts reset and its history kept. A task discarded
+// from the stream is ErrNotDead.
 func (c *Client) Requeue(ctx context.Context, id string) (*Task, error) {
 	if err := c.dlqOne(ctx, store.Requeue, id); err != nil {
 		return nil, err

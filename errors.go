@@ -31,7 +31,7 @@ var (
 	ErrNotCancellable = errors.New("dtq: task already finished")
 
 	// ErrNotDead is returned by dead-letter operations on a task that is
-	// not DEAD.
+	// not in its dead-letter stream: not DEAD, or (Requeue) discarded.
 	ErrNotDead = errors.New("dtq: task is not dead")
 
 	// ErrCancelled is the cause of a handler's context when its task was

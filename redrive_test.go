@@ -160,3 +160,33 @@ func TestDiscardAgainChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// A discarded dead letter is no longer in the dead-letter stream: Requeue
+// of it is ErrNotDead, a redrive finds nothing, and it never runs again.
+func TestRequeueOfADiscardedLetterIsNotDead(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		id := e.deadLetter("parse")
+		if err := e.c.Discard(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := e.c.Requeue(ctx, id); !errors.Is(err, dtq.ErrNotDead) {
+			t.Fatalf("requeue of a discarded letter: %+v %v, want ErrNotDead", got, err)
+		}
+		if res, err := e.c.Redrive(ctx, dtq.RedriveFilter{Queue: "default"}, dtq.RedriveOpts{}); err != nil || res.Matched != 0 {
+			t.Fatalf("redrive after the discard: %+v %v, want nothing matched", res, err)
+		}
+		if n, err := e.c.RequeueAll(ctx, "default"); err != nil || n != 0 {
+			t.Fatalf("RequeueAll after the discard: %d %v", n, err)
+		}
+		if got, err := e.c.Get(ctx, id); err != nil || got.Status != dtq.StatusDead || got.Attempt != 1 {
+			t.Fatalf("the discarded task: %+v %v, want DEAD, attempt 1", got, err)
+		}
+		if ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "w"}); err != nil || len(ls) != 0 {
+			t.Fatalf("a lease after the requeue: %d %v, want none", len(ls), err)
+		}
+		if n := e.audited("requeue", id); n != 0 {
+			t.Errorf("%d requeues audited, want none", n)
+		}
+	})
+}

@@ -56,6 +56,9 @@ func TestDeadLetters(t *testing.T) {
 		// One discarded is gone from the stream.
 		e.must(http.StatusOK, "DELETE", "/api/v1/dlq/"+a2, "")
 		e.must(http.StatusOK, "DELETE", "/api/v1/dlq/"+a2, "") // idempotent
+		if r := e.must(http.StatusConflict, "POST", "/api/v1/dlq/"+a2+"/requeue", ""); r.errCode() != "not_dead" {
+			t.Fatalf("requeue a discarded task: %s", r.raw)
+		}
 		if r := e.must(http.StatusConflict, "DELETE", "/api/v1/dlq/"+ok, ""); r.errCode() != "not_dead" {
 			t.Fatalf("discard a task that is not dead: %s", r.raw)
 		}

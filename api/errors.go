@@ -151,7 +151,7 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 		return http.StatusConflict, errorDetail{Code: codeNotEmpty, Message: sprintf("queue %q holds %d queued, %d scheduled, %d running and %d dead tasks: nothing was deleted; ?force=true deletes them too",
 			notEmpty.Queue, notEmpty.Queued, notEmpty.Scheduled, notEmpty.Running, notEmpty.Dead)}, ""
 	case errors.Is(err, dtq.ErrNotDead):
-		return http.StatusConflict, errorDetail{Code: codeNotDead, Message: "the task is not in the dead-letter stream"}, ""
+		return http.StatusConflict, errorDetail{Code: codeNotDead, Message: "the task is not in the dead-letter stream (not DEAD, or discarded)"}, ""
 	case errors.Is(err, dtq.ErrNotReplicated):
 		return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable,
 			Message: "the task was written but not acknowledged by enough replicas in time; submit again with the same Idempotency-Key"}, "1"

@@ -79,6 +79,7 @@ func TestDLQListRequeueDiscard(t *testing.T) {
 		if out := e.ok("list"); strings.Count(out, b) != 1 {
 			t.Errorf("dtq list after three discards of %s lists it %d times:\n%s", b, strings.Count(out, b), out)
 		}
+		e.fails([]string{"dlq", "requeue", b}, "409 not_dead: the task is not in the dead-letter stream (not DEAD, or discarded)")
 		e.fails([]string{"dlq", "discard", ok1}, "409 not_dead")
 		e.fails([]string{"dlq", "discard", "default-01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "404 not_found")
 

@@ -69,7 +69,8 @@ type DLQResult int
 
 // Results of DLQ (dlq.lua's codes).
 const (
-	// DLQNotDead: the task is not DEAD (or gone); nothing was done.
+	// DLQNotDead: the task is no dead letter — not DEAD, gone, or (for a
+	// requeue) discarded already; nothing was done.
 	DLQNotDead DLQResult = 0
 	// DLQDone: the task was requeued or discarded.
 	DLQDone DLQResult = 1

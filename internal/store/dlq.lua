@@ -13,18 +13,20 @@
 -- ARGV[3]        retention of finished tasks, ms
 -- ARGV[4]        N; then the N task ids
 --
+-- Each item must be a dead letter: DEAD and not discarded already (a
+-- discarded task is DEAD, "discarded", no "dead_id": trim.lua's test).
 -- requeue: DEAD -> QUEUED with attempt and crash counts reset and its history
 --          kept; its dead-letter entry is removed (a task with a group
 --          enters under its group's window, or waits in gwait).
 -- discard: its dead-letter entry is removed; the task stays DEAD, marked
 --          "discarded", is listed in the done stream and expires after the
---          retention. A task discarded already (DEAD, "discarded", no
---          "dead_id": trim.lua's test) is left as it is: it is listed and
---          expiring once.
--- Items that are not DEAD are left alone.
+--          retention.
+-- Other items are left alone: a task discarded already is neither
+-- requeued (it left the dead-letter stream) nor listed again.
 --
--- Returns one code per item: 1 done, 0 not DEAD (or gone), 2 discard of a
--- task discarded already (nothing done).
+-- Returns one code per item: 1 done, 0 not a dead letter (not DEAD, gone,
+-- or a requeue of a task discarded already), 2 discard of a task discarded
+-- already (nothing done).
 
 local info, dlq, done = KEYS[1], KEYS[2], KEYS[3]
 local action, channel, retention = ARGV[1], ARGV[2], ARGV[3]
@@ -37,13 +39,13 @@ for i = 0, n - 1 do
   local id, tk = ARGV[5 + i], KEYS[16 + i]
   local f = redis.call('HMGET', tk, 'status', 'dead_id', 'prio', 'type', 'group', 'discarded')
   local res = 0
-  if f[1] == 'DEAD' and f[6] and not f[2] and action == 'discard' then
-    res = 2
+  if f[1] == 'DEAD' and f[6] and not f[2] then
+    if action == 'discard' then res = 2 end
   elseif f[1] == 'DEAD' then
     if f[2] then redis.call('XDEL', dlq, f[2]) end
     if action == 'requeue' then
       redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', '0', 'crashes', '0', 'cancel', '0', 'requeued', nowS)
-      redis.call('HDEL', tk, 'dead_id', 'finished')
+      redis.call('HDEL', tk, 'dead_id', 'finished', 'discarded')
       redis.call('PERSIST', tk)
       if f[5] then
         admit(KEYS[4 + tonumber(f[3])], tk, id, f[5], f[3], KEYS[14], KEYS[15])
