@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -83,8 +82,9 @@ type Report struct {
 	// exists anyway (in Redis, or in an effect log): they must run too.
 	UnknownWritten int
 	// Executed counts tasks with at least one effect; Succeeded those
-	// SUCCEEDED in Redis (or at the data loss).
-	Executed, Succeeded int
+	// SUCCEEDED in Redis (or at the data loss); DeadByDesign those that
+	// failed by design (Payload.Die) and ended DEAD unexecuted.
+	Executed, Succeeded, DeadByDesign int
 
 	// Lost: tasks that must run (an OK submission's, or a written unknown
 	// one's) that did not both leave an effect and end SUCCEEDED.
@@ -104,12 +104,21 @@ type Report struct {
 	// its history, a SUCCEEDED task without exactly one successful
 	// execution, or a task dead-lettered twice.
 	MultipleTerminal []string
-	// BadDead: dead letters — every one is bad here, since the effect
-	// handler never fails and workers tolerate 100 crashes — and DEAD
-	// tasks missing from the dead-letter stream.
+	// BadDead: dead letters — every one is bad here but those of tasks
+	// that fail by design (Payload.Die), since the effect handler fails
+	// only so and workers tolerate 100 crashes — and DEAD tasks missing
+	// from the dead-letter stream.
 	BadDead []string
 	// Uncancelled: tasks of Input.Cancelled that did not end CANCELLED.
 	Uncancelled []string
+	// CountersOff lists the queue's counters that differ from what its
+	// tasks say (CheckCounters), when CountersChecked (a run that kept
+	// its data).
+	CountersOff     []string
+	CountersChecked bool
+	// Phantom lists the runs recorded crashed whose worker was never
+	// faulted and never started their handler (PhantomCrashes).
+	Phantom []string
 }
 
 // Check compares a run's ledger, effect logs and final Redis state.
@@ -139,11 +148,7 @@ func Check(in Input) *Report {
 			must[s.TaskID] = s.Key
 		}
 	}
-	keyOf := func(t *dtq.Task) string {
-		var p Payload
-		json.Unmarshal(t.Payload, &p)
-		return p.Key
-	}
+	keyOf := func(t *dtq.Task) string { return PayloadOf(t.Payload).Key }
 	tasks := map[string]*dtq.Task{}
 	written := map[string]string{} // unknown submissions' written tasks: key -> id
 	superseded := map[string]*Submit{}
@@ -221,6 +226,16 @@ func Check(in Input) *Report {
 		if status == dtq.StatusSucceeded {
 			r.Succeeded++
 		}
+		if t := tasks[id]; t != nil && PayloadOf(t.Payload).Die {
+			// It fails by design: DEAD, never executed.
+			if status == dtq.StatusDead && n == 0 {
+				r.DeadByDesign++
+				continue
+			}
+			r.Lost = append(r.Lost, fmt.Sprintf("%s (key %s): fails by design, but %s %s with %d executions", id, key, status, where, n))
+			r.LostKeys = append(r.LostKeys, key)
+			continue
+		}
 		switch {
 		case status == "":
 			r.Lost = append(r.Lost, fmt.Sprintf("%s (key %s): gone from Redis, %d executions", id, key, n))
@@ -274,6 +289,9 @@ func Check(in Input) *Report {
 			status := dtq.Status("gone")
 			if t := tasks[id]; t != nil {
 				status = t.Status
+				if PayloadOf(t.Payload).Die && status == dtq.StatusDead {
+					continue // its letter by design
+				}
 			}
 			r.BadDead = append(r.BadDead, fmt.Sprintf("%s: dead letter (task %s): %s", id, status, l.Reason))
 			if status == dtq.StatusSucceeded || status == dtq.StatusCancelled {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,19 @@ type Payload struct {
 	IgnoreCtx bool `json:"block,omitempty"`
 	// Pad makes the task bigger (memory scenarios).
 	Pad string `json:"pad,omitempty"`
+	// Fail makes the first Fail attempts fail, retryable, before any side
+	// effect (the retry counters' scenarios).
+	Fail int `json:"fail,omitempty"`
+	// Die makes every attempt fail permanently, before any side effect:
+	// the task must end DEAD, dead-lettered once.
+	Die bool `json:"die,omitempty"`
+}
+
+// PayloadOf reads the Payload of a task of the suite (zero if it is none).
+func PayloadOf(raw []byte) Payload {
+	var p Payload
+	_ = json.Unmarshal(raw, &p) // (not the suite's: zero)
+	return p
 }
 
 // Effect is one execution's side effect, a line of a worker's effect log.

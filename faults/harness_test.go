@@ -62,6 +62,8 @@ type proc struct {
 	cmd  *exec.Cmd
 	log  string // its stderr
 	done chan struct{}
+	// faulted is called with each signal but SIGCONT sent to it (nil: none)
+	faulted func()
 }
 
 // startProc starts bin with args, its stderr in dir/<name>.stderr, and
@@ -128,7 +130,12 @@ func (p *proc) stderr() string {
 	return string(b)
 }
 
-func (p *proc) signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
+func (p *proc) signal(sig syscall.Signal) error {
+	if sig != syscall.SIGCONT && p.faulted != nil {
+		p.faulted()
+	}
+	return p.cmd.Process.Signal(sig)
+}
 
 // kill SIGKILLs the process (a no-op once it exited) and waits for it.
 func (p *proc) kill() {
@@ -202,7 +209,8 @@ type rig struct {
 
 	mu      sync.Mutex
 	workers map[string]*proc
-	ids     []string // every worker id ever started
+	ids     []string        // every worker id ever started
+	faulted map[string]bool // the worker ids the scenario signalled (killed, froze, stopped)
 }
 
 const queue = "faults"
@@ -223,7 +231,8 @@ func newRig(t *testing.T, checkURL string, o rigOpts) *rig {
 	if o.shutdown == 0 {
 		o.shutdown = 5 * time.Second
 	}
-	r := &rig{t: t, o: o, dir: t.TempDir(), ns: redistest.Namespace(t), url: checkURL, ledger: &Ledger{}, workers: map[string]*proc{}}
+	r := &rig{t: t, o: o, dir: t.TempDir(), ns: redistest.Namespace(t), url: checkURL, ledger: &Ledger{}, workers: map[string]*proc{},
+		faulted: map[string]bool{}}
 	if o.procURL != "" {
 		r.url = o.procURL
 	}
@@ -257,6 +266,11 @@ func (r *rig) startWorker(id string) *proc {
 		"-concurrency", fmt.Sprint(r.o.concurrency), "-visibility", r.o.visibility.String(),
 		"-shutdown", r.o.shutdown.String(), "-durable-replicas", fmt.Sprint(r.o.durable)}
 	p, _ := startProc(r.t, r.dir, id, bins.worker, args, false, func(l string) bool { return l == "ready" })
+	p.faulted = func() {
+		r.mu.Lock()
+		r.faulted[id] = true
+		r.mu.Unlock()
+	}
 	r.mu.Lock()
 	r.workers[id] = p
 	r.ids = append(r.ids, id)
@@ -389,6 +403,29 @@ func (r *rig) finish(flushed map[string]dtq.Status) *Report {
 		r.t.Fatal(err)
 	}
 	rep := Check(Input{Ledger: r.ledger.Entries(), Effects: effects, State: st, Flushed: flushed, Cancelled: r.cancelled})
+	if flushed == nil {
+		// The counters against the tasks (a run that lost data on purpose
+		// lost counts with it).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		stats, err := r.client.Stats(ctx, queue)
+		cancel()
+		if err != nil {
+			r.t.Fatalf("reading the queue's counters: %v", err)
+		}
+		rep.CountersOff = CheckCounters(st, stats)
+		rep.CountersChecked = true
+	}
+	r.mu.Lock()
+	traces, faulted := map[string][]TraceEvent{}, map[string]bool{}
+	for _, id := range r.ids {
+		faulted[id] = r.faulted[id]
+	}
+	ids := append([]string(nil), r.ids...)
+	r.mu.Unlock()
+	for _, id := range ids {
+		traces[id] = r.trace(id)
+	}
+	rep.Phantom = PhantomCrashes(st, traces, faulted)
 	r.explain(rep)
 	if os.Getenv("DTQ_FAULTS_DEBUG") != "" {
 		n := 0
@@ -479,6 +516,9 @@ func assertInvariants(t *testing.T, rep *Report, injected int, keepsData bool) {
 	if len(rep.Uncancelled) > 0 {
 		t.Errorf("cancelled tasks that did not end CANCELLED:\n%s", strings.Join(rep.Uncancelled, "\n"))
 	}
+	if len(rep.CountersOff) > 0 {
+		t.Errorf("counters off after the run:\n%s", strings.Join(rep.CountersOff, "\n"))
+	}
 	if rep.Duplicated > injected {
 		t.Errorf("%d duplicated executions, more than the %d injected worker faults:\n%s", rep.Duplicated, injected,
 			strings.Join(rep.DuplicatedTasks, "\n"))
@@ -509,9 +549,13 @@ func record(t *testing.T, row Row) {
 		results.rows = append(results.rows, row)
 		results.mu.Unlock()
 	})
-	t.Logf("%s: submitted %d, ok %d, failed %d, unknown %d (written %d), lost %d, duplicated %d (injected %d), unexpected %d, multiple terminal %d, bad dead %d, recovery %v; %s",
+	t.Logf("%s: submitted %d, ok %d, failed %d, unknown %d (written %d), lost %d, duplicated %d (injected %d), unexpected %d, multiple terminal %d, bad dead %d, counters off %d, phantom crashes %d, recovery %v; %s",
 		row.Scenario, row.Rep.Submitted, row.Rep.OK, row.Rep.Failed, row.Rep.Unknown, row.Rep.UnknownWritten, len(row.Rep.Lost),
-		row.Rep.Duplicated, row.Injected, len(row.Rep.Unexpected), len(row.Rep.MultipleTerminal), len(row.Rep.BadDead), row.Recovery, row.Notes)
+		row.Rep.Duplicated, row.Injected, len(row.Rep.Unexpected), len(row.Rep.MultipleTerminal), len(row.Rep.BadDead),
+		len(row.Rep.CountersOff), len(row.Rep.Phantom), row.Recovery, row.Notes)
+	for _, l := range row.Rep.Phantom {
+		t.Logf("phantom crash: %s", l)
+	}
 }
 
 func fmtDur(d time.Duration) string {
@@ -548,17 +592,24 @@ func writeReport(took time.Duration) error {
 	fmt.Fprintf(&b, "Run of %s on %s (%s/%s, %d CPUs, %s, %s), %d scenarios in %v.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(),
 		redisVersion(), len(results.rows), took.Round(time.Second))
-	b.WriteString("| scenario | submitted | ok | not ok (failed / unknown, written) | lost | duplicated (injected) | unexpected | multiple terminal | bad dead | recovery | result | notes |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | submitted | ok | not ok (failed / unknown, written) | lost | duplicated (injected) | unexpected | multiple terminal | bad dead | counters | phantom crashes | recovery | result | notes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, row := range results.rows {
 		r := row.Rep
 		verdict := "pass"
 		if row.Failed {
 			verdict = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d / %d, %d | %d | %d (%d) | %d | %d | %d | %s | %s | %s |\n",
+		counters := "—"
+		switch {
+		case len(r.CountersOff) > 0:
+			counters = fmt.Sprintf("%d off", len(r.CountersOff))
+		case r.CountersChecked:
+			counters = "exact"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d / %d, %d | %d | %d (%d) | %d | %d | %d | %s | %d | %s | %s | %s |\n",
 			row.Scenario, r.Submitted, r.OK, r.Failed, r.Unknown, r.UnknownWritten, len(r.Lost), r.Duplicated, row.Injected,
-			len(r.Unexpected), len(r.MultipleTerminal), len(r.BadDead), fmtDur(row.Recovery), verdict, row.Notes)
+			len(r.Unexpected), len(r.MultipleTerminal), len(r.BadDead), counters, len(r.Phantom), fmtDur(row.Recovery), verdict, row.Notes)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -22,6 +22,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -148,6 +149,14 @@ func (h *handler) run(ctx context.Context, t *dtq.Task) (any, error) {
 	}
 	start := time.Now()
 	line(h.trace, "S "+t.ID+" "+strconv.FormatInt(start.UnixNano(), 10)+"\n")
+	if p.Die || t.Attempt <= p.Fail {
+		// A failure by design, before any side effect.
+		line(h.trace, "X "+t.ID+" "+strconv.FormatInt(time.Now().UnixNano(), 10)+"\n")
+		if p.Die {
+			return nil, dtq.Permanent(errors.New("fails by design"))
+		}
+		return nil, dtq.RetryAfter(10*time.Millisecond, fmt.Errorf("fails by design (attempt %d of %d)", t.Attempt, p.Fail))
+	}
 	if p.SleepMS > 0 {
 		timer := time.NewTimer(time.Duration(p.SleepMS) * time.Millisecond)
 		if p.IgnoreCtx {
