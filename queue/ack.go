@@ -13,9 +13,10 @@ type ackRequest struct {
 	item  scripts.AckItem
 }
 
-// ack acknowledges m through the subscription's ack batcher.
-func (s *Subscription) ack(ctx context.Context, m *Message) (scripts.SettleResult, error) {
-	ok, err := s.acks.Do(ctx, ackRequest{topic: m.Topic, item: m.ackItem()})
+// ack acknowledges m's delivery fence through the subscription's ack
+// batcher.
+func (s *Subscription) ack(ctx context.Context, m *Message, fence int64) (scripts.SettleResult, error) {
+	ok, err := s.acks.Do(ctx, ackRequest{topic: m.Topic, item: m.ackItem(fence)})
 	if err != nil {
 		return scripts.SettleResult{}, err
 	}
@@ -25,10 +26,10 @@ func (s *Subscription) ack(ctx context.Context, m *Message) (scripts.SettleResul
 	return scripts.SettleResult{Status: scripts.Done}, nil
 }
 
-// ackItem is m's ack for ack.lua: its delivery, and its key when that is
-// in the dedup index.
-func (m *Message) ackItem() scripts.AckItem {
-	it := scripts.AckItem{ID: m.ID, Fence: m.fence}
+// ackItem is m's ack for ack.lua: its delivery (fence), and its key when
+// that is in the dedup index.
+func (m *Message) ackItem(fence int64) scripts.AckItem {
+	it := scripts.AckItem{ID: m.ID, Fence: fence}
 	if m.keyed {
 		it.Key = m.Key
 	}

@@ -103,9 +103,11 @@ func TestRenewalNeverStealsBack(t *testing.T) {
 	})
 }
 
-// The fence is the delivery, not just the consumer: when the same
-// subscription gets a message delivered again (its own reclaim pass after
-// its renewal lapsed), the older delivery can no longer settle it.
+// The fence is the delivery, not just the consumer: when the entry is
+// claimed again for the same consumer behind the subscription's back (its
+// own reclaim pass instead takes the message over, see
+// TestOwnReclaimKeepsTheHeldMessage), the older delivery can no longer
+// settle it.
 func TestFenceRejectsOlderDeliveryToSameSubscription(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		q := e.queue("q", nil)
@@ -130,6 +132,37 @@ func TestFenceRejectsOlderDeliveryToSameSubscription(t *testing.T) {
 		}
 		if st, _ := q.Stats(t.Context(), "a", ""); st.InFlight != 1 {
 			t.Fatalf("stats %+v: the rejected ack changed the entry", st)
+		}
+	})
+}
+
+// A subscription whose renewals stop reaching Redis for longer than the
+// visibility timeout while its reader still runs reclaims what it holds
+// with its own reclaim pass. That happens when the process pauses (a loaded
+// machine, a GC, a VM steal): on waking, the renewer's tick and the reader's
+// reclaim pass are due at once, and the reader may run first. The entry
+// never left the subscription: the message it handed out stays valid and
+// is not delivered a second time. Here the renewer is stopped, so every
+// reclaim pass finds the entry idle past the timeout.
+func TestOwnReclaimKeepsTheHeldMessage(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		q := e.queue("q", nil)
+		vis := 40 * time.Millisecond
+		s := e.subscribe(q, map[string]int{"a": 0}, &queue.SubscribeOpts{VisibilityTimeout: vis})
+		e.put(q, "a", "x", &queue.PutOpts{Key: "k"})
+		m := e.receive(s, 5*time.Second)
+		queue.StopRenewer(s)
+		stream := keys.NewQueue(e.Namespace, "q").Stream("a")
+		eventually(t, 5*time.Second, "the subscription's reclaim pass claims its own entry again", func() bool {
+			return e.pendingOf(stream, m.ID).deliveries >= 3
+		})
+		if p := e.pendingOf(stream, m.ID); p.consumer != queue.Consumer(s) {
+			t.Fatalf("entry pending to %q, want the subscription %q", p.consumer, queue.Consumer(s))
+		}
+		e.nothing(s, vis) // the message it holds is not delivered to it again
+		e.ack(m)
+		if st, _ := q.Stats(t.Context(), "a", ""); st != (queue.TopicStats{}) {
+			t.Fatalf("stats after the ack: %+v, want all zero", st)
 		}
 	})
 }

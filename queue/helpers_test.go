@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +107,50 @@ func crash(t *testing.T, e *env, q *queue.Queue, topic string, n int) []*queue.M
 	defer cancel()
 	s.Close(ctx) // fails to hand back: the connection is gone
 	return got
+}
+
+// pendingEntry is an entry of a consumer group's pending list.
+type pendingEntry struct {
+	consumer   string
+	idle       time.Duration
+	deliveries int64
+}
+
+// pendingOf reads entry id of the stream's pending list in group "dtq".
+func (e *env) pendingOf(stream, id string) pendingEntry {
+	e.t.Helper()
+	c := e.Client
+	res, err := c.Do(e.t.Context(), c.B().Xpending().Key(stream).Group("dtq").Start(id).End(id).Count(1).Build()).ToArray()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(res) == 0 {
+		e.t.Fatalf("entry %s is not pending", id)
+	}
+	f, err := res[0].ToArray()
+	if err != nil || len(f) != 4 {
+		e.t.Fatalf("XPENDING entry %v: %v", f, err)
+	}
+	var p pendingEntry
+	p.consumer, _ = f[1].ToString()
+	idle, _ := f[2].AsInt64()
+	p.idle = time.Duration(idle) * time.Millisecond
+	p.deliveries, _ = f[3].AsInt64()
+	return p
+}
+
+// redisNow reads the Redis server's clock (TIME).
+func (e *env) redisNow() time.Time {
+	e.t.Helper()
+	c := e.Client
+	res, err := c.Do(e.t.Context(), c.B().Time().Build()).AsStrSlice()
+	if err != nil || len(res) != 2 {
+		e.t.Fatalf("TIME: %v %v", res, err)
+	}
+	sec, err1 := strconv.ParseInt(res[0], 10, 64)
+	usec, err2 := strconv.ParseInt(res[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		e.t.Fatalf("TIME: %v", res)
+	}
+	return time.Unix(sec, usec*1000)
 }

@@ -279,10 +279,19 @@ func (lh *leased) drop(m *Message, to msgState) {
 	}
 }
 
+// fence is m's delivery, which never changes: nothing reclaims a leased
+// message for its own lease.
+func (lh *leased) fence(m *Message) int64 { return m.fence }
+
+func (lh *leased) lose(m *Message, _ int64) bool {
+	lh.drop(m, stateLost)
+	return true
+}
+
 func (lh *leased) run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error) {
 	q := lh.q
 	if it.Op == opAck {
-		ok, err := scripts.Ack(ctx, q.client, q.keys, lh.cfg, m.Topic, []scripts.AckItem{m.ackItem()}, nil)
+		ok, err := scripts.Ack(ctx, q.client, q.keys, lh.cfg, m.Topic, []scripts.AckItem{m.ackItem(it.Fence)}, nil)
 		if err != nil {
 			return scripts.SettleResult{}, err
 		}

@@ -31,7 +31,7 @@ type Message struct {
 	seq      uint64
 	sid      streamID  // ID, parsed
 	keyed    bool      // Key is in the dedup index (false: a random key)
-	fence    int64     // delivery count in the consumer group: who owns it
+	fence    int64     // delivery count in the consumer group: who owns it; guarded by its holder (see holder.fence)
 	state    msgState  // guarded by its holder's mutex
 	index    int       // position in the ready heap, -1 when not there
 	deadline time.Time // a leased message's, guarded by its holder
@@ -135,11 +135,19 @@ type holder interface {
 	queue() *Queue
 	// state reads m's state.
 	state(m *Message) msgState
-	// run sends one settlement of m (an ack when it.Op is opAck).
+	// fence reads m's fence: the delivery a settlement of m must name.
+	fence(m *Message) int64
+	// run sends one settlement of m (an ack when it.Op is opAck), fenced
+	// by it.Fence.
 	run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error)
 	// drop ends the holding of m with state to, unless m is settled or
 	// lost already.
 	drop(m *Message, to msgState)
+	// lose handles a settlement of m fenced by fence that Redis answered
+	// "not owner": it drops m as lost and returns true, or returns false
+	// when the holder still owns m under a newer fence (a subscription
+	// that reclaimed its own message), to be tried again with that one.
+	lose(m *Message, fence int64) bool
 }
 
 // settle runs one fenced action for m, waiting for room when a release's
@@ -157,9 +165,10 @@ func (m *Message) settleWait(ctx context.Context, it scripts.SettleItem, noWait 
 		return ErrNotOwner
 	}
 
-	it.Topic, it.ID, it.Fence = m.Topic, m.ID, m.fence
+	it.Topic, it.ID = m.Topic, m.ID
 	var retry backoff.Backoff
 	for {
+		it.Fence = h.fence(m)
 		res, err := h.run(ctx, m, it)
 		if err != nil && notSent(err) && ctx.Err() == nil {
 			// Redis unreachable: nothing was sent; the message stays held.
@@ -175,7 +184,9 @@ func (m *Message) settleWait(ctx context.Context, it scripts.SettleItem, noWait 
 		}
 		switch res.Status {
 		case scripts.NotOwner:
-			h.drop(m, stateLost)
+			if !h.lose(m, it.Fence) {
+				continue // still ours, under the fence of our own reclaim
+			}
 			return ErrNotOwner
 		case scripts.Done:
 			if it.Op != scripts.OpExtend {

@@ -95,9 +95,13 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 	}
 	if reclaim {
 		req.ReclaimIdle = s.visibility
+		s.setReclaiming(true)
 	}
 	res, err := scripts.Fetch(ctx, s.q.client, s.q.keys, req)
 	if err != nil {
+		if reclaim {
+			s.setReclaiming(false)
+		}
 		return err
 	}
 	r.useScript = false
@@ -112,6 +116,9 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 	if len(res.Entries) > 0 {
 		s.deliver(res.Entries)
 		return nil
+	}
+	if reclaim {
+		s.setReclaiming(false)
 	}
 	if req.SkipNew && !r.lastDirectEmpty {
 		return nil // read new entries directly before deciding to wait
@@ -245,11 +252,43 @@ func (q *Queue) waitForNew(ctx context.Context, topics []string, w *scripts.Wait
 	return woke, nil
 }
 
-// deliver adds fetched entries to the ready heap and the held set.
+// setReclaiming says whether a fetch with a reclaim pass is in flight.
+func (s *Subscription) setReclaiming(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reclaiming = on
+	if !on {
+		s.notify()
+	}
+}
+
+// deliver adds fetched entries to the ready heap and the held set, and ends
+// the reclaim pass in flight, if any.
+//
+// An entry the subscription already holds was reclaimed by its own reclaim
+// pass: it held the entry past the visibility timeout without a renewal
+// reaching Redis (the process paused, and the reader ran before the renewer
+// when both were due). The entry never left this consumer, so the held
+// message takes the new delivery's fence and stays valid; nothing is
+// delivered twice.
 func (s *Subscription) deliver(entries []scripts.Fetched) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reclaiming = false
+	var own map[entryRef]*Message
 	for _, e := range entries {
+		if e.Fence > 1 { // a reclaim: maybe of a message held here
+			if own == nil {
+				own = make(map[entryRef]*Message, len(s.held))
+				for m := range s.held {
+					own[entryRef{m.Topic, m.ID}] = m
+				}
+			}
+			if m := own[entryRef{s.topics[e.Topic], e.ID}]; m != nil {
+				m.fence = e.Fence
+				continue
+			}
+		}
 		sid, _ := parseID(e.ID)
 		m := &Message{
 			Data:       e.Data,
@@ -271,6 +310,9 @@ func (s *Subscription) deliver(entries []scripts.Fetched) {
 	}
 	s.notify()
 }
+
+// entryRef names a stream entry of the subscription: topic and id.
+type entryRef struct{ topic, id string }
 
 // readerError logs err and, unless it is one that retrying fixes, keeps it
 // for the next Receive to report.

@@ -30,16 +30,11 @@ func (s *Subscription) renew(ctx, parent context.Context) {
 }
 
 func (s *Subscription) renewHeld(ctx context.Context) {
-	s.mu.Lock()
-	msgs := make([]*Message, 0, len(s.held))
-	for m := range s.held {
-		msgs = append(msgs, m)
-	}
-	s.mu.Unlock()
-	for chunk := range slices.Chunk(msgs, batchMax) {
+	all := func(*Message) bool { return true }
+	for chunk := range slices.Chunk(s.heldFenced(all), batchMax) {
 		items := make([]scripts.SettleItem, len(chunk))
-		for i, m := range chunk {
-			items[i] = scripts.SettleItem{Op: scripts.OpExtend, Topic: m.Topic, ID: m.ID, Fence: m.fence}
+		for i, f := range chunk {
+			items[i] = scripts.SettleItem{Op: scripts.OpExtend, Topic: f.m.Topic, ID: f.m.ID, Fence: f.fence}
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		res, err := scripts.Settle(cctx, s.q.client, s.q.keys, s.settleCfg, items)
@@ -50,9 +45,9 @@ func (s *Subscription) renewHeld(ctx context.Context) {
 			}
 			return
 		}
-		for i, m := range chunk {
+		for i, f := range chunk {
 			if res[i].Status == scripts.NotOwner {
-				s.drop(m, stateLost)
+				s.lose(f.m, f.fence) // unless our own reclaim pass took it over
 			}
 		}
 	}

@@ -62,6 +62,10 @@ type Subscription struct {
 	closed   bool
 	fetching bool  // false once Drain or Close began
 	err      error // a reader error not yet reported by Receive
+	// reclaiming: a fetch with a reclaim pass is in flight. It may claim a
+	// message the subscription holds (see deliver), raising that message's
+	// fence, which a settlement answered "not owner" meanwhile must wait for.
+	reclaiming bool
 
 	stopReader  context.CancelFunc
 	stopRenewer context.CancelFunc
@@ -193,9 +197,36 @@ func (s *Subscription) state(m *Message) msgState {
 	return m.state
 }
 
+func (s *Subscription) fence(m *Message) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return m.fence
+}
+
+// lose drops m as lost after Redis answered "not owner" to a settlement
+// fenced by fence, unless the subscription's own reclaim pass took m over
+// (a newer fence, see deliver): then m is still held and lose returns
+// false. It first waits for a reclaim pass in flight, which may be the one
+// that took m over before that settlement ran.
+func (s *Subscription) lose(m *Message, fence int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.reclaiming && m.fence == fence {
+		changed := s.changed
+		s.mu.Unlock()
+		<-changed
+		s.mu.Lock()
+	}
+	if m.fence != fence {
+		return false
+	}
+	s.dropLocked(m, stateLost)
+	return true
+}
+
 func (s *Subscription) run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error) {
 	if it.Op == opAck {
-		return s.ack(ctx, m)
+		return s.ack(ctx, m, it.Fence)
 	}
 	return s.settles.Do(ctx, it)
 }
@@ -311,33 +342,44 @@ func (s *Subscription) Drain(ctx context.Context) error {
 	return err
 }
 
-// handBack makes the held messages matching pick claimable by anyone now.
-func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) error {
+// fenced is a held message and its fence when it was read.
+type fenced struct {
+	m     *Message
+	fence int64
+}
+
+// heldFenced returns the held messages matching pick with their fences.
+func (s *Subscription) heldFenced(pick func(*Message) bool) []fenced {
 	s.mu.Lock()
-	var msgs []*Message
+	defer s.mu.Unlock()
+	out := make([]fenced, 0, len(s.held))
 	for m := range s.held {
 		if pick(m) {
-			msgs = append(msgs, m)
+			out = append(out, fenced{m, m.fence})
 		}
 	}
-	s.mu.Unlock()
+	return out
+}
+
+// handBack makes the held messages matching pick claimable by anyone now.
+func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) error {
 	var firstErr error
-	for chunk := range slices.Chunk(msgs, batchMax) {
+	for chunk := range slices.Chunk(s.heldFenced(pick), batchMax) {
 		items := make([]scripts.SettleItem, len(chunk))
-		for i, m := range chunk {
-			items[i] = scripts.SettleItem{Op: scripts.OpHandBack, Topic: m.Topic, ID: m.ID, Fence: m.fence}
+		for i, f := range chunk {
+			items[i] = scripts.SettleItem{Op: scripts.OpHandBack, Topic: f.m.Topic, ID: f.m.ID, Fence: f.fence}
 		}
 		res, err := scripts.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
-		for i, m := range chunk {
+		for i, f := range chunk {
 			switch {
 			case err != nil:
-				s.drop(m, stateAbandoned)
+				s.drop(f.m, stateAbandoned)
 			case res[i].Status == scripts.NotOwner:
-				s.drop(m, stateLost)
+				s.lose(f.m, f.fence)
 			default:
 				// Handed back: no longer held, but a received message may
 				// still be settled if no one claims it first.
-				s.drop(m, stateAbandoned)
+				s.drop(f.m, stateAbandoned)
 			}
 		}
 		if err != nil && firstErr == nil {
@@ -352,6 +394,11 @@ func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) e
 func (s *Subscription) drop(m *Message, to msgState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropLocked(m, to)
+}
+
+// dropLocked is drop, called with s.mu held.
+func (s *Subscription) dropLocked(m *Message, to msgState) {
 	if m.state == stateSettled || m.state == stateLost {
 		return
 	}
