@@ -19,6 +19,7 @@ import (
 	"github.com/dtq-dev/dtq/examples/tasks"
 	"github.com/dtq-dev/dtq/internal/embedded"
 	"github.com/dtq-dev/dtq/internal/redisconn"
+	"github.com/dtq-dev/dtq/queue"
 	"github.com/redis/rueidis"
 	"github.com/spf13/cobra"
 )
@@ -43,6 +44,8 @@ type processOptions struct {
 	maxBodyBytes   int64
 	maxBatch       int
 	allowedOrigins []string
+
+	mqAckTombstoneTTL time.Duration
 
 	maxPayloadBytes int
 	maxDepth        int64
@@ -101,6 +104,8 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 		bindEnv(cmd, "max-batch", "DTQ_MAX_BATCH")
 		f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "browser origins allowed besides the server's own: host patterns for /ws/events; entries with a scheme (https://ui.example.com) are also trusted for state-changing requests")
 		bindEnv(cmd, "allowed-origins", "DTQ_ALLOWED_ORIGINS")
+		f.DurationVar(&o.mqAckTombstoneTTL, "mq-ack-tombstone-ttl", 0, "message queues (/api/v1/mq): how long the key of an acked or termed message stays blocked, so a put of it again is a duplicate (0: none, the key is free at once)")
+		bindEnv(cmd, "mq-ack-tombstone-ttl", "DTQ_MQ_ACK_TOMBSTONE_TTL")
 	}
 	if r.worker {
 		f.StringSliceVar(&o.queues, "queues", []string{dtq.DefaultQueue}, "queues the workers serve, comma-separated")
@@ -155,6 +160,9 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	log, err := newLogger(errOut, o.logLevel)
 	if err != nil {
 		return err
+	}
+	if d := o.mqAckTombstoneTTL; d < 0 || (d > 0 && d < time.Millisecond) {
+		return fmt.Errorf("--mq-ack-tombstone-ttl must be 0 (no tombstones) or at least 1ms (got %v)", d)
 	}
 	redis, closeRedis, err := connectBackend(ctx, log, o, r)
 	if err != nil {
@@ -219,6 +227,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 			AllowedOrigins: o.allowedOrigins,
 			Logger:         log,
 			ObserveRequest: m.ObserveHTTP,
+			MessageQueue:   queue.Config{AckTombstoneTTL: o.mqAckTombstoneTTL},
 		})
 		defer apiServer.Close()
 		mux.Handle("/", apiServer.Handler())

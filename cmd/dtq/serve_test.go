@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -22,9 +24,16 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// serve runs `dtq args...` until /health answers, then cancels it and
-// returns its error and log.
+// runUntilHealthy runs `dtq args...` until /health answers, then cancels
+// it and returns its error and log.
 func runUntilHealthy(t *testing.T, addr string, args ...string) (string, error) {
+	t.Helper()
+	return runWhile(t, addr, nil, args...)
+}
+
+// runWhile runs `dtq args...` until /health answers, then runs during (if
+// any), then cancels the process and returns its error and log.
+func runWhile(t *testing.T, addr string, during func(), args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	root := newRootCmd(&out, &errOut)
@@ -50,6 +59,9 @@ func runUntilHealthy(t *testing.T, addr string, args ...string) (string, error) 
 			t.Fatalf("dtq %v: no /health within %v", args, runTimeout)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if during != nil {
+		during()
 	}
 	cancel()
 	err := <-done
@@ -118,4 +130,65 @@ func TestProcessHelpNamesEnvironment(t *testing.T) {
 			t.Errorf("dtq serve --help does not name %s", name)
 		}
 	}
+}
+
+// --mq-ack-tombstone-ttl reaches the message queues served over HTTP: a
+// key put again after its message was acked is a duplicate within the
+// tombstone time, and free at once without the flag.
+func TestServeMQAckTombstoneTTL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args      []string
+		republish bool
+	}{
+		{[]string{"--mq-ack-tombstone-ttl", "1h"}, false},
+		{nil, true},
+	} {
+		addr := freeAddr(t)
+		base := "http://" + addr + "/api/v1/mq/orders"
+		log, err := runWhile(t, addr, func() {
+			if code, _ := postJSON(t, base+"/topics/new/messages", `{"data":"x","key":"o-1"}`); code != http.StatusCreated {
+				t.Fatalf("put: %d, want 201", code)
+			}
+			code, body := postJSON(t, base+"/leases", `{"worker":"t","topics":["new"],"wait_seconds":5}`)
+			var leases struct {
+				Leases []struct{ Lease string } `json:"leases"`
+			}
+			if err := json.Unmarshal(body, &leases); code != http.StatusOK || err != nil || len(leases.Leases) != 1 {
+				t.Fatalf("lease: %d %s (%v), want one lease", code, body, err)
+			}
+			if code, body := postJSON(t, base+"/leases/"+leases.Leases[0].Lease+"/ack", ""); code != http.StatusOK {
+				t.Fatalf("ack: %d %s", code, body)
+			}
+			code, body = postJSON(t, base+"/topics/new/messages", `{"data":"y","key":"o-1"}`)
+			var put struct{ Published bool }
+			if err := json.Unmarshal(body, &put); err != nil || put.Published != c.republish {
+				t.Errorf("dtq serve %v: put of the acked key: %d %s, want published %v", c.args, code, body, c.republish)
+			}
+		}, append([]string{"serve", "--addr", addr}, c.args...)...)
+		if err != nil {
+			t.Fatalf("dtq serve %v: %v\n%s", c.args, err, log)
+		}
+	}
+	for _, bad := range []string{"-1s", "1us"} {
+		if _, _, err := execute(t, "serve", "--addr", "127.0.0.1:0", "--mq-ack-tombstone-ttl", bad); err == nil || !strings.Contains(err.Error(), "--mq-ack-tombstone-ttl") {
+			t.Errorf("--mq-ack-tombstone-ttl %s: %v, want an error naming the flag", bad, err)
+		}
+	}
+}
+
+// postJSON posts body (JSON, or nothing) to url and returns the status
+// code and the answer's body.
+func postJSON(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
+	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, b
 }
