@@ -13,10 +13,10 @@
 //	srv := api.New(client, redis, &api.Config{ObserveRequest: m.ObserveHTTP})
 //	mux.Handle("GET /metrics", m.Handler())
 //
-// Label values are bounded: task_type is one of Config.TaskTypes or
-// "other", queue one of the first Config.MaxQueues queue names seen or
-// "other", so a client submitting arbitrary types or queues cannot grow the
-// number of series without bound.
+// Label values are bounded: task_type is one of Config.TaskTypes or of the
+// first Config.MaxTaskTypes other types seen, else "other"; queue one of the
+// first Config.MaxQueues queue names seen or "other"; so a client submitting
+// arbitrary types or queues cannot grow the number of series without bound.
 package metrics
 
 import (
@@ -38,11 +38,18 @@ const Other = "other"
 // Config configures a Metrics. The zero value of every field means its
 // default.
 type Config struct {
-	// TaskTypes lists the task types that get a task_type label value of
-	// their own: the types the process's workers handle. Tasks of any other
-	// type are counted under "other". Defaults to none: every type is
-	// "other".
+	// TaskTypes lists task types that always get a task_type label value
+	// of their own: the types the process's workers handle. Defaults to
+	// none.
 	TaskTypes []string
+
+	// MaxTaskTypes bounds the task_type label beyond TaskTypes: the first
+	// MaxTaskTypes other types the process sees in its task events
+	// (submitted, started, finished, ended) get a value of their own — the
+	// types of workers in other processes, submitted through this one's
+	// API — and later ones are counted under "other" until the process
+	// restarts. Defaults to 100.
+	MaxTaskTypes int
 
 	// MaxQueues bounds the queue label: the first MaxQueues queue names
 	// seen get a value of their own, later ones are counted under "other".
@@ -58,7 +65,8 @@ type Config struct {
 // and process collectors. It implements dtq.Observer. Build it with New.
 type Metrics struct {
 	reg     *prometheus.Registry
-	types   map[string]bool // read-only after New
+	known   map[string]bool // Config.TaskTypes; read-only after New
+	types   *bounded        // the other task types
 	queues  *bounded
 	routes  *bounded
 	ops     *bounded
@@ -108,6 +116,12 @@ func New(cfg *Config) (*Metrics, error) {
 		c.MaxQueues = 64
 	}
 	switch {
+	case c.MaxTaskTypes < 0:
+		return nil, &dtq.ValidationError{Field: "metrics.Config.MaxTaskTypes", Problem: "must not be negative (got " + strconv.Itoa(c.MaxTaskTypes) + ")"}
+	case c.MaxTaskTypes == 0:
+		c.MaxTaskTypes = 100
+	}
+	switch {
 	case c.ScrapeTimeout < 0:
 		return nil, &dtq.ValidationError{Field: "metrics.Config.ScrapeTimeout", Problem: "must not be negative (got " + c.ScrapeTimeout.String() + ")"}
 	case c.ScrapeTimeout == 0:
@@ -115,14 +129,15 @@ func New(cfg *Config) (*Metrics, error) {
 	}
 	m := &Metrics{
 		reg:     prometheus.NewRegistry(),
-		types:   map[string]bool{},
+		known:   map[string]bool{},
+		types:   newBounded(c.MaxTaskTypes),
 		queues:  newBounded(c.MaxQueues),
 		routes:  newBounded(maxRoutes),
 		ops:     newBounded(maxOps),
 		timeout: c.ScrapeTimeout,
 	}
 	for _, t := range c.TaskTypes {
-		m.types[t] = true
+		m.known[t] = true
 	}
 	m.routes.get(routeUnmatched)
 	taskCounter := func(name, help string) *prometheus.CounterVec {
@@ -185,11 +200,12 @@ type queueSeries struct {
 	reclaimed   prometheus.Counter
 }
 
+// taskType returns the label value of task type t.
 func (m *Metrics) taskType(t string) string {
-	if m.types[t] {
+	if m.known[t] {
 		return t
 	}
-	return Other
+	return m.types.get(t)
 }
 
 // task returns the series of queue and type (raw values).

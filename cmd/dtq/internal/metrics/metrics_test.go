@@ -18,6 +18,7 @@ import (
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
 	"github.com/dtq-dev/dtq/cmd/dtq/internal/metrics"
+	"github.com/dtq-dev/dtq/examples/tasks"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -176,7 +177,7 @@ func series(name, queue, typ string) string {
 }
 
 // A real engine's task events show in the counters, by queue and task
-// type; a type the process does not handle counts as "other".
+// type; a type no handler takes has its own series too.
 func TestTaskMetrics(t *testing.T) {
 	forEachBackend(t, &metrics.Config{TaskTypes: []string{"ok", "flaky"}}, func(t *testing.T, e *env) {
 		const q = "mq"
@@ -202,20 +203,20 @@ func TestTaskMetrics(t *testing.T) {
 		want := map[string]float64{
 			series("dtq_tasks_succeeded_total", q, "ok"):              2,
 			series("dtq_tasks_dead_total", q, "flaky"):                1,
-			series("dtq_tasks_dead_total", q, "other"):                1,
+			series("dtq_tasks_dead_total", q, "mystery"):              1,
 			series("dtq_tasks_cancelled_total", q, "ok"):              1,
 			`dtq_task_run_seconds_count{queue="mq"}`:                  5,
 			`dtq_tasks_running{queue="mq"}`:                           0,
 			`dtq_queue_depth{priority="",queue="mq",state="dead"}`:    2,
 			series("dtq_tasks_submitted_total", q, "ok"):              3,
 			series("dtq_tasks_submitted_total", q, "flaky"):           1,
-			series("dtq_tasks_submitted_total", q, "other"):           1,
+			series("dtq_tasks_submitted_total", q, "mystery"):         1,
 			series("dtq_tasks_started_total", q, "ok"):                2,
 			series("dtq_tasks_started_total", q, "flaky"):             2,
-			series("dtq_tasks_started_total", q, "other"):             1,
+			series("dtq_tasks_started_total", q, "mystery"):           1,
 			series("dtq_tasks_failed_total", q, "flaky"):              2,
 			series("dtq_tasks_retried_total", q, "flaky"):             1,
-			series("dtq_tasks_failed_total", q, "other"):              1,
+			series("dtq_tasks_failed_total", q, "mystery"):            1,
 			series("dtq_tasks_failed_total", q, "ok"):                 0,
 			series("dtq_tasks_lost_total", q, "ok"):                   0,
 			`dtq_task_pickup_seconds_count{queue="mq"}`:               5,
@@ -227,8 +228,8 @@ func TestTaskMetrics(t *testing.T) {
 		got := scrape(t, e.srv.URL)
 		check(t, got, want)
 		for name := range got {
-			if strings.Contains(name, "mystery") {
-				t.Errorf("an unregistered type has its own series: %s", name)
+			if strings.Contains(name, `task_type="other"`) {
+				t.Errorf("a type within the bound counts as other: %s", name)
 			}
 		}
 		if got[`dtq_task_run_seconds_sum{queue="mq"}`] < 0 || got[`dtq_task_pickup_seconds_sum{queue="mq"}`] < 0 {
@@ -250,9 +251,9 @@ func TestQueueLabelsBounded(t *testing.T) {
 		e.enqueue("job", &dtq.EnqueueOpts{Queue: "q64"})
 		got := scrape(t, e.srv.URL)
 		check(t, got, map[string]float64{
-			series("dtq_tasks_submitted_total", "q00", "other"):          1,
-			series("dtq_tasks_submitted_total", "q63", "other"):          1,
-			series("dtq_tasks_submitted_total", "other", "other"):        2,
+			series("dtq_tasks_submitted_total", "q00", "job"):            1,
+			series("dtq_tasks_submitted_total", "q63", "job"):            1,
+			series("dtq_tasks_submitted_total", "other", "job"):          2,
 			`dtq_queue_depth{priority="5",queue="q63",state="queued"}`:   1,
 			`dtq_queue_depth{priority="5",queue="other",state="queued"}`: 2,
 		})
@@ -323,7 +324,7 @@ func TestQueueDepthWithRedisDown(t *testing.T) {
 			t.Errorf("no Redis error counted for op %s: %v", op, n)
 		}
 	}
-	check(t, got, map[string]float64{series("dtq_tasks_submitted_total", "default", "other"): 1})
+	check(t, got, map[string]float64{series("dtq_tasks_submitted_total", "default", "job"): 1})
 }
 
 // HTTP requests are counted by the route pattern they matched and their
@@ -354,7 +355,7 @@ func TestHTTPMetrics(t *testing.T) {
 			`dtq_http_requests_total{code="404",route="GET /api/v1/tasks/{id}"}`: 1,
 			`dtq_http_requests_total{code="404",route="unmatched"}`:              1,
 			`dtq_http_request_seconds_count{route="POST /api/v1/tasks"}`:         3,
-			series("dtq_tasks_submitted_total", "default", "other"):              2,
+			series("dtq_tasks_submitted_total", "default", "job"):                2,
 		})
 	})
 }
@@ -389,9 +390,9 @@ func TestObserverMethods(t *testing.T) {
 		`dtq_http_requests_total{code="200",route="other"}`:       73,
 		`dtq_http_requests_total{code="other",route="unmatched"}`: 1,
 		`dtq_tasks_running{queue="a"}`:                            0,
-		series("dtq_tasks_lost_total", "a", "other"):              1,
-		series("dtq_tasks_cancelled_total", "a", "other"):         1,
-		series("dtq_tasks_started_total", "a", "other"):           1,
+		series("dtq_tasks_lost_total", "a", "t"):                  1,
+		series("dtq_tasks_cancelled_total", "a", "t"):             1,
+		series("dtq_tasks_started_total", "a", "t"):               1,
 		`dtq_task_run_seconds_sum{queue="a"}`:                     1,
 	})
 	var routes []string
@@ -403,7 +404,7 @@ func TestObserverMethods(t *testing.T) {
 	if len(routes) != 129 { // unmatched, 127 others, "other"
 		t.Errorf("%d routes, want 129: %v", len(routes), slices.Sorted(slices.Values(routes))[:3])
 	}
-	for _, cfg := range []metrics.Config{{MaxQueues: -1}, {ScrapeTimeout: -time.Second}} {
+	for _, cfg := range []metrics.Config{{MaxQueues: -1}, {MaxTaskTypes: -1}, {ScrapeTimeout: -time.Second}} {
 		if _, err := metrics.New(&cfg); !errors.Is(err, dtq.ErrInvalid) {
 			t.Errorf("New(%+v): %v, want a validation error", cfg, err)
 		}
@@ -413,6 +414,60 @@ func TestObserverMethods(t *testing.T) {
 	}
 	if err := m.CollectWorkers(nil); !errors.Is(err, dtq.ErrInvalid) {
 		t.Errorf("CollectWorkers(nil): %v", err)
+	}
+}
+
+// Task types the process has no handler for get a task_type value of
+// their own as they are seen in its events: the binary configures only the
+// example handlers' types, and `dtq api` in front of Go workers sees only
+// the user's types. Besides Config.TaskTypes, the first MaxTaskTypes
+// (default 100) do; later ones count under "other".
+func TestTaskTypeLabelsLearned(t *testing.T) {
+	t.Parallel()
+	m, err := metrics.New(&metrics.Config{TaskTypes: tasks.Types(), MaxTaskTypes: 3}) // as runProcess, smaller bound
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.TaskSubmitted("default", "resize")
+	m.TaskStarted("default", "email", 0)
+	m.TaskFinished("default", "email", dtq.OutcomeSucceeded, 0)
+	m.TaskEnded("default", "invoice", dtq.OutcomeCancelled)
+	m.TaskSubmitted("default", "echo")   // configured: not counted in the bound
+	m.TaskSubmitted("default", "late")   // a fourth other type
+	m.TaskSubmitted("default", "resize") // seen before: still its own
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	got := scrape(t, srv.URL)
+	check(t, got, map[string]float64{
+		series("dtq_tasks_submitted_total", "default", "resize"):  2,
+		series("dtq_tasks_started_total", "default", "email"):     1,
+		series("dtq_tasks_succeeded_total", "default", "email"):   1,
+		series("dtq_tasks_cancelled_total", "default", "invoice"): 1,
+		series("dtq_tasks_submitted_total", "default", "echo"):    1,
+		series("dtq_tasks_submitted_total", "default", "other"):   1,
+	})
+	for name := range got {
+		if strings.Contains(name, `"late"`) {
+			t.Errorf("the type past the bound has its own series: %s", name)
+		}
+	}
+
+	m, err = metrics.New(&metrics.Config{TaskTypes: tasks.Types()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 101 {
+		m.TaskSubmitted("default", fmt.Sprintf("t%03d", i))
+	}
+	srv2 := httptest.NewServer(m.Handler())
+	defer srv2.Close()
+	got = scrape(t, srv2.URL)
+	check(t, got, map[string]float64{
+		series("dtq_tasks_submitted_total", "default", "t099"):  1,
+		series("dtq_tasks_submitted_total", "default", "other"): 1,
+	})
+	if _, ok := got[series("dtq_tasks_submitted_total", "default", "t100")]; ok {
+		t.Error("the 101st type has its own series; the default bound is 100")
 	}
 }
 
