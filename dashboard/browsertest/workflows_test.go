@@ -259,6 +259,22 @@ func TestCancelWorkflowFromPage(t *testing.T) {
 	}
 	tb.screenshot("workflow-cancelled")
 	tb.noScriptRan("Workflow")
+
+	// The audit log has the submission and the cancellation, each linking
+	// to the workflow's page (its id is no task's), and the cancellation of
+	// its running step, linking to that task's.
+	tb.open(p.URL + "/#/audit")
+	href, taskHref := js("#/workflows/"+wf.ID), js("#/tasks/"+w.Root.Steps[0].TaskID)
+	tb.waitFor("the actions in the audit log, linked to the workflow and its task", `((rows) => {
+		const link = (action) => rows.filter((r) => r.children[1].textContent === action).map((r) => (r.children[3].querySelector('a') || {}).getAttribute('href')).join(' ');
+		return rows.length === 3 && link('workflow') === `+href+` && link('cancel_workflow') === `+href+` && link('cancel') === `+taskHref+`;
+	})([...document.querySelectorAll('table.audit tbody tr')])`)
+	eval[any](tb, `[...document.querySelectorAll('table.audit tbody tr')].find((r) => r.children[1].textContent === 'workflow').children[3].querySelector('a').click()`)
+	tb.waitFor("the workflow's page", `location.hash === `+href+` && `+wfStatusJS+` === 'CANCELLED'`)
+	if strings.Contains(tb.text("main h1"), "No such") {
+		tb.fail("the audit log's link leads to %q", tb.text("main h1"))
+	}
+	tb.noScriptRan("Workflow")
 }
 
 // With DTQ_API_KEY, Cancel on the page of a workflow whose queue has no

@@ -1,7 +1,7 @@
 // Audit: the admin actions (cancel, requeue, discard, pause, resume, …),
 // newest first.
 
-import { h, replace, setText, taskHref, routeHref } from '../dom.js';
+import { h, replace, setText, taskHref, workflowHref, routeHref } from '../dom.js';
 import { timeEl } from '../fmt.js';
 
 export function mount(main, ctx) {
@@ -31,7 +31,7 @@ export function mount(main, ctx) {
           h('td', { dataset: { label: 'When' } }, timeEl(e.time)),
           h('td', { dataset: { label: 'Action' } }, h('span', { class: 'chip' }, e.action)),
           h('td', { dataset: { label: 'Queue' } }, e.queue ? h('a', { href: routeHref('tasks', { queue: e.queue }) }, e.queue) : '–'),
-          h('td', { dataset: { label: 'Task' } }, e.task_id ? h('a', { class: 'mono', href: taskHref(e.task_id) }, e.task_id) : '–'),
+          h('td', { dataset: { label: 'Task' } }, subject(e)),
           h('td', { dataset: { label: 'Detail' } }, e.detail || ''))));
       }
       table.hidden = !es.length;
@@ -48,4 +48,18 @@ export function mount(main, ctx) {
   const poll = setInterval(load, 5000);
   load();
   return () => clearInterval(poll);
+}
+
+// WORKFLOW_ACTIONS are the actions whose task_id is a workflow's id.
+const WORKFLOW_ACTIONS = ['workflow', 'cancel_workflow'];
+
+// subject is what an entry acted on: a link to its task's page, or to its
+// workflow's for a workflow's submission or cancellation.
+function subject(e) {
+  if (!e.task_id) return '–';
+  if (WORKFLOW_ACTIONS.includes(e.action)) {
+    return h('span', {}, h('span', { class: 'muted small' }, 'workflow '),
+      h('a', { class: 'mono', href: workflowHref(e.task_id) }, e.task_id));
+  }
+  return h('a', { class: 'mono', href: taskHref(e.task_id) }, e.task_id);
 }
