@@ -73,6 +73,7 @@ func TestDeadLetterRequeue(t *testing.T) {
 // Cancel on a running task's page asks for confirmation, then the task
 // ends CANCELLED, in the API and on the page without a reload; a question
 // declined and asked again at once is answered by its second answer.
+// While it runs, its first run is in the attempts table as running now.
 func TestCancelFromTaskPage(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
@@ -82,6 +83,11 @@ func TestCancelFromTaskPage(t *testing.T) {
 	tb := newTab(t, 1280, 800)
 	tb.open(p.URL + "/#/tasks/" + id)
 	tb.waitFor("RUNNING on the page", `(document.getElementById('task-status') || {}).textContent === 'RUNNING'`)
+	tb.waitFor("the running first run in the attempts table", `((rows) => rows.length === 1 && rows[0].children[0].textContent === '1' &&
+		rows[0].textContent.includes('running now') && rows[0].querySelector('.badge').textContent === 'RUNNING')(document.querySelectorAll('table.attempts tbody tr'))`)
+	if strings.Contains(tb.text("main"), "Not run yet.") {
+		tb.fail("a running task's attempts say it has not run yet")
+	}
 	tb.click(`#cancel-task`)
 	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
 	// Cancelling the confirmation changes nothing.
@@ -102,6 +108,7 @@ func TestCancelFromTaskPage(t *testing.T) {
 	p.WaitStatus(id, "CANCELLED")
 	tb.waitFor("CANCELLED on the page", `(document.getElementById('task-status') || {}).textContent === 'CANCELLED'`)
 	tb.waitFor("no cancel button any more", `document.getElementById('cancel-task') === null`)
+	tb.waitFor("the run ended in the attempts table", `((rows) => rows.length === 1 && !rows[0].textContent.includes('running now'))(document.querySelectorAll('table.attempts tbody tr'))`)
 	tb.noScriptRan("Task")
 }
 

@@ -135,7 +135,7 @@ function timeline(t) {
     const took = duration(Date.parse(e.finished_at) - Date.parse(e.started_at));
     items.push({ at: e.finished_at, what: 'Run ' + e.run + ' ' + ended + ' (ran ' + took + ')', cls: outcomeCls(e.outcome), error: e.error });
   }
-  if (t.status === 'RUNNING' && t.started_at && !(t.history || []).some((e) => e.started_at === t.started_at)) {
+  if (runningNow(t)) {
     items.push({ at: t.started_at, what: 'Run ' + (t.attempt || '') + ' started' + (t.worker ? ' on ' + t.worker : '') + ' (running now)', cls: 'running' });
   }
   if (t.status === 'SCHEDULED' && t.scheduled_at) items.push({ at: t.scheduled_at, what: 'Due to run', cls: 'scheduled', future: true });
@@ -160,17 +160,28 @@ function outcomeCls(o) {
   return { ok: 'succeeded', retry: 'scheduled', dead: 'dead', cancel: 'cancelled', crashed: 'dead' }[o] || 'queued';
 }
 
-// attempts is the table of executions, oldest first.
+// runningNow reports whether t is running a run its history does not hold
+// yet (the history gets a run when it ends).
+function runningNow(t) {
+  return t.status === 'RUNNING' && !!t.started_at && !(t.history || []).some((e) => e.started_at === t.started_at);
+}
+
+// attempts is the table of executions, oldest first, the one running now
+// last.
 function attempts(t) {
   const hist = t.history || [];
-  if (!hist.length) return h('p', { class: 'muted' }, ACTIVE.includes(t.status) ? 'Not run yet.' : 'It never ran.');
+  const running = runningNow(t);
+  if (!hist.length && !running) return h('p', { class: 'muted' }, ACTIVE.includes(t.status) ? 'Not run yet.' : 'It never ran.');
+  const row = (run, startedAt, took, worker, outcome, error, attrs) => h('tr', attrs || {},
+    h('td', { dataset: { label: 'Run' } }, String(run)),
+    h('td', { dataset: { label: 'Started' } }, h('time', { datetime: startedAt, title: startedAt }, stamp(startedAt))),
+    h('td', { dataset: { label: 'Took' } }, took),
+    h('td', { dataset: { label: 'Worker' }, class: 'mono small' }, worker || '–'),
+    h('td', { dataset: { label: 'Outcome' } }, outcome),
+    h('td', { dataset: { label: 'Error' } }, error ? h('pre', { class: 'error-text' }, error) : '–'));
   return h('div', { class: 'table-wrap' }, h('table', { class: 'rtable attempts' },
     h('thead', {}, h('tr', {}, ['Run', 'Started', 'Took', 'Worker', 'Outcome', 'Error'].map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, hist.map((e) => h('tr', {},
-      h('td', { dataset: { label: 'Run' } }, String(e.run)),
-      h('td', { dataset: { label: 'Started' } }, h('time', { datetime: e.started_at, title: e.started_at }, stamp(e.started_at))),
-      h('td', { dataset: { label: 'Took' } }, duration(Date.parse(e.finished_at) - Date.parse(e.started_at))),
-      h('td', { dataset: { label: 'Worker' }, class: 'mono small' }, e.worker || '–'),
-      h('td', { dataset: { label: 'Outcome' } }, outcomeBadge(e.outcome)),
-      h('td', { dataset: { label: 'Error' } }, e.error ? h('pre', { class: 'error-text' }, e.error) : '–'))))));
+    h('tbody', {},
+      hist.map((e) => row(e.run, e.started_at, duration(Date.parse(e.finished_at) - Date.parse(e.started_at)), e.worker, outcomeBadge(e.outcome), e.error)),
+      running ? row(t.attempt || hist.length + 1, t.started_at, 'running now', t.worker, badge('RUNNING'), '', { class: 'attempt-running' }) : null)));
 }
