@@ -128,7 +128,7 @@ func rateDetail(s LimitSpec) string {
 func (c *Client) CheckLimits(spec LimitSpec) error {
 	switch {
 	case spec.MaxRunning < 0 || spec.MaxRunning > MaxConcurrencyLimit:
-		return invalid("max", "must be from 0 (no limit) to %d (got %d)", MaxConcurrencyLimit, spec.MaxRunning)
+		return invalid("max_running", "must be from 0 (no limit) to %d (got %d)", MaxConcurrencyLimit, spec.MaxRunning)
 	case spec.Rate < 0 || spec.Rate > MaxRate:
 		return invalid("rate", "must be from 0 (no limit) to %d (got %d)", MaxRate, spec.Rate)
 	case spec.Rate > 0 && (spec.Per < MinRatePer || spec.Per > MaxRatePer || spec.Per%time.Millisecond != 0):

@@ -201,8 +201,6 @@ func httpField(f string) string {
 		return "the Idempotency-Key header"
 	case "unique.period":
 		return "unique.period_seconds"
-	case "max":
-		return "max_running"
 	case "per":
 		return "per_seconds"
 	case "wait":
