@@ -32,7 +32,7 @@ func TestExampleConsumer(t *testing.T) {
 	spawn := func() *proc {
 		spawned++
 		name := fmt.Sprintf("py-%d", spawned)
-		p := startScript(t, name, "python3", "python/consumer.py", "--url", serve.URL, "--worker", name, "--queue", "orders",
+		p := startScript(t, nil, name, "python3", "python/consumer.py", "--url", serve.URL, "--worker", name, "--queue", "orders",
 			"--topics", "new,slow", "--concurrency", "8", "--lease-seconds", leaseSeconds)
 		consumers[name] = p
 		return p

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -76,18 +78,42 @@ func (p *proc) has(event, task string) bool {
 	return false
 }
 
-// startWorker runs the example worker of lang as name against url.
+// startWorker runs the example worker of lang as name against url, given
+// as the dtq CLI's DTQ_API_URL: the ready event says the worker took it.
 func startWorker(t *testing.T, runtime, script, name, url string) *proc {
 	t.Helper()
-	return startScript(t, name, runtime, script, "--url", url, "--worker", name, "--queues", "poly", "--concurrency", "8",
-		"--lease-seconds", leaseSeconds)
+	p := startScript(t, []string{"DTQ_API_URL=" + url}, name, runtime, script, "--worker", name, "--queues", "poly",
+		"--concurrency", "8", "--lease-seconds", leaseSeconds)
+	if got := p.events()[0]["url"]; got != url {
+		t.Fatalf("%s with DTQ_API_URL=%s is ready for %v", name, url, got)
+	}
+	return p
 }
 
-// startScript runs an example process as name and collects the JSON
-// events it prints, once it printed ready.
-func startScript(t *testing.T, name, runtime string, args ...string) *proc {
+// scriptEnv is this process's environment without any DTQ_ variable, and
+// with env.
+func scriptEnv(env ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DTQ_") {
+			out = append(out, kv)
+		}
+	}
+	out = append(out, "PYTHONDONTWRITEBYTECODE=1")
+	for _, kv := range env {
+		if kv != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// startScript runs an example process as name with env and collects the
+// JSON events it prints, once it printed ready.
+func startScript(t *testing.T, env []string, name, runtime string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(runtime, args...)
+	cmd.Env = scriptEnv(env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -184,7 +210,7 @@ func TestExampleWorkers(t *testing.T) {
 			for i := range reqs {
 				reqs[i] = dtq.EnqueueRequest{Type: "echo", Payload: i, Opts: poly}
 				if i%5 == 0 {
-					reqs[i] = dtq.EnqueueRequest{Type: "flaky", Payload: map[string]int{"fail": 1}, Opts: poly}
+					reqs[i] = dtq.EnqueueRequest{Type: "flaky", Payload: map[string]int{"fail_times": 1}, Opts: poly}
 				}
 			}
 			res, err := c.EnqueueMany(ctx, reqs)
@@ -207,7 +233,7 @@ func TestExampleWorkers(t *testing.T) {
 				if task.Attempt != want || len(task.History) != want {
 					t.Fatalf("task %d: attempt %d, %d executions; want %d", i, task.Attempt, len(task.History), want)
 				}
-				if i%5 != 0 && string(task.Result) != fmt.Sprint(i) {
+				if i%5 != 0 && !sameJSON(task.Result, fmt.Sprintf(`{"echo":%d,"attempt":1}`, i)) {
 					t.Fatalf("task %d: result %s", i, task.Result)
 				}
 			}
@@ -217,7 +243,7 @@ func TestExampleWorkers(t *testing.T) {
 
 			// SIGKILL the worker running a task: it completes on another,
 			// its crash counted, one terminal state
-			task := must(t, c, "sleep", map[string]int{"ms": 1500}, poly)
+			task := must(t, c, "sleep", map[string]float64{"seconds": 1.5}, poly)
 			var victim *proc
 			eventually(t, 10*time.Second, "the sleep runs", func() bool { victim = holder(task); return victim != nil })
 			victim.cmd.Process.Kill()
@@ -231,7 +257,7 @@ func TestExampleWorkers(t *testing.T) {
 
 			// freeze a holder past its lease: another takes the task over,
 			// and the frozen one's late report is refused
-			task = must(t, c, "sleep", map[string]int{"ms": 1500}, poly)
+			task = must(t, c, "sleep", map[string]float64{"seconds": 1.5}, poly)
 			var frozen *proc
 			eventually(t, 10*time.Second, "the sleep runs", func() bool { frozen = holder(task); return frozen != nil })
 			frozen.cmd.Process.Signal(syscall.SIGSTOP)
@@ -259,12 +285,12 @@ func TestExampleWorkers(t *testing.T) {
 			}
 
 			// a cancellation reaches the holder through its extension
-			task = must(t, c, "sleep", map[string]int{"ms": 60000}, poly)
+			task = must(t, c, "sleep", map[string]int{"seconds": 60}, poly)
 			var h *proc
 			eventually(t, 10*time.Second, "the long sleep runs", func() bool { h = holder(task); return h != nil })
 			eventually(t, 10*time.Second, "its progress shows", func() bool {
 				got, err := c.Get(ctx, task)
-				return err == nil && got.Progress != nil && got.Progress.Note == "sleeping 60000 ms"
+				return err == nil && got.Progress != nil && got.Progress.Note == "sleeping 60 s"
 			})
 			if _, err := c.Cancel(ctx, task); err != nil {
 				t.Fatal(err)
@@ -273,8 +299,81 @@ func TestExampleWorkers(t *testing.T) {
 			if !h.has("cancel_seen", task) {
 				t.Fatalf("%s did not see the cancellation: %v", h.name, h.events())
 			}
+			sameAsGo(t, c, workers)
 			serve.CheckNoPanic()
 		})
+	}
+}
+
+// sameAsGo submits each example task twice, to the queue the Go handlers
+// of dtq serve run (default) and to the example workers' (poly): each pair
+// ends the same, with the same result or error. One payload vocabulary for
+// every language (issue 30: sleep took {"seconds"} in Go, {"ms"} here).
+func sameAsGo(t *testing.T, c *dtq.Client, workers map[string]*proc) {
+	t.Helper()
+	ctx := context.Background()
+	for _, tc := range []struct{ typ, payload string }{
+		{"echo", `{"a":[1,"x"]}`},
+		{"echo", `null`},
+		{"sleep", `{"seconds":0.01}`},
+		{"sleep", `{}`},
+		{"sleep", `{"seconds":-1}`},
+		{"flaky", `{"fail_times":1}`},
+		{"always_fail", `{"permanent":true}`},
+	} {
+		var ids [2]string
+		for i, q := range []string{"default", "poly"} {
+			ids[i] = must(t, c, tc.typ, json.RawMessage(tc.payload), &dtq.EnqueueOpts{Queue: q})
+		}
+		var ends [2]*dtq.Task
+		for i, id := range ids {
+			eventually(t, 30*time.Second, id+" ends", func() bool {
+				task, err := c.Get(ctx, id)
+				ends[i] = task
+				return err == nil && (task.Status == dtq.StatusSucceeded || task.Status == dtq.StatusDead)
+			})
+		}
+		g, x := ends[0], ends[1]
+		if g.Status != x.Status || g.Attempt != x.Attempt || !sameJSON(x.Result, string(g.Result)) || g.LastError != x.LastError {
+			t.Errorf("%s %s: Go handler %s attempt %d result %s error %q; example worker %s attempt %d result %s error %q",
+				tc.typ, tc.payload, g.Status, g.Attempt, g.Result, g.LastError, x.Status, x.Attempt, x.Result, x.LastError)
+		}
+	}
+}
+
+// sameJSON reports whether got and want are the same JSON value (or both
+// none: a failed task has no result).
+func sameJSON(got json.RawMessage, want string) bool {
+	if len(got) == 0 || want == "" {
+		return len(got) == 0 && want == ""
+	}
+	var a, b any
+	return json.Unmarshal(got, &a) == nil && json.Unmarshal([]byte(want), &b) == nil && reflect.DeepEqual(a, b)
+}
+
+// The example workers' --url defaults to DTQ_API_URL, else to where dtq
+// serve listens, as the dtq CLI's --api-url does (issue 30: they read
+// DTQ_URL and defaulted to localhost:8080). Read from the scripts' own
+// argument parsing, so that nothing connects to port 8000.
+func TestExampleWorkersDefaultURL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ runtime, code string }{
+		{"python3", `import sys; sys.path.insert(0, "python"); import worker; print(worker.parse_args([]).url)`},
+		{"python3", `import sys; sys.path.insert(0, "python"); import consumer; print(consumer.parse_args([]).url)`},
+		{"node", `console.log(require("./node/worker.js").args().url)`},
+	} {
+		flag := "-c"
+		if c.runtime == "node" {
+			flag = "-e"
+		}
+		for env, want := range map[string]string{"": "http://localhost:8000", "DTQ_API_URL=http://127.0.0.1:9": "http://127.0.0.1:9"} {
+			cmd := exec.Command(c.runtime, flag, c.code)
+			cmd.Env = scriptEnv(env)
+			out, err := cmd.Output()
+			if got := strings.TrimSpace(string(out)); err != nil || got != want {
+				t.Errorf("%s %q with %q: %q %v, want %s", c.runtime, c.code, env, got, err, want)
+			}
+		}
 	}
 }
 

@@ -6,14 +6,23 @@
 // learns so of a cancellation), then completes or fails it. A lease lost
 // meanwhile (409) is dropped: another worker owns the task.
 //
-//   node worker.js --url http://localhost:8080 --queues default --concurrency 4
+//   node worker.js --url http://localhost:8000 --queues default --concurrency 4
+//
+// --url defaults to $DTQ_API_URL, else http://localhost:8000 (where `dtq
+// serve` listens), and $DTQ_API_KEY is sent as X-API-Key: the variables the
+// dtq CLI reads.
 //
 // A handler is an async function (task, ctx) returning a JSON-encodable
 // result, or throwing: a Permanent error sends the task to the dead letters
 // at once, a RetryAfter one retries it no sooner than its seconds, any other
 // error is retried with backoff. ctx.signal aborts on a cancellation or a
-// lost lease; ctx.progress(fraction, note) reports how far it got. It prints one JSON line per event on standard output: ready,
-// leased, done, failed, lost, cancel_seen.
+// lost lease; ctx.progress(fraction, note) reports how far it got. It prints
+// one JSON line per event on standard output: ready, leased, done, failed,
+// lost, cancel_seen.
+//
+// The example handlers are the Go binary's (examples/tasks), with the same
+// payloads and results, so a task gives the same answer whoever runs it:
+// echo, sleep {"seconds"}, flaky {"fail_times"}, always_fail {"permanent"}.
 'use strict';
 
 class Permanent extends Error {}
@@ -33,21 +42,42 @@ function sleep(ms, signal) {
   });
 }
 
-// The example handlers the tests run.
+// payload is the task's payload; an absent one (null) is {}.
+function payload(task) {
+  const p = task.payload;
+  if (p === null || p === undefined) return {};
+  if (typeof p !== 'object' || Array.isArray(p)) throw new Permanent('payload: must be a JSON object');
+  return p;
+}
+
+// The example handlers: those of the Go binary (examples/tasks/tasks.go),
+// with the same payloads and results.
 const handlers = {
-  echo: async (task) => task.payload,
-  // fails its first payload.fail attempts, then succeeds
-  flaky: async (task) => {
-    if (task.attempt <= ((task.payload || {}).fail || 0)) throw new RetryAfter(0.05, `flaky: attempt ${task.attempt} fails`);
-    return { attempt: task.attempt };
-  },
+  // returns {"echo": payload, "attempt": n}
+  echo: async (task) => ({ echo: task.payload, attempt: task.attempt }),
+  // sleeps payload.seconds (default 1, 0-3600), ending early on a cancellation
   sleep: async (task, ctx) => {
-    const ms = (task.payload || {}).ms || 0;
-    await ctx.progress(0, `sleeping ${ms} ms`);
-    await sleep(ms, ctx.signal);
-    return 'slept';
+    const secs = 'seconds' in payload(task) ? payload(task).seconds : 1;
+    if (typeof secs !== 'number' || secs < 0 || secs > 3600) {
+      throw new Permanent(`seconds must be 0-3600, got ${JSON.stringify(secs)}`);
+    }
+    await ctx.progress(0, `sleeping ${secs} s`);
+    await sleep(secs * 1000, ctx.signal);
+    return { slept_seconds: secs };
   },
-  fail: async () => { throw new Permanent('this task always fails'); },
+  // fails its first payload.fail_times attempts (default 2), then succeeds
+  // (asking for a retry after 50 ms, where the Go handler takes the default
+  // backoff)
+  flaky: async (task) => {
+    const n = 'fail_times' in payload(task) ? payload(task).fail_times : 2;
+    if (task.attempt <= n) throw new RetryAfter(0.05, `flaky: failing attempt ${task.attempt} of the first ${n}`);
+    return { succeeded_on_attempt: task.attempt };
+  },
+  // fails every attempt; with payload.permanent the failure is permanent
+  always_fail: async (task) => {
+    if (payload(task).permanent) throw new Permanent('always_fail: this task always fails');
+    throw new Error('always_fail: this task always fails');
+  },
 };
 
 function emit(event, fields = {}) {
@@ -56,7 +86,7 @@ function emit(event, fields = {}) {
 
 function args() {
   const out = {
-    url: process.env.DTQ_URL || 'http://localhost:8080', worker: `node-${process.pid}`, queues: 'default',
+    url: process.env.DTQ_API_URL || 'http://localhost:8000', worker: `node-${process.pid}`, queues: 'default',
     types: '', concurrency: 4, leaseSeconds: 30,
   };
   const argv = process.argv.slice(2);
@@ -94,7 +124,7 @@ class Worker {
   }
 
   async run() {
-    emit('ready', { worker: this.o.worker });
+    emit('ready', { worker: this.o.worker, url: this.url });
     for (;;) {
       const free = this.o.concurrency - this.running;
       if (free <= 0) {
@@ -210,7 +240,11 @@ class Worker {
   }
 }
 
-new Worker(args()).run().catch((e) => {
-  emit('error', { error: String(e) });
-  process.exit(1);
-});
+module.exports = { args, handlers };
+
+if (require.main === module) {
+  new Worker(args()).run().catch((e) => {
+    emit('error', { error: String(e) });
+    process.exit(1);
+  });
+}

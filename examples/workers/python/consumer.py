@@ -9,7 +9,10 @@ letter) for a message the handler refuses for good, nak with a delay
 otherwise. A lease lost meanwhile (409) is dropped: another holder owns
 the message.
 
-    python3 consumer.py --url http://localhost:8080 --queue orders --topics new,retry
+    python3 consumer.py --url http://localhost:8000 --queue orders --topics new,retry
+
+--url defaults to $DTQ_API_URL, else http://localhost:8000, and
+$DTQ_API_KEY is sent as X-API-Key, as in worker.py.
 
 The example handler reads the message as text: "poison..." is termed,
 "slow:<ms>" sleeps that long, "fail:<n>" fails its first n deliveries,
@@ -47,7 +50,7 @@ class Consumer:
         self.free = threading.Semaphore(concurrency)
 
     def run(self):
-        emit("ready", worker=self.name)
+        emit("ready", worker=self.name, url=self.api.url)
         while True:
             self.free.acquire()
             n = 1
@@ -117,15 +120,21 @@ class Consumer:
                 return
 
 
-def main():
+def parse_args(argv=None):
+    """The command line (argv, default sys.argv[1:]) with its defaults."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--url", default=os.environ.get("DTQ_URL", "http://localhost:8080"))
+    p.add_argument("--url", default=os.environ.get("DTQ_API_URL") or "http://localhost:8000",
+                   help="dtq's API (default: $DTQ_API_URL, else http://localhost:8000)")
     p.add_argument("--worker", default="py-%d" % os.getpid())
     p.add_argument("--queue", default="default")
     p.add_argument("--topics", default="default", help="comma-separated, highest priority first")
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--lease-seconds", type=float, default=30)
-    a = p.parse_args()
+    return p.parse_args(argv)
+
+
+def main():
+    a = parse_args()
     c = Consumer(API(a.url, os.environ.get("DTQ_API_KEY")), a.queue, a.worker, a.topics.split(","),
                  a.concurrency, a.lease_seconds)
     try:

@@ -6,7 +6,11 @@ thread with the handler of its task type, extends the lease while the
 handler runs (and learns so of a cancellation), then completes or fails
 it. A lease lost meanwhile (409) is dropped: another worker owns the task.
 
-    python3 worker.py --url http://localhost:8080 --queues default --concurrency 4
+    python3 worker.py --url http://localhost:8000 --queues default --concurrency 4
+
+--url defaults to $DTQ_API_URL, else http://localhost:8000 (where `dtq
+serve` listens), and $DTQ_API_KEY is sent as X-API-Key: the variables the
+dtq CLI reads.
 
 Handlers are registered with @handler("type"); a handler gets the task
 (a dict, as GET /api/v1/tasks/{id} shows it) and a Context, and returns
@@ -14,6 +18,10 @@ a JSON-encodable result or raises: Permanent(...) sends the task to the
 dead letters at once, any other exception is retried with backoff (or
 after RetryAfter(seconds, ...)). It prints one JSON line per event on
 standard output: ready, leased, done, failed, lost, cancel_seen.
+
+The example handlers are the Go binary's (examples/tasks), with the same
+payloads and results, so a task gives the same answer whoever runs it:
+echo, sleep {"seconds"}, flaky {"fail_times"}, always_fail {"permanent"}.
 """
 
 import argparse
@@ -86,32 +94,55 @@ class Context:
         self.check()
 
 
-# The example handlers the tests run.
+# The example handlers: those of the Go binary (examples/tasks/tasks.go),
+# with the same payloads and results.
+
+def payload(task):
+    """The task's payload; an absent one (null) is {}."""
+    p = task.get("payload")
+    if p is None:
+        return {}
+    if not isinstance(p, dict):
+        raise Permanent("payload: must be a JSON object")
+    return p
+
 
 @handler("echo")
 def echo(task, ctx):
-    return task.get("payload")
-
-
-@handler("flaky")
-def flaky(task, ctx):
-    # fails its first payload["fail"] attempts, then succeeds
-    if task["attempt"] <= (task.get("payload") or {}).get("fail", 0):
-        raise RetryAfter(0.05, "flaky: attempt %d fails" % task["attempt"])
-    return {"attempt": task["attempt"]}
+    """Returns {"echo": payload, "attempt": n}."""
+    return {"echo": task.get("payload"), "attempt": task["attempt"]}
 
 
 @handler("sleep")
 def sleep(task, ctx):
-    ms = (task.get("payload") or {}).get("ms", 0)
-    ctx.progress(0, "sleeping %d ms" % ms)
-    ctx.sleep(ms / 1000.0)
-    return "slept"
+    """Sleeps payload["seconds"] (default 1, 0-3600), returning early on a
+    cancellation."""
+    secs = payload(task).get("seconds", 1)
+    if isinstance(secs, bool) or not isinstance(secs, (int, float)) or secs < 0 or secs > 3600:
+        raise Permanent("seconds must be 0-3600, got %s" % json.dumps(secs))
+    ctx.progress(0, "sleeping %s s" % json.dumps(secs))
+    ctx.sleep(secs)
+    return {"slept_seconds": secs}
 
 
-@handler("fail")
-def fail(task, ctx):
-    raise Permanent("this task always fails")
+@handler("flaky")
+def flaky(task, ctx):
+    """Fails its first payload["fail_times"] attempts (default 2), then
+    succeeds. (It asks for a retry after 50 ms, where the Go handler takes
+    the default backoff.)"""
+    n = payload(task).get("fail_times", 2)
+    if task["attempt"] <= n:
+        raise RetryAfter(0.05, "flaky: failing attempt %d of the first %d" % (task["attempt"], n))
+    return {"succeeded_on_attempt": task["attempt"]}
+
+
+@handler("always_fail")
+def always_fail(task, ctx):
+    """Fails every attempt; with payload["permanent"] the failure is
+    permanent."""
+    if payload(task).get("permanent"):
+        raise Permanent("always_fail: this task always fails")
+    raise RuntimeError("always_fail: this task always fails")
 
 
 class API:
@@ -160,7 +191,7 @@ class Worker:
         self.lock = threading.Lock()
 
     def run(self):
-        emit("ready", worker=self.name)
+        emit("ready", worker=self.name, url=self.api.url)
         while True:
             self.free.acquire()  # at least one free slot
             n = 1
@@ -255,15 +286,21 @@ class Worker:
             time.sleep(0.2)  # Redis or the server away: try again (recording twice is harmless)
 
 
-def main():
+def parse_args(argv=None):
+    """The command line (argv, default sys.argv[1:]) with its defaults."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--url", default=os.environ.get("DTQ_URL", "http://localhost:8080"))
+    p.add_argument("--url", default=os.environ.get("DTQ_API_URL") or "http://localhost:8000",
+                   help="dtq's API (default: $DTQ_API_URL, else http://localhost:8000)")
     p.add_argument("--worker", default="py-%d" % os.getpid())
     p.add_argument("--queues", default="default", help="comma-separated")
     p.add_argument("--types", default="", help="task types to run, comma-separated (default: the handlers')")
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--lease-seconds", type=float, default=30)
-    a = p.parse_args()
+    return p.parse_args(argv)
+
+
+def main():
+    a = parse_args()
     types = [t for t in a.types.split(",") if t] or sorted(HANDLERS)
     w = Worker(API(a.url, os.environ.get("DTQ_API_KEY")), a.worker, a.queues.split(","), types, a.concurrency, a.lease_seconds)
     try:
