@@ -98,7 +98,12 @@ type UniqueOpts struct {
 	// Period, when set (at least 1s), makes the lock one per period of the
 	// Redis clock (the task's submission time floored to a multiple of
 	// Period since the Unix epoch): at most one such task per period
-	// among those in States (River's ByPeriod).
+	// among those in States (River's ByPeriod). It does not change
+	// States: with the default ones the lock ends as its task succeeds,
+	// goes DEAD or is cancelled, and the next such task in the period is
+	// created. For one task per period whatever became of the first, list
+	// all six statuses in States (a finished task holds the lock while it
+	// is kept: Config.Retention).
 	Period time.Duration
 }
 

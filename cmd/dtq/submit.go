@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -26,6 +27,7 @@ type submitOptions struct {
 	unique         bool
 	uniqueKey      string
 	uniquePeriod   time.Duration
+	uniqueStates   []string
 	group          string
 	limitKey       string
 }
@@ -48,6 +50,7 @@ type submitBody struct {
 // submitUnique is the body's "unique" object.
 type submitUnique struct {
 	Key           string   `json:"key,omitempty"`
+	States        []string `json:"states,omitempty"`
 	PeriodSeconds *float64 `json:"period_seconds,omitempty"`
 }
 
@@ -59,11 +62,27 @@ func newSubmitCmd(out io.Writer) *cobra.Command {
 		Short: "Submit a task",
 		Long: `Submit a task of type TYPE. The payload is JSON from --payload, from
 --payload-file (a path, or - for standard input), or from standard input
-when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
+when the only other argument is -. Durations are Go durations (1m30s, 250ms).
+
+A unique task (--unique, --unique-key, --unique-period or --unique-states)
+is not created while another task of its queue and type with the same key
+(or, without --unique-key, the same payload) holds the lock: the answer is
+that task. A task holds the lock while its status is one of --unique-states,
+by default QUEUED, SCHEDULED and RUNNING: the lock ends as the task
+succeeds, goes dead or is cancelled, with or without --unique-period.
+--unique-period makes one lock per period (the submission time floored to a
+multiple of the period): a task submitted in the next period is never a
+duplicate of one in this period. For at most one task per period whatever
+became of the first, add the end states, as in the last example. A finished
+task holds its lock only while it is kept (the server's --retention,
+24h by default; 0 deletes a succeeded task, and its lock, at once).`,
 		Example: `  dtq submit email.send --payload '{"to":"a@example.com"}' --priority 7
   dtq submit report.build --payload-file job.json --delay 10m --max-attempts 5
   dtq submit report.build --payload '{"id":7}' --group customer-42
-  echo '{"n":1}' | dtq submit echo -`,
+  echo '{"n":1}' | dtq submit echo -
+  dtq submit reindex --payload '{"doc":7}' --unique
+  dtq submit digest.send --unique-key user-7 --unique-period 24h \
+    --unique-states QUEUED,SCHEDULED,RUNNING,SUCCEEDED,DEAD,CANCELLED`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 2 {
@@ -112,9 +131,12 @@ when the only other argument is -. Durations are Go durations (1m30s, 250ms).`,
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempts before the task is dead (default: the server's)")
 	f.DurationVar(&o.taskTimeout, "task-timeout", 0, "limit on one execution of the task (default: the server's)")
 	f.StringVar(&o.idempotencyKey, "idempotency-key", "", "submit at most once per key (Idempotency-Key header)")
-	f.BoolVar(&o.unique, "unique", false, "unique by type and payload while one is queued, scheduled or running")
-	f.StringVar(&o.uniqueKey, "unique-key", "", "unique by type and this key (implies --unique)")
-	f.DurationVar(&o.uniquePeriod, "unique-period", 0, "one unique task per period of this length (implies --unique)")
+	f.BoolVar(&o.unique, "unique", false, "unique by type and payload: nothing is created while such a task is in --unique-states")
+	f.StringVar(&o.uniqueKey, "unique-key", "", "unique by type and this key instead of the payload (implies --unique)")
+	f.DurationVar(&o.uniquePeriod, "unique-period", 0,
+		"one lock per period of this length, from the submission time; the lock still ends when its task leaves --unique-states (implies --unique)")
+	f.StringSliceVar(&o.uniqueStates, "unique-states", nil,
+		"statuses, comma-separated, in which a unique task holds its lock (default QUEUED,SCHEDULED,RUNNING; add SUCCEEDED,DEAD,CANCELLED to keep it after the task ends) (implies --unique)")
 	f.StringVar(&o.group, "group", "", "serve the task fairly among the groups (tenants) with work: its group's name")
 	f.StringVar(&o.limitKey, "limit-key", "", "put the task under the limits of this key (dtq limit set QUEUE --limit-key)")
 	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
@@ -179,8 +201,13 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, 
 	if changed("limit-key") {
 		b.LimitKey = &o.limitKey
 	}
-	if o.unique || o.uniqueKey != "" || changed("unique-period") {
+	if o.unique || o.uniqueKey != "" || changed("unique-period") || changed("unique-states") {
 		b.Unique = &submitUnique{Key: o.uniqueKey}
+		for _, st := range o.uniqueStates {
+			if st = strings.ToUpper(strings.TrimSpace(st)); st != "" {
+				b.Unique.States = append(b.Unique.States, st)
+			}
+		}
 		if changed("unique-period") {
 			s := o.uniquePeriod.Seconds()
 			b.Unique.PeriodSeconds = &s

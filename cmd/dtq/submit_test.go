@@ -184,3 +184,52 @@ func TestSubmitUnique(t *testing.T) {
 		e.fails([]string{"submit", "echo", "--unique", "--idempotency-key", "x"}, "400 invalid_field: unique")
 	})
 }
+
+// --unique-period alone buckets the lock by period but keeps the default
+// states: the lock ends as the task succeeds, and a later submission in the
+// same period is a new task. --unique-states with the end states keeps it
+// for the period (issue 30: the help promised one task per period, and the
+// CLI could not name the states).
+func TestSubmitUniqueStates(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		// A period of a year: the test never straddles two.
+		const period = "8760h"
+		first := e.submit("echo", "--unique-key", "default-states", "--unique-period", period)
+		e.waitStatus(first, dtq.StatusSucceeded)
+		if out := e.ok("submit", "echo", "--unique-key", "default-states", "--unique-period", period); !strings.HasPrefix(out, "submitted ") {
+			t.Errorf("after the holder succeeded, with the default states: %q, want a new task", out)
+		}
+
+		all := []string{"--unique-key", "all-states", "--unique-period", period,
+			"--unique-states", "QUEUED,SCHEDULED,RUNNING,succeeded,DEAD", "--unique-states", "CANCELLED"}
+		first = e.submit("echo", all...)
+		e.waitStatus(first, dtq.StatusSucceeded)
+		if out := e.ok(append([]string{"submit", "echo"}, all...)...); !strings.HasPrefix(out, "not submitted: a unique task holds the lock: "+first) {
+			t.Errorf("after the holder succeeded, with the end states: %q, want %s", out, first)
+		}
+		// --unique-states alone makes the task unique (by its payload).
+		id := e.submit("block", "--payload", `{"s":1}`, "--unique-states", "QUEUED,RUNNING,SCHEDULED")
+		if v := e.json("submit", "block", "--payload", `{"s":1}`, "--unique-states", "RUNNING,QUEUED,SCHEDULED"); v["duplicate"] != true || v["id"] != id {
+			t.Errorf("--unique-states alone: %v, want a duplicate of %s", v, id)
+		}
+		e.fails([]string{"submit", "echo", "--unique-states", "DONE"}, "400 invalid_field: unique.states", `"DONE"`)
+	})
+}
+
+// The help of submit says what the period and the states do.
+func TestSubmitUniqueHelp(t *testing.T) {
+	t.Parallel()
+	out, _, err := execute(t, "submit", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--unique-states", "default QUEUED,SCHEDULED,RUNNING", "the lock still ends when its task leaves --unique-states",
+		"QUEUED,SCHEDULED,RUNNING,SUCCEEDED,DEAD,CANCELLED", "--retention"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dtq submit --help lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "one unique task per period") {
+		t.Errorf("dtq submit --help still promises one task per period:\n%s", out)
+	}
+}
