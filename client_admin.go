@@ -32,7 +32,7 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 	case StatusSucceeded, StatusDead:
 		return nil, ErrNotCancellable
 	}
-	c.audit(ctx, "cancel", queue, id, status)
+	c.audit(ctx, auditCancel, queue, id, status)
 	return c.Get(ctx, id)
 }
 
@@ -123,7 +123,7 @@ func (c *Client) dlqOne(ctx context.Context, action store.DLQAction, id string) 
 		}
 		return ErrNotDead
 	}
-	c.audit(ctx, string(action), queue, id, "")
+	c.audit(ctx, dlqAudit(action, false), queue, id, "")
 	return nil
 }
 
@@ -181,7 +181,7 @@ func (c *Client) dlqAll(ctx context.Context, action store.DLQAction, queue strin
 			}
 		}
 	}
-	c.audit(ctx, string(action)+"-all", queue, "", strconv.Itoa(total))
+	c.audit(ctx, dlqAudit(action, true), queue, "", strconv.Itoa(total))
 	return total, nil
 }
 
@@ -205,9 +205,9 @@ func (c *Client) setPaused(ctx context.Context, queue string, paused bool) error
 	if err := q.store.SetPaused(ctx, paused); err != nil {
 		return err
 	}
-	action := "resume"
+	action := auditResume
 	if paused {
-		action = "pause"
+		action = auditPause
 	}
 	c.audit(ctx, action, queue, "", "")
 	return nil
@@ -292,41 +292,6 @@ func (c *Client) getMany(ctx context.Context, ids []string) ([]*Task, error) {
 		if r != nil {
 			out[i] = taskOf(r)
 		}
-	}
-	return out, nil
-}
-
-// AuditEntry is one admin action.
-type AuditEntry struct {
-	ID     string    `json:"id"`
-	Time   time.Time `json:"time"`
-	Action string    `json:"action"`
-	Queue  string    `json:"queue,omitempty"`
-	TaskID string    `json:"task_id,omitempty"`
-	Detail string    `json:"detail,omitempty"`
-}
-
-// audit records an admin action; failures are logged, not returned (the
-// action itself happened).
-func (c *Client) audit(ctx context.Context, action, queue, task, detail string) {
-	err := c.store.Audit(ctx, c.cfg.AuditMaxLen, store.AuditRecord{Action: action, Queue: queue, TaskID: task, Detail: detail})
-	if err != nil {
-		c.log.Warn("recording an audit entry failed", "action", action, logQueue, queue, logTaskID, task, "error", err)
-	}
-}
-
-// Audit returns up to limit admin actions, newest first.
-func (c *Client) Audit(ctx context.Context, limit int) ([]AuditEntry, error) {
-	if limit <= 0 || limit > 1000 {
-		return nil, invalid("limit", "must be 1-1000 (got %d)", limit)
-	}
-	rs, err := c.store.ReadAudit(ctx, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AuditEntry, len(rs))
-	for i, a := range rs {
-		out[i] = AuditEntry{ID: a.EntryID, Time: time.UnixMilli(a.At).UTC(), Action: a.Action, Queue: a.Queue, TaskID: a.TaskID, Detail: a.Detail}
 	}
 	return out, nil
 }

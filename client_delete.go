@@ -66,6 +66,6 @@ func (c *Client) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueu
 	if held.Work() {
 		detail += fmt.Sprintf(" held %d queued, %d scheduled, %d running, %d dead", held.Queued, held.Scheduled, held.Running, held.Dead)
 	}
-	c.audit(ctx, "queue-delete", queue, "", detail)
+	c.audit(ctx, auditQueueDelete, queue, "", detail)
 	return &DeletedQueue{Queue: queue, Queued: held.Queued, Scheduled: held.Scheduled, Running: held.Running, Dead: held.Dead}, nil
 }

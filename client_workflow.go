@@ -82,7 +82,7 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 		w.Duplicate = true
 		return w, nil
 	}
-	c.audit(ctx, "workflow", queue, id, fmt.Sprintf("%d steps", len(p.nodes)))
+	c.audit(ctx, auditWorkflow, queue, id, fmt.Sprintf("%d steps", len(p.nodes)))
 	return c.GetWorkflow(ctx, id)
 }
 
@@ -142,7 +142,7 @@ func (c *Client) CancelWorkflow(ctx context.Context, id string) (*Workflow, erro
 		}
 	}
 	if status == string(WorkflowRunning) {
-		c.audit(ctx, "cancel_workflow", queue, id, fmt.Sprintf("%d active steps", len(active)))
+		c.audit(ctx, auditCancelWorkflow, queue, id, fmt.Sprintf("%d active steps", len(active)))
 	}
 	w, err := c.GetWorkflow(ctx, id)
 	if errors.Is(err, ErrWorkflowNotFound) {

@@ -43,7 +43,7 @@ func (c *Client) SetGroupWeight(ctx context.Context, queue, group string, weight
 	if err := q.store.SetGroupWeight(ctx, group, weight); err != nil {
 		return err
 	}
-	c.audit(ctx, "group-weight", queue, "", fmt.Sprintf("group=%s weight=%d", group, weight))
+	c.audit(ctx, auditGroupWeight, queue, "", fmt.Sprintf("group=%s weight=%d", group, weight))
 	return nil
 }
 

@@ -113,7 +113,7 @@ func (c *Client) setLimits(ctx context.Context, queue, detail string, set func(*
 	if err := set(q.store); err != nil {
 		return err
 	}
-	c.audit(ctx, "limit-set", queue, "", detail)
+	c.audit(ctx, auditLimitSet, queue, "", detail)
 	return nil
 }
 

@@ -116,7 +116,7 @@ func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo,
 	if _, err := q.PutSchedule(ctx, def, nextTick(spec, def, now), now, restart); err != nil {
 		return nil, err
 	}
-	c.audit(ctx, "schedule-upsert", s.Queue, "", s.Name)
+	c.audit(ctx, auditScheduleUpsert, s.Queue, "", s.Name)
 	return c.GetSchedule(ctx, s.Queue, s.Name)
 }
 
@@ -295,7 +295,7 @@ func (c *Client) DeleteSchedule(ctx context.Context, queue, name string) error {
 	if !existed {
 		return ErrScheduleNotFound
 	}
-	c.audit(ctx, "schedule-delete", queue, "", name)
+	c.audit(ctx, auditScheduleDelete, queue, "", name)
 	return nil
 }
 
@@ -331,9 +331,9 @@ func (c *Client) setSchedulePaused(ctx context.Context, queue, name string, paus
 	if _, err := q.PutSchedule(ctx, def, nextTick(spec, def, now), now, wasPaused && !paused); err != nil {
 		return err
 	}
-	action := "schedule-resume"
+	action := auditScheduleResume
 	if paused {
-		action = "schedule-pause"
+		action = auditSchedulePause
 	}
 	c.audit(ctx, action, queue, "", name)
 	return nil

@@ -166,7 +166,7 @@ func (c *Client) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*
 		return res, err
 	}
 	if !o.DryRun {
-		c.audit(ctx, "redrive", f.Queue, "", fmt.Sprintf("type=%q error~%q after=%s before=%s: %d requeued of %d matched",
+		c.audit(ctx, auditRedrive, f.Queue, "", fmt.Sprintf("type=%q error~%q after=%s before=%s: %d requeued of %d matched",
 			f.Type, f.ErrorContains, fmtOpenTime(f.After), fmtOpenTime(f.Before), res.Requeued, res.Matched))
 	}
 	return res, nil

@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/dtq-dev/dtq"
 	"github.com/spf13/cobra"
 )
 
@@ -19,8 +21,10 @@ type auditOptions struct {
 func newAuditCmd(out io.Writer) *cobra.Command {
 	var o auditOptions
 	cmd := &cobra.Command{
-		Use:     "audit",
-		Short:   "List recent admin actions (cancel, requeue, discard, purge, pause, resume), newest first",
+		Use:   "audit",
+		Short: "List recent admin actions, newest first",
+		Long: "List the latest entries of the audit stream, newest first. The actions:\n" +
+			strings.Join(dtq.AuditActions(), ", ") + "\n(workflow is a workflow's submission; requeue-all, discard-all and redrive act on dead letters).",
 		Example: "  dtq audit --limit 20",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dtq-dev/dtq"
 )
 
 func TestAudit(t *testing.T) {
@@ -46,4 +48,17 @@ func TestAudit(t *testing.T) {
 		e.fails([]string{"audit", "--limit", "many"}, `invalid argument "many" for "--limit"`)
 		e.fails([]string{"audit", "extra"}, `unknown command "extra"`)
 	})
+}
+
+// dtq audit --help lists every action the audit stream records (issue 30:
+// it listed six).
+func TestAuditHelpListsEveryAction(t *testing.T) {
+	t.Parallel()
+	out, _, err := execute(t, "audit", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list := strings.Join(dtq.AuditActions(), ", "); !strings.Contains(out, list) {
+		t.Errorf("dtq audit --help does not list %q:\n%s", list, out)
+	}
 }
