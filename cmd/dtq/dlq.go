@@ -110,7 +110,7 @@ func newDLQListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 func newDLQRequeueCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:     "requeue ID",
-		Short:   "Requeue one dead task (it gets one more attempt)",
+		Short:   "Requeue one dead task: QUEUED again with its attempts and crashes reset (all of its max attempts), its history kept",
 		Example: "  dtq dlq requeue default-01JB8X6Q2R3M7ZC9Y5F4K0N1TW",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -52,8 +52,9 @@ func TestDLQListRequeueDiscard(t *testing.T) {
 		if !strings.HasPrefix(out, "requeued "+a+" (status ") {
 			t.Errorf("dtq dlq requeue printed %q", out)
 		}
-		if task := e.waitStatus(a, dtq.StatusDead); len(task.History) != 2 {
-			t.Errorf("requeued task ran %d times in all, want 2", len(task.History))
+		// Its attempts were reset: it died again on attempt 1 of 1.
+		if task := e.waitStatus(a, dtq.StatusDead); len(task.History) != 2 || task.Attempt != 1 {
+			t.Errorf("requeued task ran %d times in all, now on attempt %d; want 2, attempt 1", len(task.History), task.Attempt)
 		}
 		ok1 := e.submit("echo")
 		e.waitStatus(ok1, dtq.StatusSucceeded)
@@ -163,4 +164,17 @@ func TestDLQRedrive(t *testing.T) {
 		}
 		e.fails([]string{"dlq", "redrive", "--after", "yesterday"}, "--after must be an RFC 3339 time")
 	})
+}
+
+// dtq dlq requeue --help says what a requeue does: the attempts are reset,
+// not one more given (issue 30), as TestDLQListRequeueDiscard sees.
+func TestDLQRequeueHelp(t *testing.T) {
+	t.Parallel()
+	out, _, err := execute(t, "dlq", "requeue", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "one more attempt") || !strings.Contains(out, "attempts and crashes reset") {
+		t.Errorf("dtq dlq requeue --help:\n%s", out)
+	}
 }

@@ -26,10 +26,17 @@ func newListCmd(out io.Writer) *cobra.Command {
 	var o listOptions
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the tasks of a queue, newest first",
+		Short: "List the tasks of a queue, in the order they run",
+		Long: `List the tasks of one queue, a page at a time, in this order: running and
+queued tasks in the order they run (priority 9 first, oldest first within a
+priority), then scheduled ones (earliest due first), dead letters (newest
+first), then finished tasks (most recently finished first). While more
+follow, a page ends with a line "next page: --cursor CURSOR": give that
+CURSOR, as it is, to --cursor for the next page (a cursor is opaque; one
+no page printed answers 400).`,
 		Example: `  dtq list --status dead
   dtq list --queue emails --type email.send --limit 20
-  dtq list --cursor 1730000000000:1
+  dtq list --queue emails --type email.send --limit 20 --cursor CURSOR
   dtq list --status dead --error timeout --created-after 2026-12-01T08:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

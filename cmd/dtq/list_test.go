@@ -86,3 +86,46 @@ func TestListSearch(t *testing.T) {
 		e.fails([]string{"list", "--queue", "find", "--created-after", "yesterday"}, "created_after")
 	})
 }
+
+// The help of list says the order the API lists tasks in (not "newest
+// first"), and each of its examples runs: the --cursor one with a cursor a
+// page printed (issue 30: its made-up cursor answered 400).
+func TestListHelp(t *testing.T) {
+	cmd := newListCmd(nil)
+	if strings.Contains(cmd.Short, "newest first") || !strings.Contains(cmd.Short, "in the order they run") ||
+		!strings.Contains(cmd.Long, "running and\nqueued tasks in the order they run") {
+		t.Errorf("dtq list help: %q\n%s", cmd.Short, cmd.Long)
+	}
+	forEachAPI(t, &apiEnvOpts{noWorker: true}, func(t *testing.T, e *apiEnv) {
+		for range 21 {
+			e.submit("email.send", "--queue", "emails")
+		}
+		next, ok := strings.CutPrefix(lastLine(e.ok("list", "--queue", "emails", "--type", "email.send", "--limit", "20")), "next page: --cursor ")
+		if !ok {
+			t.Fatal("no next page")
+		}
+		examples := 0
+		for _, line := range lines(cmd.Example) {
+			args := strings.Fields(line)
+			if len(args) < 2 || args[0] != "dtq" {
+				t.Fatalf("example %q", line)
+			}
+			for i, a := range args {
+				if a == "CURSOR" {
+					args[i] = next
+				}
+			}
+			examples++
+			e.ok(args[1:]...)
+		}
+		if examples < 3 {
+			t.Errorf("%d examples", examples)
+		}
+	})
+}
+
+// lastLine is the last line of out.
+func lastLine(out string) string {
+	ls := lines(out)
+	return ls[len(ls)-1]
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -156,7 +157,8 @@ func newQueueRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 				Queued, Scheduled, Running, Dead int64
 			}
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &d)
+				ans, err := c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &d)
+				return ans, forceHint(err)
 			}, func() error {
 				_, err := fmt.Fprintf(out, "deleted queue %s (it held %d queued, %d scheduled, %d running, %d dead)\n",
 					oneLine(d.Queue, 0), d.Queued, d.Scheduled, d.Running, d.Dead)
@@ -166,6 +168,17 @@ func newQueueRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "delete the queue even though it holds queued, scheduled, running or dead tasks")
 	return cmd
+}
+
+// forceHint rewrites the API's hint in a 409 queue_not_empty ("?force=true
+// deletes them too") as the command's: --force.
+func forceHint(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Code == "queue_not_empty" {
+		msg, _, _ := strings.Cut(ae.Message, "; ?force=true")
+		ae.Message = msg + "; dtq queue rm --force deletes them too"
+	}
+	return err
 }
 
 // printQueue writes a queue's counts.

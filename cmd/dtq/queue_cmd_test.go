@@ -72,7 +72,11 @@ func TestQueueCommands(t *testing.T) {
 				e.fails([]string{"queue", verb, name}, "400 invalid_field: queue \""+name+"\" is not a queue name")
 			}
 		}
-		e.fails([]string{"queue", "rm", "parked"}, "409 queue_not_empty", `queue "parked" holds 3 queued, 1 scheduled, 0 running and 0 dead tasks: nothing was deleted`)
+		msg := e.fails([]string{"queue", "rm", "parked"}, "409 queue_not_empty",
+			`queue "parked" holds 3 queued, 1 scheduled, 0 running and 0 dead tasks: nothing was deleted; dtq queue rm --force deletes them too`)
+		if strings.Contains(msg, "?force=true") {
+			t.Errorf("dtq queue rm tells a CLI user to add ?force=true: %q", msg)
+		}
 		if out := e.ok("queue", "rm", "parked", "--force"); out != "deleted queue parked (it held 3 queued, 1 scheduled, 0 running, 0 dead)\n" {
 			t.Errorf("dtq queue rm --force printed %q", out)
 		}
