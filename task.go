@@ -152,13 +152,20 @@ type Execution struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// MarshalJSON encodes the task with Timeout as timeout_seconds.
+// MarshalJSON encodes the task with Timeout as timeout_seconds and its
+// times in TimeFormat.
 func (t *Task) MarshalJSON() ([]byte, error) {
 	type plain Task
 	return json.Marshal(struct {
 		*plain
-		TimeoutSeconds float64 `json:"timeout_seconds"`
-	}{(*plain)(t), t.Timeout.Seconds()})
+		TimeoutSeconds float64   `json:"timeout_seconds"`
+		CreatedAt      jsonTime  `json:"created_at"`
+		ScheduledAt    *jsonTime `json:"scheduled_at,omitempty"`
+		StartedAt      *jsonTime `json:"started_at,omitempty"`
+		FinishedAt     *jsonTime `json:"finished_at,omitempty"`
+		ScheduleTick   *jsonTime `json:"schedule_tick,omitempty"`
+	}{(*plain)(t), t.Timeout.Seconds(), jsonTime(t.CreatedAt), jsonTimePtr(t.ScheduledAt), jsonTimePtr(t.StartedAt),
+		jsonTimePtr(t.FinishedAt), jsonTimePtr(t.ScheduleTick)})
 }
 
 func msTime(ms int64) time.Time {

@@ -30,9 +30,9 @@ type leaseList struct {
 
 // extended is the answer of POST /api/v1/leases/{lease}/extend.
 type extended struct {
-	Lease           string    `json:"lease"`
-	Deadline        time.Time `json:"deadline"`
-	CancelRequested bool      `json:"cancel_requested"`
+	Lease           string   `json:"lease"`
+	Deadline        wireTime `json:"deadline"`
+	CancelRequested bool     `json:"cancel_requested"`
 }
 
 // completion is the body of POST /api/v1/leases/{lease}/complete.
@@ -123,7 +123,7 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, extended{Lease: token, Deadline: deadline, CancelRequested: cancel})
+	writeJSON(w, http.StatusOK, extended{Lease: token, Deadline: wireTime(deadline), CancelRequested: cancel})
 }
 
 // completeLease: POST /api/v1/leases/{lease}/complete {"result"} → 200 +

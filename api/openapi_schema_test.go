@@ -238,10 +238,16 @@ func (s *spec) check(schema any, v any, at string, problems *[]string) {
 		if sc["format"] == "date-time" {
 			if _, err := time.Parse(time.RFC3339Nano, v); err != nil {
 				fail("%q is not a date-time", v)
+			} else if !msTime.MatchString(v) {
+				fail("%q is not a time in UTC with milliseconds, as docs/api.md says (2026-12-05T17:14:18.910Z)", v)
 			}
 		}
 	}
 }
+
+// msTime is the one form of the API's times: RFC 3339 in UTC with exactly
+// three fractional digits (issue 30: trailing zeros were dropped).
+var msTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 func (s *spec) pattern(p string) *regexp.Regexp {
 	s.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/dtq-dev/dtq"
 )
@@ -38,10 +37,10 @@ type scheduleJSON struct {
 	Missed         string          `json:"missed"`
 	CatchUpMax     int             `json:"catch_up_max"`
 	Paused         bool            `json:"paused"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
-	NextRun        *time.Time      `json:"next_run,omitempty"`
-	LastTick       *time.Time      `json:"last_tick,omitempty"`
+	CreatedAt      wireTime        `json:"created_at"`
+	UpdatedAt      wireTime        `json:"updated_at"`
+	NextRun        *wireTime       `json:"next_run,omitempty"`
+	LastTick       *wireTime       `json:"last_tick,omitempty"`
 	LastTaskID     string          `json:"last_task_id,omitempty"`
 }
 
@@ -56,8 +55,8 @@ func scheduleOf(in *dtq.ScheduleInfo) scheduleJSON {
 	}
 	return scheduleJSON{Name: in.Name, Queue: in.Queue, Cron: in.Cron, TimeZone: in.TimeZone, TaskType: in.TaskType,
 		Payload: payload, Priority: prio, MaxAttempts: in.MaxAttempts, TimeoutSeconds: in.Timeout.Seconds(),
-		Missed: string(in.Missed), CatchUpMax: in.CatchUpMax, Paused: in.Paused, CreatedAt: in.CreatedAt,
-		UpdatedAt: in.UpdatedAt, NextRun: in.NextRun, LastTick: in.LastTick, LastTaskID: in.LastTaskID}
+		Missed: string(in.Missed), CatchUpMax: in.CatchUpMax, Paused: in.Paused, CreatedAt: wireTime(in.CreatedAt),
+		UpdatedAt: wireTime(in.UpdatedAt), NextRun: wireTimePtr(in.NextRun), LastTick: wireTimePtr(in.LastTick), LastTaskID: in.LastTaskID}
 }
 
 // schedule turns a body into the engine's Schedule, naming a bad field

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -28,6 +29,17 @@ func TestGet(t *testing.T) {
 		}
 		if h, _ := v["history"].([]any); len(h) != 1 {
 			t.Errorf("dtq get --json history: %v", v["history"])
+		}
+		// Times: --json has the API's, in UTC to the millisecond, fixed
+		// width; the table, in UTC to the second.
+		h0, _ := v["history"].([]any)[0].(map[string]any)
+		for _, at := range []any{v["created_at"], v["started_at"], v["finished_at"], h0["started_at"], h0["finished_at"]} {
+			if s, _ := at.(string); !msTimeRE.MatchString(s) {
+				t.Errorf("dtq get --json: time %v is not RFC 3339 in UTC with milliseconds", at)
+			}
+		}
+		if row := rowOf(t, out, "created:"); len(row) != 2 || !secTimeRE.MatchString(row[1]) {
+			t.Errorf("dtq get: created %q, want a time in UTC to the second", row)
 		}
 
 		dead := e.deadTask("default")
@@ -72,3 +84,9 @@ func TestGetShowsProgress(t *testing.T) {
 		}
 	})
 }
+
+// The forms of times: the API's (--json), and the tables'.
+var (
+	msTimeRE  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+	secTimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+)
