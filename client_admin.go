@@ -250,6 +250,20 @@ func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
 	return all[0], nil
 }
 
+// QueueExists reports whether queue exists: whether it is in the
+// namespace's queue list (Queues), which a queue enters as a task,
+// workflow or schedule is submitted to it, a limit, group weight or pause
+// is set on it or a lease is taken from it, and leaves when DeleteQueue
+// deletes it. The HTTP API answers 404 for an admin action on a queue
+// that does not exist; the Go methods act on any queue name (and make it
+// exist).
+func (c *Client) QueueExists(ctx context.Context, queue string) (bool, error) {
+	if err := checkQueue("queue", queue); err != nil {
+		return false, err
+	}
+	return c.store.QueueRegistered(ctx, queue)
+}
+
 // Queues returns the stats of every queue of the namespace, by name.
 func (c *Client) Queues(ctx context.Context) ([]*QueueStats, error) {
 	names, err := c.store.QueueNames(ctx)

@@ -86,6 +86,9 @@ func (s *Server) eachQueue(w http.ResponseWriter, r *http.Request, what string, 
 		s.writeErr(w, r, err)
 		return
 	}
+	if r.URL.Query().Has("queue") && !s.existingQueue(w, r, queues[0]) {
+		return
+	}
 	total := 0
 	for _, q := range queues {
 		n, err := act(r.Context(), q)
@@ -111,6 +114,9 @@ func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
+	if !s.existingQueue(w, r, r.PathValue("name")) {
+		return
+	}
 	st, err := s.c.Stats(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -130,6 +136,9 @@ func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
 		}
 		force = v
 	}
+	if !s.existingQueue(w, r, r.PathValue("name")) {
+		return
+	}
 	d, err := s.c.DeleteQueue(r.Context(), r.PathValue("name"), &dtq.DeleteQueueOpts{Force: force})
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -147,11 +156,32 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, act func(ctx context.Context, queue string) error) {
+	if !s.existingQueue(w, r, r.PathValue("name")) {
+		return
+	}
 	if err := act(r.Context(), r.PathValue("name")); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	s.getQueue(w, r)
+}
+
+// existingQueue answers 404 for a queue that does not exist (400 for a
+// name that is none) and then returns false: an admin action on a queue
+// never makes one, so a misspelt name is an error, not a new queue.
+// Submissions, schedules and the PUT of limits and group weights, which
+// set up a queue for its tasks, make queues (dtq.Client.QueueExists).
+func (s *Server) existingQueue(w http.ResponseWriter, r *http.Request, name string) bool {
+	ok, err := s.c.QueueExists(r.Context(), name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return false
+	}
+	if !ok {
+		s.writeErr(w, r, &httpError{http.StatusNotFound, codeNotFound,
+			sprintf("no such queue %q (a queue exists once a task, workflow or schedule is submitted to it or a limit is set on it)", name)})
+	}
+	return ok
 }
 
 // queueParam returns the ?queue= parameter of query, or def without one.

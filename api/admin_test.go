@@ -268,3 +268,49 @@ func TestRedisOutOfMemory(t *testing.T) {
 	}
 	e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "Idempotency-Key", `oom-{"task_type":"echo"}`)
 }
+
+// An admin action on a queue that does not exist answers 404 and makes no
+// queue (issue 30: `dtq queue pause defualt` made one); a submission, a
+// schedule or a limit's PUT still make queues.
+func TestAdminOnAQueueThatDoesNotExist(t *testing.T) {
+	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
+		for _, c := range []struct{ method, path, body string }{
+			{"GET", "/api/v1/queues/defualt", ""},
+			{"POST", "/api/v1/queues/defualt/pause", ""},
+			{"POST", "/api/v1/queues/defualt/resume", ""},
+			{"DELETE", "/api/v1/queues/defualt?force=true", ""},
+			{"GET", "/api/v1/queues/defualt/groups", ""},
+			{"DELETE", "/api/v1/queues/defualt/groups/acme", ""},
+			{"GET", "/api/v1/limits/defualt", ""},
+			{"DELETE", "/api/v1/limits/defualt", ""},
+			{"DELETE", "/api/v1/limits/defualt/types/t", ""},
+			{"DELETE", "/api/v1/limits/defualt/keys/k", ""},
+			{"POST", "/api/v1/dlq/requeue?queue=defualt", ""},
+			{"DELETE", "/api/v1/dlq?queue=defualt", ""},
+			{"POST", "/api/v1/dlq/redrive", `{"queue":"defualt"}`},
+		} {
+			r := e.do(c.method, c.path, c.body)
+			if r.status != http.StatusNotFound || r.errCode() != "not_found" || !strings.HasPrefix(r.errMessage(), `no such queue "defualt"`) {
+				t.Errorf("%s %s: %d %s, want 404 no such queue", c.method, c.path, r.status, r.raw)
+			}
+		}
+		if r := e.must(http.StatusOK, "GET", "/api/v1/queues", ""); len(r.body["queues"].([]any)) != 0 {
+			t.Fatalf("the refused actions made queues: %s", r.raw)
+		}
+		// Listings are no admin action: an empty list.
+		e.must(http.StatusOK, "GET", "/api/v1/dlq?queue=defualt", "")
+		e.must(http.StatusOK, "GET", "/api/v1/tasks?queue=defualt", "")
+
+		e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","queue":"fresh"}`)
+		if r := e.must(http.StatusOK, "POST", "/api/v1/queues/fresh/pause", ""); r.body["paused"] != true {
+			t.Errorf("pause of a submitted-to queue: %s", r.raw)
+		}
+		e.must(http.StatusOK, "PUT", "/api/v1/limits/partner", `{"rate":5}`)
+		e.must(http.StatusOK, "GET", "/api/v1/queues/partner", "")
+		e.must(http.StatusCreated, "PUT", "/api/v1/schedules/nightly/report", `{"cron":"@daily","task_type":"echo"}`)
+		e.must(http.StatusOK, "POST", "/api/v1/queues/nightly/pause", "")
+		// Deleted, a queue is gone: a second delete is 404.
+		e.must(http.StatusOK, "DELETE", "/api/v1/queues/partner", "")
+		e.must(http.StatusNotFound, "DELETE", "/api/v1/queues/partner", "")
+	})
+}

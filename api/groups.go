@@ -13,6 +13,9 @@ type groupBody struct {
 
 // listGroups serves GET /api/v1/queues/{name}/groups: the weighted groups.
 func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
+	if !s.existingQueue(w, r, r.PathValue("name")) {
+		return
+	}
 	gs, err := s.c.GroupWeights(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -38,8 +41,13 @@ func (s *Server) putGroup(w http.ResponseWriter, r *http.Request) {
 	s.setGroup(w, r, *b.Weight)
 }
 
-// deleteGroup serves DELETE /api/v1/queues/{name}/groups/{group}: weight 1.
-func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) { s.setGroup(w, r, 1) }
+// deleteGroup serves DELETE /api/v1/queues/{name}/groups/{group}: weight 1
+// (404 for a queue that does not exist; PUT makes one).
+func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) {
+	if s.existingQueue(w, r, r.PathValue("name")) {
+		s.setGroup(w, r, 1)
+	}
+}
 
 func (s *Server) setGroup(w http.ResponseWriter, r *http.Request, weight int) {
 	group := r.PathValue("group")

@@ -75,6 +75,9 @@ func (s *Server) listLimits(w http.ResponseWriter, r *http.Request) {
 // getLimit serves GET /api/v1/limits/{queue} (max_running 0 and no rate:
 // none).
 func (s *Server) getLimit(w http.ResponseWriter, r *http.Request) {
+	if !s.existingQueue(w, r, r.PathValue("queue")) {
+		return
+	}
 	l, err := s.c.Limit(r.Context(), r.PathValue("queue"))
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -104,14 +107,20 @@ func (s *Server) putKeyLimit(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// deleteTypeLimit serves DELETE /api/v1/limits/{queue}/types/{type}.
+// deleteTypeLimit serves DELETE /api/v1/limits/{queue}/types/{type} (404
+// for a queue that does not exist; PUT makes one).
 func (s *Server) deleteTypeLimit(w http.ResponseWriter, r *http.Request) {
-	s.setScope(w, r, dtq.LimitSpec{}, s.c.SetTypeLimits, r.PathValue("type"))
+	if s.existingQueue(w, r, r.PathValue("queue")) {
+		s.setScope(w, r, dtq.LimitSpec{}, s.c.SetTypeLimits, r.PathValue("type"))
+	}
 }
 
-// deleteKeyLimit serves DELETE /api/v1/limits/{queue}/keys/{key}.
+// deleteKeyLimit serves DELETE /api/v1/limits/{queue}/keys/{key} (404 for
+// a queue that does not exist).
 func (s *Server) deleteKeyLimit(w http.ResponseWriter, r *http.Request) {
-	s.setScope(w, r, dtq.LimitSpec{}, s.c.SetKeyLimits, r.PathValue("key"))
+	if s.existingQueue(w, r, r.PathValue("queue")) {
+		s.setScope(w, r, dtq.LimitSpec{}, s.c.SetKeyLimits, r.PathValue("key"))
+	}
 }
 
 // setScope sets a type's or limit key's limits with set and answers the
@@ -167,9 +176,12 @@ func (s *Server) readLimitBody(w http.ResponseWriter, r *http.Request) (dtq.Limi
 	return spec, true
 }
 
-// deleteLimit serves DELETE /api/v1/limits/{queue}: removes its limits.
+// deleteLimit serves DELETE /api/v1/limits/{queue}: removes its limits (404
+// for a queue that does not exist).
 func (s *Server) deleteLimit(w http.ResponseWriter, r *http.Request) {
-	s.setLimits(w, r, dtq.LimitSpec{})
+	if s.existingQueue(w, r, r.PathValue("queue")) {
+		s.setLimits(w, r, dtq.LimitSpec{})
+	}
 }
 
 // setLimits replaces the queue's limits with spec and answers them.

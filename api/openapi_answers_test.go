@@ -227,9 +227,13 @@ func (p *prober) schedules(e *env) {
 // limits provokes the answers of the limit routes.
 func (p *prober) limits(e *env) {
 	path := "/api/v1/limits/capped"
-	if r := p.do(e, 200, opLimit, path, ""); r.body["max_running"] != float64(0) {
-		p.t.Errorf("no limit yet: %s", r.raw)
-	}
+	// Before the queue exists: a read or a removal is 404, a PUT makes it.
+	p.do(e, 404, opLimit, path, "")
+	p.do(e, 404, opDelLimit, path, "")
+	p.do(e, 404, opDelType, path+"/types/t", "")
+	p.do(e, 404, opDelKey, path+"/keys/k", "")
+	p.do(e, 404, opGroups, "/api/v1/queues/capped/groups", "")
+	p.do(e, 404, opDelGroup, "/api/v1/queues/capped/groups/acme", "")
 	if r := p.do(e, 200, opPutLimit, path, `{"max_running":3}`); r.body["max_running"] != float64(3) || r.str("queue") != "capped" {
 		p.t.Errorf("set: %s", r.raw)
 	}
@@ -400,10 +404,12 @@ func (p *prober) deadLetters(e *env, done string) {
 	e.waitStatus(again, "DEAD")
 	p.do(e, 200, opRequeueAll, "/api/v1/dlq/requeue", "")
 	p.do(e, 400, opRequeueAll, "/api/v1/dlq/requeue?queue=bad!", "")
+	p.do(e, 404, opRequeueAll, "/api/v1/dlq/requeue?queue=defualt", "")
 	e.waitStatus(again, "DEAD")
 	p.do(e, 200, opPurge, "/api/v1/dlq?queue=default", "")
 	p.do(e, 200, opPurge, "/api/v1/dlq", "")
 	p.do(e, 400, opPurge, "/api/v1/dlq?queue=bad!", "")
+	p.do(e, 404, opPurge, "/api/v1/dlq?queue=defualt", "")
 }
 
 // admin provokes the answers of the queue, worker, audit and probe routes.
@@ -413,10 +419,17 @@ func (p *prober) admin(e *env) {
 	}
 	p.do(e, 200, opQueue, "/api/v1/queues/default", "")
 	p.do(e, 400, opQueue, "/api/v1/queues/bad!", "")
+	p.do(e, 404, opQueue, "/api/v1/queues/defualt", "")
 	p.do(e, 200, opPause, "/api/v1/queues/default/pause", "")
 	p.do(e, 400, opPause, "/api/v1/queues/bad!/pause", "")
+	p.do(e, 404, opPause, "/api/v1/queues/defualt/pause", "")
 	p.do(e, 200, opResume, "/api/v1/queues/default/resume", "")
 	p.do(e, 400, opResume, "/api/v1/queues/bad!/resume", "")
+	p.do(e, 404, opResume, "/api/v1/queues/defualt/resume", "")
+	p.do(e, 404, opDelQueue, "/api/v1/queues/defualt", "")
+	if r := p.do(e, 200, opQueues, "/api/v1/queues", ""); strings.Contains(string(r.raw), "defualt") {
+		p.t.Errorf("admin actions on a queue that does not exist made it: %s", r.raw)
+	}
 	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","queue":"doomed","delay_seconds":3600}`)
 	if r := p.do(e, 409, opDelQueue, "/api/v1/queues/doomed", ""); r.errCode() != "queue_not_empty" {
 		p.t.Errorf("delete of a queue holding work: %s", r.raw)

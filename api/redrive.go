@@ -78,6 +78,9 @@ func (s *Server) redrive(w http.ResponseWriter, r *http.Request) {
 			o.Rate, maxHTTPRedrive)))
 		return
 	}
+	if !s.existingQueue(w, r, f.Queue) {
+		return
+	}
 	res, err := s.c.Redrive(r.Context(), f, o)
 	if err != nil {
 		s.writeErr(w, r, err)

@@ -106,6 +106,9 @@ func TestAPIEnvironment(t *testing.T) {
 		&apiEnvOpts{api: api.Config{APIKey: "from-env"}, noWorker: true})
 	t.Setenv("DTQ_API_URL", e.url)
 	t.Setenv("DTQ_API_KEY", "from-env")
+	if _, _, err := execute(t, "submit", "echo", "--queue", "envq"); err != nil {
+		t.Fatal(err)
+	}
 	out, _, err := execute(t, "queue", "pause", "envq")
 	if err != nil || !strings.Contains(out, "queue envq is paused") {
 		t.Fatalf("dtq queue pause envq with DTQ_API_URL and DTQ_API_KEY: %v, output %q", err, out)

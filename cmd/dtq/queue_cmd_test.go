@@ -80,17 +80,19 @@ func TestQueueCommands(t *testing.T) {
 		if out := e.ok("queue", "rm", "parked", "--force"); out != "deleted queue parked (it held 3 queued, 1 scheduled, 0 running, 0 dead)\n" {
 			t.Errorf("dtq queue rm --force printed %q", out)
 		}
-		if _, err := e.run("queue", "stats", "parked"); err != nil {
-			t.Fatal(err)
-		}
-		if v := e.json("queue", "stats", "parked"); v["queued"] != 0.0 || v["submitted_total"] != 0.0 {
-			t.Errorf("dtq queue stats after rm: %v", v)
-		}
+		// Deleted, the queue is gone: an admin action on it is 404 and
+		// makes no queue.
+		e.fails([]string{"queue", "stats", "parked"}, `404 not_found: no such queue "parked"`)
 		if row := rowOf(t, e.ok("queue", "list"), "other"); row[0] != "other" {
 			t.Errorf("dtq queue list after rm: %q", row)
 		}
-		if v := e.json("queue", "rm", "never-used"); v["queue"] != "never-used" || v["queued"] != 0.0 {
-			t.Errorf("dtq queue rm of an unknown queue --json: %v", v)
+		e.fails([]string{"queue", "rm", "never-used"}, `404 not_found: no such queue "never-used"`)
+		// A misspelt queue is no new queue (issue 30: pause made one).
+		for _, verb := range []string{"pause", "resume", "stats"} {
+			e.fails([]string{"queue", verb, "defualt"}, `404 not_found: no such queue "defualt"`)
+		}
+		if out := e.ok("queue", "list"); strings.Contains(out, "defualt") || strings.Contains(out, "never-used") {
+			t.Errorf("dtq queue list after actions on queues that do not exist:\n%s", out)
 		}
 		e.fails([]string{"queue", "rm", "bad name"}, "400 invalid_field: queue")
 		e.fails([]string{"queue", "stats"}, "accepts 1 arg(s), received 0")

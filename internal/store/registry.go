@@ -89,6 +89,12 @@ func (s *Store) RegisterQueue(ctx context.Context, name string) error {
 	return c.Do(ctx, c.B().Sadd().Key(QueuesKey(s.ns)).Member(name).Build()).Error()
 }
 
+// QueueRegistered reports whether name is in the namespace's queue set.
+func (s *Store) QueueRegistered(ctx context.Context, name string) (bool, error) {
+	c := s.r
+	return c.Do(ctx, c.B().Sismember().Key(QueuesKey(s.ns)).Member(name).Build()).AsBool()
+}
+
 // QueueNames returns the namespace's queue names, unsorted.
 func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
 	c := s.r

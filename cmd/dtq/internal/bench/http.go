@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,6 +153,11 @@ func HTTPDrain(ctx context.Context, o HTTPOpts) (Result, error) {
 	o.defaults()
 	c := client(8)
 	before, err := succeededTotal(ctx, c, o)
+	if errors.Is(err, errNoQueue) {
+		// The queue cannot be paused before it exists: a first task,
+		// run to its end, makes it.
+		before, err = firstTask(ctx, c, o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +201,33 @@ func HTTPDrain(ctx context.Context, o HTTPOpts) (Result, error) {
 		"tasks_per_sec": rate(o.N, d)}, nil
 }
 
+// errNoQueue: the queue does not exist (404).
+var errNoQueue = errors.New("no such queue")
+
+// firstTask submits one task to the queue, which makes it, waits until it
+// succeeded and returns the queue's succeeded_total then.
+func firstTask(ctx context.Context, c *http.Client, o HTTPOpts) (int64, error) {
+	one := o
+	one.Batch = 1
+	path, body := one.body()
+	if code, resp, err := o.post(ctx, c, path, body); err != nil || code != http.StatusCreated {
+		return 0, fmt.Errorf("POST %s: %d %v %.200s", path, code, err, resp)
+	}
+	for {
+		n, err := succeededTotal(ctx, c, o)
+		if err != nil || n > 0 {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// succeededTotal reads the queue's succeeded_total; errNoQueue when the
+// queue does not exist.
 func succeededTotal(ctx context.Context, c *http.Client, o HTTPOpts) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/api/v1/queues/"+o.Queue, nil)
 	if err != nil {
@@ -210,6 +243,9 @@ func succeededTotal(ctx context.Context, c *http.Client, o HTTPOpts) (int64, err
 	defer res.Body.Close()
 	var st struct {
 		Succeeded int64 `json:"succeeded_total"`
+	}
+	if res.StatusCode == http.StatusNotFound {
+		return 0, fmt.Errorf("GET queue %s: %w", o.Queue, errNoQueue)
 	}
 	if res.StatusCode != 200 {
 		b, _ := io.ReadAll(res.Body)
