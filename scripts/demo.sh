@@ -86,7 +86,7 @@ wait_status "$id" DEAD
 runs=$(dtq get "$id" --json | grep -c '"run":')
 [ "$runs" = 2 ] || fail "want 2 runs in the history, got $runs"
 ok "dead, requeued, ran again (2 runs in its history)"
-dtq dlq purge --yes
+dtq dlq purge --queue default --yes
 
 say "3. backpressure: a full queue answers 429 with Retry-After"
 for i in 1 2 3; do dtq submit echo --queue parked --payload "$i" >/dev/null; done

@@ -154,9 +154,50 @@ func newDLQDiscardCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	}
 }
 
+// queueScope is the --queue or --all-queues of a command that acts on
+// many dead letters at once (dlq purge, dlq redrive, retry-dlq): such a
+// command names its queue or says --all-queues, and has no default.
+type queueScope struct {
+	queue string
+	all   bool
+}
+
+// add adds --queue and --all-queues to cmd; what is what it does to the
+// dead letters ("delete the dead letters").
+func (s *queueScope) add(cmd *cobra.Command, what string) {
+	cmd.Flags().StringVar(&s.queue, "queue", "", what+" of this queue (this or --all-queues is required)")
+	cmd.Flags().BoolVar(&s.all, "all-queues", false, what+" of every queue")
+	cmd.MarkFlagsMutuallyExclusive("queue", "all-queues")
+}
+
+// check refuses a command given neither --queue nor --all-queues.
+func (s *queueScope) check(cmd *cobra.Command) error {
+	if s.queue == "" && !s.all {
+		return fmt.Errorf("%s acts on the dead letters of one queue or of all: give --queue NAME or --all-queues", cmd.CommandPath())
+	}
+	return nil
+}
+
+// query is the ?queue= of the scope (none for every queue).
+func (s *queueScope) query() url.Values {
+	q := url.Values{}
+	if !s.all {
+		q.Set("queue", s.queue)
+	}
+	return q
+}
+
+// String names the scope in output: "queue NAME" or "every queue".
+func (s *queueScope) String() string {
+	if s.all {
+		return "every queue"
+	}
+	return "queue " + oneLine(s.queue, 0)
+}
+
 type dlqPurgeOptions struct {
 	api   *apiOptions
-	queue string
+	scope queueScope
 	yes   bool
 }
 
@@ -165,33 +206,30 @@ func newDLQPurgeCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	o := dlqPurgeOptions{api: api}
 	cmd := &cobra.Command{
 		Use:     "purge",
-		Short:   "Delete every dead letter of a queue, or of all queues, for good",
-		Example: "  dtq dlq purge --queue emails --yes\n  dtq dlq purge --yes   # every queue",
+		Short:   "Delete every dead letter of a queue (--queue), or of all queues (--all-queues), for good",
+		Example: "  dtq dlq purge --queue emails --yes\n  dtq dlq purge --all-queues --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			scope := "every queue"
-			if o.queue != "" {
-				scope = "queue " + o.queue
+			if err := o.scope.check(cmd); err != nil {
+				return err
 			}
+			scope := o.scope.String()
 			if !o.yes {
-				return fmt.Errorf("dlq purge deletes the dead letters of %s for good: add --yes to confirm", oneLine(scope, 0))
+				return fmt.Errorf("dlq purge deletes the dead letters of %s for good: add --yes to confirm", scope)
 			}
-			q := url.Values{}
-			if o.queue != "" {
-				q.Set("queue", o.queue)
-			}
+			q := o.scope.query()
 			var res struct {
 				Discarded int `json:"discarded"`
 			}
 			return clientRun(cmd, o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "DELETE", path: "/api/v1/dlq", query: q}, &res)
 			}, func() error {
-				_, err := fmt.Fprintf(out, "discarded %d dead letters of %s\n", res.Discarded, oneLine(scope, 0))
+				_, err := fmt.Fprintf(out, "discarded %d dead letters of %s\n", res.Discarded, scope)
 				return err
 			})
 		},
 	}
-	cmd.Flags().StringVar(&o.queue, "queue", "", "only this queue (default: every queue)")
+	o.scope.add(cmd, "delete the dead letters")
 	cmd.Flags().BoolVar(&o.yes, "yes", false, "confirm: the dead letters are deleted for good")
 	return cmd
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,13 +13,14 @@ import (
 
 // dlqRedriveOptions are the flags of `dtq dlq redrive`.
 type dlqRedriveOptions struct {
-	api                          *apiOptions
-	queue, taskType, errContains string
-	after, before                string
-	since                        time.Duration
-	dryRun                       bool
-	limit                        int
-	rate                         float64
+	api                   *apiOptions
+	scope                 queueScope
+	taskType, errContains string
+	after, before         string
+	since                 time.Duration
+	dryRun                bool
+	limit                 int
+	rate                  float64
 }
 
 // newDLQRedriveCmd builds `dtq dlq redrive`: POST /api/v1/dlq/redrive,
@@ -25,18 +29,22 @@ func newDLQRedriveCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	o := dlqRedriveOptions{api: api}
 	cmd := &cobra.Command{
 		Use:   "redrive",
-		Short: "Requeue the dead letters that match filters, paced (--dry-run counts them first)",
+		Short: "Requeue the dead letters of a queue (--queue) or of all (--all-queues) that match filters, paced (--dry-run counts them first)",
 		Example: `  dtq dlq redrive --queue media --type upload --error timeout --since 2h --dry-run
-  dtq dlq redrive --queue media --type upload --error timeout --since 2h --rate 20`,
+  dtq dlq redrive --queue media --type upload --error timeout --since 2h --rate 20
+  dtq dlq redrive --all-queues --error "connection refused" --since 1h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.scope.check(cmd); err != nil {
+				return err
+			}
 			limit := o.limit
 			if !o.dryRun {
 				// one call takes limit/rate: at most 15 s of it (the server
 				// allows 20), and again while more match
 				limit = max(1, min(limit, int(o.rate*15)))
 			}
-			body := map[string]any{"queue": o.queue, "dry_run": o.dryRun, "limit": limit, "rate_per_second": o.rate}
+			body := map[string]any{"dry_run": o.dryRun, "limit": limit, "rate_per_second": o.rate}
 			if o.taskType != "" {
 				body["task_type"] = o.taskType
 			}
@@ -59,39 +67,49 @@ func newDLQRedriveCmd(out io.Writer, api *apiOptions) *cobra.Command {
 				}
 				body[name] = v
 			}
-			var res struct {
+			// the totals of every call, in the shape of one answer (--json)
+			var total struct {
 				Matched  int  `json:"matched"`
 				Requeued int  `json:"requeued"`
+				DryRun   bool `json:"dry_run"`
 				More     bool `json:"more"`
 			}
-			matched, requeued := 0, 0
+			total.DryRun = o.dryRun
 			return clientRun(cmd, o.api, out, func(c *apiClient) (*answer, error) {
-				for {
-					ans, err := c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/dlq/redrive", body: body}, &res)
-					if err != nil {
-						return ans, err
-					}
-					matched, requeued = matched+res.Matched, requeued+res.Requeued
-					if o.dryRun || !res.More || res.Requeued == 0 {
-						return ans, nil
-					}
+				queues, err := o.queues(cmd, c)
+				if err != nil {
+					return nil, err
 				}
+				for _, q := range queues {
+					body["queue"] = q
+					more, err := redriveQueue(cmd, c, body, o.dryRun, &total.Matched, &total.Requeued)
+					var ae *apiError
+					if o.scope.all && errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+						continue // deleted since it was listed
+					}
+					if err != nil {
+						return nil, err
+					}
+					total.More = total.More || more
+				}
+				raw, err := json.Marshal(total)
+				return &answer{status: http.StatusOK, raw: raw}, err
 			}, func() error {
 				more := ""
-				if res.More {
+				if total.More {
 					more = fmt.Sprintf(" (more than %d: the limit)", limit)
 				}
 				if o.dryRun {
-					_, err := fmt.Fprintf(out, "dry run: %d dead letters of %s match%s; nothing requeued\n", matched, oneLine(o.queue, 0), more)
+					_, err := fmt.Fprintf(out, "dry run: %d dead letters of %s match%s; nothing requeued\n", total.Matched, o.scope.String(), more)
 					return err
 				}
-				_, err := fmt.Fprintf(out, "requeued %d of %d matching dead letters of %s\n", requeued, matched, oneLine(o.queue, 0))
+				_, err := fmt.Fprintf(out, "requeued %d of %d matching dead letters of %s\n", total.Requeued, total.Matched, o.scope.String())
 				return err
 			})
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.queue, "queue", "default", "the queue")
+	o.scope.add(cmd, "requeue the matching dead letters")
 	f.StringVar(&o.taskType, "type", "", "only tasks of this type")
 	f.StringVar(&o.errContains, "error", "", "only dead letters whose reason contains this (any letter case)")
 	f.DurationVar(&o.since, "since", 0, "only those that died within this long")
@@ -101,4 +119,45 @@ func newDLQRedriveCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	f.IntVar(&o.limit, "limit", 1000, "requeue (or count) at most this many per call, 1-10000")
 	f.Float64Var(&o.rate, "rate", 100, "requeue at most this many per second")
 	return cmd
+}
+
+// queues are the queues to redrive: --queue's, or with --all-queues every
+// queue the server lists.
+func (o *dlqRedriveOptions) queues(cmd *cobra.Command, c *apiClient) ([]string, error) {
+	if !o.scope.all {
+		return []string{o.scope.queue}, nil
+	}
+	var list struct {
+		Queues []struct {
+			Name string `json:"name"`
+		} `json:"queues"`
+	}
+	if _, err := c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/queues"}, &list); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(list.Queues))
+	for i, q := range list.Queues {
+		names[i] = q.Name
+	}
+	return names, nil
+}
+
+// redriveQueue redrives the queue of body, calling again while more match
+// (unless a dry run), adding to matched and requeued; it reports whether
+// more matched than the last call took.
+func redriveQueue(cmd *cobra.Command, c *apiClient, body map[string]any, dryRun bool, matched, requeued *int) (bool, error) {
+	for {
+		var res struct {
+			Matched  int  `json:"matched"`
+			Requeued int  `json:"requeued"`
+			More     bool `json:"more"`
+		}
+		if _, err := c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/dlq/redrive", body: body}, &res); err != nil {
+			return false, err
+		}
+		*matched, *requeued = *matched+res.Matched, *requeued+res.Requeued
+		if dryRun || !res.More || res.Requeued == 0 {
+			return res.More, nil
+		}
+	}
 }

@@ -98,8 +98,12 @@ func TestDLQPurge(t *testing.T) {
 	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
 		a, b, c := e.deadTask("default"), e.deadTask("default"), e.deadTask("other")
 
-		// Refused without --yes, before any request.
-		e.fails([]string{"dlq", "purge"}, "deletes the dead letters of every queue for good", "--yes")
+		// Refused without a queue or --all-queues (issue 30: it purged
+		// every queue), and without --yes, before any request.
+		e.fails([]string{"dlq", "purge", "--yes"}, "give --queue NAME or --all-queues")
+		e.fails([]string{"dlq", "purge"}, "give --queue NAME or --all-queues")
+		e.fails([]string{"dlq", "purge", "--queue", "other", "--all-queues", "--yes"}, "none of the others can be")
+		e.fails([]string{"dlq", "purge", "--all-queues"}, "deletes the dead letters of every queue for good", "--yes")
 		e.fails([]string{"dlq", "purge", "--queue", "other"}, "queue other", "--yes")
 		if out := e.ok("dlq", "list"); !strings.Contains(out, a) || !strings.Contains(out, b) {
 			t.Fatalf("dead letters gone after a refused purge:\n%s", out)
@@ -111,16 +115,16 @@ func TestDLQPurge(t *testing.T) {
 		if out := e.ok("dlq", "list", "--queue", "other"); out != "no dead letters\n" {
 			t.Errorf("dead letter %s still listed after the purge:\n%s", c, out)
 		}
-		if v := e.json("dlq", "purge", "--yes"); v["discarded"] != 2.0 {
+		if v := e.json("dlq", "purge", "--all-queues", "--yes"); v["discarded"] != 2.0 {
 			t.Errorf("dtq dlq purge --yes --json: %v", v)
 		}
 		if out := e.ok("dlq", "list"); out != "no dead letters\n" {
 			t.Errorf("dtq dlq list after purge printed %q", out)
 		}
-		if out := e.ok("dlq", "purge", "--yes"); out != "discarded 0 dead letters of every queue\n" {
+		if out := e.ok("dlq", "purge", "--all-queues", "--yes"); out != "discarded 0 dead letters of every queue\n" {
 			t.Errorf("dtq dlq purge of nothing printed %q", out)
 		}
-		e.fails([]string{"dlq", "purge", "--yes", "extra"}, `unknown command "extra"`)
+		e.fails([]string{"dlq", "purge", "--all-queues", "--yes", "extra"}, `unknown command "extra"`)
 	})
 }
 
@@ -144,12 +148,19 @@ func TestDLQRedrive(t *testing.T) {
 			}
 			ids = append(ids, res.Task.ID)
 		}
+		// Neither --queue nor --all-queues: refused (issue 30: it acted on
+		// default).
+		e.fails([]string{"dlq", "redrive", "--error", "s3"}, "give --queue NAME or --all-queues")
+		e.fails([]string{"dlq", "redrive", "--queue", "dead", "--all-queues"}, "none of the others can be")
 		out := e.ok("dlq", "redrive", "--queue", "dead", "--error", "s3", "--since", "1h", "--dry-run")
-		if out != "dry run: 2 dead letters of dead match; nothing requeued\n" {
+		if out != "dry run: 2 dead letters of queue dead match; nothing requeued\n" {
 			t.Fatalf("dry run: %q", out)
 		}
+		if v := e.json("dlq", "redrive", "--all-queues", "--error", "s3", "--dry-run"); v["matched"] != 2.0 || v["dry_run"] != true {
+			t.Fatalf("dry run of every queue --json: %v", v)
+		}
 		out = e.ok("dlq", "redrive", "--queue", "dead", "--type", "upload", "--error", "S3", "--rate", "50")
-		if out != "requeued 2 of 2 matching dead letters of dead\n" {
+		if out != "requeued 2 of 2 matching dead letters of queue dead\n" {
 			t.Fatalf("redrive: %q", out)
 		}
 		for i, id := range ids {
@@ -162,7 +173,11 @@ func TestDLQRedrive(t *testing.T) {
 				t.Errorf("task %d: %v %v, want %s", i, task.Status, err, want)
 			}
 		}
-		e.fails([]string{"dlq", "redrive", "--after", "yesterday"}, "--after must be an RFC 3339 time")
+		e.fails([]string{"dlq", "redrive", "--queue", "dead", "--after", "yesterday"}, "--after must be an RFC 3339 time")
+		// The third, "bad input", through --all-queues.
+		if out := e.ok("dlq", "redrive", "--all-queues", "--error", "bad input"); out != "requeued 1 of 1 matching dead letters of every queue\n" {
+			t.Errorf("redrive --all-queues: %q", out)
+		}
 	})
 }
 

@@ -3,14 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 
 	"github.com/spf13/cobra"
 )
 
 type retryDLQOptions struct {
 	api   apiOptions
-	queue string
+	scope queueScope
 }
 
 // newRetryDLQCmd builds `dtq retry-dlq`: POST /api/v1/dlq/requeue.
@@ -18,28 +17,26 @@ func newRetryDLQCmd(out io.Writer) *cobra.Command {
 	var o retryDLQOptions
 	cmd := &cobra.Command{
 		Use:     "retry-dlq",
-		Short:   "Requeue every dead letter of a queue, or of all queues",
-		Example: "  dtq retry-dlq --queue emails\n  dtq retry-dlq   # every queue",
+		Short:   "Requeue every dead letter of a queue (--queue), or of all queues (--all-queues)",
+		Example: "  dtq retry-dlq --queue emails\n  dtq retry-dlq --all-queues",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := url.Values{}
-			scope := "every queue"
-			if o.queue != "" {
-				q.Set("queue", o.queue)
-				scope = "queue " + o.queue
+			if err := o.scope.check(cmd); err != nil {
+				return err
 			}
+			q, scope := o.scope.query(), o.scope.String()
 			var res struct {
 				Requeued int `json:"requeued"`
 			}
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/dlq/requeue", query: q}, &res)
 			}, func() error {
-				_, err := fmt.Fprintf(out, "requeued %d dead letters of %s\n", res.Requeued, oneLine(scope, 0))
+				_, err := fmt.Fprintf(out, "requeued %d dead letters of %s\n", res.Requeued, scope)
 				return err
 			})
 		},
 	}
-	cmd.Flags().StringVar(&o.queue, "queue", "", "only this queue (default: every queue)")
+	o.scope.add(cmd, "requeue the dead letters")
 	addAPIFlags(cmd, &o.api)
 	return cmd
 }

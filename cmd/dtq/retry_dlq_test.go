@@ -11,6 +11,15 @@ func TestRetryDLQ(t *testing.T) {
 		a, b := e.deadTask("other"), e.deadTask("other")
 		c := e.deadTask("default")
 
+		// Neither --queue nor --all-queues: refused, nothing requeued
+		// (issue 30: it acted on every queue).
+		e.fails([]string{"retry-dlq"}, "give --queue NAME or --all-queues")
+		e.fails([]string{"retry-dlq", "--queue", ""}, "give --queue NAME or --all-queues")
+		e.fails([]string{"retry-dlq", "--queue", "other", "--all-queues"}, "none of the others can be")
+		if st, err := e.c.Stats(t.Context(), "other"); err != nil || st.Dead != 2 {
+			t.Fatalf("after refused retry-dlq: %+v %v", st, err)
+		}
+
 		if out := e.ok("retry-dlq", "--queue", "other"); out != "requeued 2 dead letters of queue other\n" {
 			t.Errorf("dtq retry-dlq --queue other printed %q", out)
 		}
@@ -25,13 +34,17 @@ func TestRetryDLQ(t *testing.T) {
 		}
 
 		// Every queue: the three dead letters there now.
-		if v := e.json("retry-dlq"); v["requeued"] != 3.0 {
+		if v := e.json("retry-dlq", "--all-queues"); v["requeued"] != 3.0 {
 			t.Errorf("dtq retry-dlq --json: %v", v)
 		}
 		for _, id := range []string{a, b, c} {
 			e.waitStatus(id, dtq.StatusDead)
 		}
 		e.fails([]string{"retry-dlq", "--queue", "bad name"}, "400 invalid_field: queue")
+		e.fails([]string{"retry-dlq", "--queue", "defualt"}, `404 not_found: no such queue "defualt"`)
+		if out := e.ok("retry-dlq", "--all-queues"); out != "requeued 3 dead letters of every queue\n" {
+			t.Errorf("dtq retry-dlq --all-queues printed %q", out)
+		}
 		e.fails([]string{"retry-dlq", "extra"}, `unknown command "extra"`)
 	})
 }
