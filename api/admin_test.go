@@ -270,27 +270,27 @@ func TestRedisOutOfMemory(t *testing.T) {
 }
 
 // An admin action on a queue that does not exist answers 404 and makes no
-// queue (issue 30: `dtq queue pause defualt` made one); a submission, a
+// queue (issue 30: `dtq queue pause no-such-queue` made one); a submission, a
 // schedule or a limit's PUT still make queues.
 func TestAdminOnAQueueThatDoesNotExist(t *testing.T) {
 	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
 		for _, c := range []struct{ method, path, body string }{
-			{"GET", "/api/v1/queues/defualt", ""},
-			{"POST", "/api/v1/queues/defualt/pause", ""},
-			{"POST", "/api/v1/queues/defualt/resume", ""},
-			{"DELETE", "/api/v1/queues/defualt?force=true", ""},
-			{"GET", "/api/v1/queues/defualt/groups", ""},
-			{"DELETE", "/api/v1/queues/defualt/groups/acme", ""},
-			{"GET", "/api/v1/limits/defualt", ""},
-			{"DELETE", "/api/v1/limits/defualt", ""},
-			{"DELETE", "/api/v1/limits/defualt/types/t", ""},
-			{"DELETE", "/api/v1/limits/defualt/keys/k", ""},
-			{"POST", "/api/v1/dlq/requeue?queue=defualt", ""},
-			{"DELETE", "/api/v1/dlq?queue=defualt", ""},
-			{"POST", "/api/v1/dlq/redrive", `{"queue":"defualt"}`},
+			{"GET", "/api/v1/queues/no-such-queue", ""},
+			{"POST", "/api/v1/queues/no-such-queue/pause", ""},
+			{"POST", "/api/v1/queues/no-such-queue/resume", ""},
+			{"DELETE", "/api/v1/queues/no-such-queue?force=true", ""},
+			{"GET", "/api/v1/queues/no-such-queue/groups", ""},
+			{"DELETE", "/api/v1/queues/no-such-queue/groups/acme", ""},
+			{"GET", "/api/v1/limits/no-such-queue", ""},
+			{"DELETE", "/api/v1/limits/no-such-queue", ""},
+			{"DELETE", "/api/v1/limits/no-such-queue/types/t", ""},
+			{"DELETE", "/api/v1/limits/no-such-queue/keys/k", ""},
+			{"POST", "/api/v1/dlq/requeue?queue=no-such-queue", ""},
+			{"DELETE", "/api/v1/dlq?queue=no-such-queue", ""},
+			{"POST", "/api/v1/dlq/redrive", `{"queue":"no-such-queue"}`},
 		} {
 			r := e.do(c.method, c.path, c.body)
-			if r.status != http.StatusNotFound || r.errCode() != "not_found" || !strings.HasPrefix(r.errMessage(), `no such queue "defualt"`) {
+			if r.status != http.StatusNotFound || r.errCode() != "not_found" || !strings.HasPrefix(r.errMessage(), `no such queue "no-such-queue"`) {
 				t.Errorf("%s %s: %d %s, want 404 no such queue", c.method, c.path, r.status, r.raw)
 			}
 		}
@@ -298,8 +298,8 @@ func TestAdminOnAQueueThatDoesNotExist(t *testing.T) {
 			t.Fatalf("the refused actions made queues: %s", r.raw)
 		}
 		// Listings are no admin action: an empty list.
-		e.must(http.StatusOK, "GET", "/api/v1/dlq?queue=defualt", "")
-		e.must(http.StatusOK, "GET", "/api/v1/tasks?queue=defualt", "")
+		e.must(http.StatusOK, "GET", "/api/v1/dlq?queue=no-such-queue", "")
+		e.must(http.StatusOK, "GET", "/api/v1/tasks?queue=no-such-queue", "")
 
 		e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo","queue":"fresh"}`)
 		if r := e.must(http.StatusOK, "POST", "/api/v1/queues/fresh/pause", ""); r.body["paused"] != true {

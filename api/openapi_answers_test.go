@@ -404,12 +404,12 @@ func (p *prober) deadLetters(e *env, done string) {
 	e.waitStatus(again, "DEAD")
 	p.do(e, 200, opRequeueAll, "/api/v1/dlq/requeue", "")
 	p.do(e, 400, opRequeueAll, "/api/v1/dlq/requeue?queue=bad!", "")
-	p.do(e, 404, opRequeueAll, "/api/v1/dlq/requeue?queue=defualt", "")
+	p.do(e, 404, opRequeueAll, "/api/v1/dlq/requeue?queue=no-such-queue", "")
 	e.waitStatus(again, "DEAD")
 	p.do(e, 200, opPurge, "/api/v1/dlq?queue=default", "")
 	p.do(e, 200, opPurge, "/api/v1/dlq", "")
 	p.do(e, 400, opPurge, "/api/v1/dlq?queue=bad!", "")
-	p.do(e, 404, opPurge, "/api/v1/dlq?queue=defualt", "")
+	p.do(e, 404, opPurge, "/api/v1/dlq?queue=no-such-queue", "")
 }
 
 // admin provokes the answers of the queue, worker, audit and probe routes.
@@ -419,15 +419,15 @@ func (p *prober) admin(e *env) {
 	}
 	p.do(e, 200, opQueue, "/api/v1/queues/default", "")
 	p.do(e, 400, opQueue, "/api/v1/queues/bad!", "")
-	p.do(e, 404, opQueue, "/api/v1/queues/defualt", "")
+	p.do(e, 404, opQueue, "/api/v1/queues/no-such-queue", "")
 	p.do(e, 200, opPause, "/api/v1/queues/default/pause", "")
 	p.do(e, 400, opPause, "/api/v1/queues/bad!/pause", "")
-	p.do(e, 404, opPause, "/api/v1/queues/defualt/pause", "")
+	p.do(e, 404, opPause, "/api/v1/queues/no-such-queue/pause", "")
 	p.do(e, 200, opResume, "/api/v1/queues/default/resume", "")
 	p.do(e, 400, opResume, "/api/v1/queues/bad!/resume", "")
-	p.do(e, 404, opResume, "/api/v1/queues/defualt/resume", "")
-	p.do(e, 404, opDelQueue, "/api/v1/queues/defualt", "")
-	if r := p.do(e, 200, opQueues, "/api/v1/queues", ""); strings.Contains(string(r.raw), "defualt") {
+	p.do(e, 404, opResume, "/api/v1/queues/no-such-queue/resume", "")
+	p.do(e, 404, opDelQueue, "/api/v1/queues/no-such-queue", "")
+	if r := p.do(e, 200, opQueues, "/api/v1/queues", ""); strings.Contains(string(r.raw), "no-such-queue") {
 		p.t.Errorf("admin actions on a queue that does not exist made it: %s", r.raw)
 	}
 	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","queue":"doomed","delay_seconds":3600}`)

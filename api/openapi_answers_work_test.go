@@ -132,7 +132,7 @@ func (p *prober) redrive(e *env) {
 	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+dead, ""); r.str("status") != "QUEUED" {
 		p.t.Errorf("the redriven task: %s", r.raw)
 	}
-	p.do(e, 404, opRedrive, "/api/v1/dlq/redrive", `{"queue":"defualt","dry_run":true}`)
+	p.do(e, 404, opRedrive, "/api/v1/dlq/redrive", `{"queue":"no-such-queue","dry_run":true}`)
 	p.do(e, 400, opRedrive, "/api/v1/dlq/redrive", `{"limit":10000,"rate_per_second":1}`)
 	p.do(e, 400, opRedrive, "/api/v1/dlq/redrive", `{"dead_after":"yesterday"}`)
 	p.do(e, 413, opRedrive, "/api/v1/dlq/redrive", `{"error_contains":"`+strings.Repeat("x", 9000)+`"}`)

@@ -89,9 +89,9 @@ func TestQueueCommands(t *testing.T) {
 		e.fails([]string{"queue", "rm", "never-used"}, `404 not_found: no such queue "never-used"`)
 		// A misspelt queue is no new queue (issue 30: pause made one).
 		for _, verb := range []string{"pause", "resume", "stats"} {
-			e.fails([]string{"queue", verb, "defualt"}, `404 not_found: no such queue "defualt"`)
+			e.fails([]string{"queue", verb, "no-such-queue"}, `404 not_found: no such queue "no-such-queue"`)
 		}
-		if out := e.ok("queue", "list"); strings.Contains(out, "defualt") || strings.Contains(out, "never-used") {
+		if out := e.ok("queue", "list"); strings.Contains(out, "no-such-queue") || strings.Contains(out, "never-used") {
 			t.Errorf("dtq queue list after actions on queues that do not exist:\n%s", out)
 		}
 		e.fails([]string{"queue", "rm", "bad name"}, "400 invalid_field: queue")

@@ -41,7 +41,7 @@ func TestRetryDLQ(t *testing.T) {
 			e.waitStatus(id, dtq.StatusDead)
 		}
 		e.fails([]string{"retry-dlq", "--queue", "bad name"}, "400 invalid_field: queue")
-		e.fails([]string{"retry-dlq", "--queue", "defualt"}, `404 not_found: no such queue "defualt"`)
+		e.fails([]string{"retry-dlq", "--queue", "no-such-queue"}, `404 not_found: no such queue "no-such-queue"`)
 		if out := e.ok("retry-dlq", "--all-queues"); out != "requeued 3 dead letters of every queue\n" {
 			t.Errorf("dtq retry-dlq --all-queues printed %q", out)
 		}
