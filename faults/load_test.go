@@ -27,7 +27,7 @@ func TestHighRate(t *testing.T) {
 	srv, url := standalone(t, &redistest.Options{AppendFsync: "always"})
 	const vt, outage = 3 * time.Second, 1200 * time.Millisecond
 	r := newRig(t, url, rigOpts{workers: 3, concurrency: 32, visibility: vt})
-	stop := r.startLoad(loadOpts{rate: 1500, conc: 128, payload: failingSome})
+	stop := r.startLoad(loadOpts{rate: 1600, conc: 128, payload: failingSome})
 	began := time.Now()
 	warmUp()
 	injected := 0
@@ -60,7 +60,7 @@ func TestHighRate(t *testing.T) {
 	up := time.Now()
 	time.Sleep(time.Second) // load between the faults
 	kill("w2", 2)
-	time.Sleep(time.Until(began.Add(2 * loadTime))) // (twice the others' load: the outage costs its share)
+	time.Sleep(time.Until(began.Add(3 * loadTime))) // (three times the others' load: the outage costs its share)
 	stop()
 	elapsed := time.Since(began)
 	rep := r.finish(nil)
