@@ -313,11 +313,27 @@ type Warning struct {
 	Problem string
 }
 
+// TornAOFProblem is the warning of an AOF loaded with aof-load-truncated
+// yes. A transition is one script, written to the AOF as one MULTI/EXEC
+// block; a write(2) cut short (Redis SIGKILLed in the middle of it, a
+// machine lost) tears the block. Redis (7.0.15 checked) then cuts the file
+// after the block's last whole command instead of before its MULTI, keeps
+// serving, appends after it, and the first restart after a transaction
+// written since applies the torn block's first commands with that one: half
+// a transition,
+// such as a task's history row and dead letter without the count of its
+// queue's totals. redis-check-aof --fix cuts the unfinished block whole.
+const TornAOFProblem = "aof-load-truncated is yes: after an AOF write cut short (Redis killed, or the machine lost, while writing) " +
+	"Redis keeps half of a transaction in the file and applies it at a later restart: half of a task's transition " +
+	"(its history row or dead letter without the queue's totals, a task listed twice, a task QUEUED with no entry to run); " +
+	"set aof-load-truncated no and repair a file Redis refuses with redis-check-aof --fix, which cuts the unfinished transaction whole"
+
 // CheckSettings reads every node's INFO (memory, persistence) and reports
 // settings that put accepted work at risk: a maxmemory-policy other than
-// noeviction (Redis may evict tasks) and no AOF (a restart loses
-// everything since the last snapshot). It reports, it does not refuse:
-// operators may accept the risk.
+// noeviction (Redis may evict tasks), no AOF (a restart loses everything
+// since the last snapshot) and, with AOF, aof-load-truncated yes (Redis's
+// default: TornAOFProblem; read with CONFIG GET, skipped where CONFIG is not
+// allowed). It reports, it does not refuse: operators may accept the risk.
 func CheckSettings(ctx context.Context, c rueidis.Client) ([]Warning, error) {
 	var out []Warning
 	for addr, node := range c.Nodes() {
@@ -330,6 +346,9 @@ func CheckSettings(ctx context.Context, c rueidis.Client) ([]Warning, error) {
 		}
 		if infoField(info, "aof_enabled") == "0" {
 			out = append(out, Warning{addr, "appendonly is off: a restart loses what was written since the last snapshot; turn on AOF (appendonly yes)"})
+		} else if v, err := node.Do(ctx, node.B().ConfigGet().Parameter("aof-load-truncated").Build()).AsStrMap(); err == nil &&
+			v["aof-load-truncated"] == "yes" {
+			out = append(out, Warning{addr, TornAOFProblem})
 		}
 	}
 	return out, nil

@@ -251,6 +251,50 @@ func TestConnectRealRedis(t *testing.T) {
 	}
 }
 
+// CheckSettings warns of no AOF, and of an AOF loaded with
+// aof-load-truncated yes (Redis's default), which can apply half a
+// transition after a torn write (TornAOFProblem; the store's
+// TestTornFinishInTheAOF shows it); not of aof-load-truncated no, nor where
+// CONFIG is not allowed.
+func TestCheckSettingsAOF(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		opts      *redistest.Options
+		user      string
+		off, torn bool
+	}{
+		{name: "no AOF", opts: nil, off: true},
+		{name: "AOF, aof-load-truncated yes", opts: &redistest.Options{AppendFsync: "everysec"}, torn: true},
+		{name: "AOF, aof-load-truncated no", opts: &redistest.Options{AppendFsync: "everysec", Args: []string{"--aof-load-truncated", "no"}}},
+		{name: "AOF, CONFIG not allowed", opts: &redistest.Options{AppendFsync: "everysec",
+			Args: []string{"--user", "alice", "on", ">secret", "~*", "&*", "+@all", "-config"}}, user: "alice:secret@"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t, tc.opts)
+			ctx := connectCtx(t)
+			c, err := redisconn.Connect(ctx, "redis://"+tc.user+srv.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			ws, err := redisconn.CheckSettings(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var off, torn bool
+			for _, w := range ws {
+				off = off || strings.HasPrefix(w.Problem, "appendonly is off")
+				torn = torn || w.Problem == redisconn.TornAOFProblem
+			}
+			if off != tc.off || torn != tc.torn {
+				t.Errorf("warnings %+v: AOF off %v, torn AOF %v; want %v, %v", ws, off, torn, tc.off, tc.torn)
+			}
+		})
+	}
+}
+
 func TestConnectACLUser(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, &redistest.Options{Args: []string{"--user", "alice", "on", ">secret", "~*", "&*", "+@all"}})
