@@ -120,3 +120,38 @@ func TestLeaseOfOtherTypesReadsPastThem(t *testing.T) {
 		}
 	})
 }
+
+// A holder of other task types that takes over a task from a lost holder
+// records the lost run's crash before it gives the task back: the next
+// start is run 2 of the same attempt, its history holds the crash, and the
+// run hash keeps no note of the lost run. (Before, the give-back won over
+// the takeover: no crash recorded, a stale note left, runs counted from 1
+// again.)
+func TestLeaseOfOtherTypesRecordsTheCrashItTakesOver(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		task := e.enqueue("resize", nil, nil)
+		const lapse = 200 * time.Millisecond
+		e.lease(dtq.LeaseRequest{Worker: "py-lost", Types: []string{"resize"}, Timeout: lapse}, 1) // then never extended
+		eventually(t, 10*time.Second, "a holder of echo tasks takes the lapsed resize task over", func() bool {
+			if _, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "py-echo", Types: []string{"echo"}, Timeout: lapse}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.c.Get(ctx, task.ID)
+			return err == nil && got.Crashes == 1
+		})
+		got, _ := e.c.Get(ctx, task.ID)
+		if got.Status != dtq.StatusQueued || len(got.History) != 1 || got.History[0].Outcome != "crashed" ||
+			got.History[0].Worker != "http:py-lost" {
+			t.Fatalf("after the takeover: %s, history %+v; want QUEUED with the lost run crashed", got.Status, got.History)
+		}
+		l := e.lease(dtq.LeaseRequest{Worker: "py-resize", Types: []string{"resize"}}, 1)[0]
+		if l.Task.ID != task.ID || l.Task.Attempt != 1 || l.Task.Crashes != 1 {
+			t.Fatalf("leased %s attempt %d crashes %d; want %s, attempt 1, crashes 1", l.Task.ID, l.Task.Attempt, l.Task.Crashes, task.ID)
+		}
+		done, err := e.c.CompleteLease(ctx, l.Token, nil)
+		if err != nil || done.Status != dtq.StatusSucceeded || len(done.History) != 2 || done.History[1].Run != 2 {
+			t.Fatalf("completed: %+v %v; want SUCCEEDED in run 2", done, err)
+		}
+	})
+}

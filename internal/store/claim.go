@@ -22,7 +22,7 @@ type Entry struct {
 	// (written by something else): Start dead-letters it.
 	Malformed bool
 	Reclaimed bool // taken over from a worker that stopped renewing it
-	GiveBack  bool // for Start: put the entry back unstarted
+	GiveBack  bool // for Start: put the entry back unstarted (a Reclaimed one once its lost run's crash is recorded)
 	// Resumed, for Start: the caller claimed the entry but did not get the
 	// answer of its claim or of its start (the connection failed with the
 	// call in flight): a run of the caller's that the task holds goes on
@@ -535,6 +535,8 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		switch {
 		case e.Malformed:
 			how = how[:1] + "3"
+		case e.GiveBack && e.Reclaimed:
+			how = how[:1] + "6"
 		case e.GiveBack:
 			how = how[:1] + "2"
 		case e.Resumed && e.Reclaimed:

@@ -41,7 +41,10 @@
 --                start's answer it did not get (a connection lost with the
 --                call in flight): a run of this worker's the task holds
 --                goes on (the start happened, no handler ran), else as 0
---                or 1; e.g. "b0"; then, each after a newline,
+--                or 1; 6 a reclaim to give back (a reader that does not run
+--                it: a holder of other task types): the lost run's crash is
+--                recorded as for 1, then the task goes back to the tail of
+--                its band QUEUED, as for 2; e.g. "b0"; then, each after a newline,
 --                the scopes whose limits it is under ("t:<type>",
 --                "k:<limit key>"; none when the queue has no scoped limit);
 --                a workflow's step has "w" and the index in KEYS of its
@@ -240,7 +243,8 @@ for i = 0, n - 1 do
   local code, run, attempt, crashes = 0, '', '', ''
   local rv = states[i + 1]
   local rs = run_state(rv)
-  local resumed = false
+  local resumed, giveAfter = false, false
+  if mode == '6' then mode, giveAfter = '1', true end
   if mode == '4' or mode == '5' then
     -- this worker's claim, whose answer it did not get: its own start
     -- goes on; a start that never happened is made as the claim's
@@ -325,6 +329,14 @@ for i = 0, n - 1 do
           wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'DEAD', nil, reason)
         end
       end
+    elseif giveAfter then
+      -- taken over by a reader that does not run it: its crash recorded,
+      -- it goes back QUEUED, its next start keeping this attempt (the
+      -- hash path adds one to each)
+      redis.call('HDEL', runs, ulid)
+      redis.call('HSET', tk, 'attempt', tostring(tonumber(attempt) - 1), 'run', rs.run)
+      giveback(band, tk, id, eid, prio, not typ)
+      run, attempt, crashes = '', '', ''
     else
       run = tostring(tonumber(rs.run) + 1)
       code = held(scopes, tk, id, ulid, run, band, eid, prio, not typ, nil)
@@ -353,7 +365,7 @@ for i = 0, n - 1 do
     -- a duplicate delivery (the group was lost and recreated): the running
     -- execution keeps it
   elseif born then
-    if paused or mode == '2' then
+    if paused or mode == '2' or giveAfter then
       giveback(band, tk, id, eid, prio, true)
     else -- claimed and not started yet (a blocking read's entries)
       code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
@@ -361,10 +373,10 @@ for i = 0, n - 1 do
   else
     local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot')
     local grp = admitted and f[5] or nil
-    if grp and not (f[1] == 'QUEUED' and (paused or mode == '2')) then
+    if grp and not (f[1] == 'QUEUED' and (paused or mode == '2' or giveAfter)) then
       room[grp] = group_left(gcount, grp)
     end
-    if f[1] == 'QUEUED' and (paused or mode == '2') then
+    if f[1] == 'QUEUED' and (paused or mode == '2' or giveAfter) then
       giveback(band, tk, id, eid, prio, false, grp)
     elseif f[1] == 'QUEUED' then
       code = held(scopes, tk, id, ulid, tostring(tonumber(f[2] or '0') + 1), band, eid, prio, false, f[6])
