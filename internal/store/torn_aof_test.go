@@ -110,9 +110,15 @@ func TestTornFinishInTheAOF(t *testing.T) {
 			}
 			t.Logf("torn finish applied on the second restart: task %s, %d dead rows, %d dead letters, dead_total %d",
 				r.Status, deadRows, ct.Dead, ct.Failed)
-			ws, err := redisconn.CheckSettings(ctx, c)
-			if err != nil {
-				t.Fatal(err)
+			var ws []redisconn.Warning
+			for try := 0; ; try++ { // (a connection of the client may still be the killed server's)
+				if ws, err = redisconn.CheckSettings(ctx, c); err == nil {
+					break
+				}
+				if try == 50 {
+					t.Fatal(err)
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 			warned := false
 			for _, w := range ws {
