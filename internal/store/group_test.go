@@ -315,16 +315,16 @@ func TestSweepGroupsCursor(t *testing.T) {
 	})
 }
 
-// lib.lua's GROUP_WINDOW is GroupWindow.
+// lib_group.lua's GROUP_WINDOW is GroupWindow.
 func TestGroupWindowAgrees(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile("lib.lua")
+	src, err := os.ReadFile("lib_group.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`local GROUP_WINDOW = (\d+)`).FindSubmatch(src)
 	if m == nil || string(m[1]) != itoa(GroupWindow) {
-		t.Fatalf("lib.lua's GROUP_WINDOW = %q, GroupWindow = %d", m, GroupWindow)
+		t.Fatalf("lib_group.lua's GROUP_WINDOW = %q, GroupWindow = %d", m, GroupWindow)
 	}
 }
 

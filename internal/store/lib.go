@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// libBlock is one top-level definition of lib.lua with the comment lines
+// libBlock is one top-level definition of the library (libSource) with the comment lines
 // before it: a local function (to its closing "end" at column 0, or on its
 // one line) or a local value.
 type libBlock struct {
@@ -18,7 +18,7 @@ var (
 	libWordRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 )
 
-// libBlocks splits lib.lua into its definitions, in order.
+// libBlocks splits the library into its definitions, in order.
 func libBlocks(lib string) []libBlock {
 	var out []libBlock
 	var comment []string
@@ -51,10 +51,10 @@ func libBlocks(lib string) []libBlock {
 
 var libIndex = libBlocks(libSource)
 
-// libFor returns the part of lib.lua that script src needs: the
-// definitions it names, and those they name, in lib.lua's order. A script
+// libFor returns the part of the library that script src needs: the
+// definitions it names, and those they name, in the library's order. A script
 // call runs its library's top level (every function defined anew): all of
-// lib.lua cost 2.3 µs per call.
+// the library cost 2.3 µs per call.
 func libFor(src string) string {
 	names := map[string]int{}
 	for i, b := range libIndex {

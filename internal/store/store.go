@@ -58,7 +58,21 @@ func (q *Queue) Keys() Keys { return q.k }
 
 var (
 	//go:embed lib.lua
-	libSource string
+	libCore string
+	//go:embed lib_group.lua
+	libGroup string
+	//go:embed lib_run.lua
+	libRun string
+	//go:embed lib_done.lua
+	libDone string
+	//go:embed lib_scope.lua
+	libScope string
+	//go:embed lib_workflow.lua
+	libWorkflow string
+	// libSource is the store's library, by feature, in the order its
+	// definitions depend on one another: libFor takes from it what a
+	// script needs.
+	libSource = libCore + libGroup + libRun + libDone + libScope + libWorkflow
 	//go:embed enqueue.lua
 	enqueueSource string
 	//go:embed read.lua
