@@ -320,14 +320,18 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 		g.giveBack(ctx, c, q, 0)
 		return nil, nil, nil
 	}
-	ls, err := c.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g)
+	ls, err := c.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g, false)
 	return ls, res.Entries, err
 }
 
 // startLeases starts claimed entries of q for consumer, giving back those
 // of types the holder does not run, and returns the leases.
+//
+// With stale (claims made a while ago: found again after their answer was
+// lost) the leases are renewed before they are handed out, as is any
+// start asked again: a lease's timeout runs from its handing out.
 func (c *Client) startLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, entries []store.Entry,
-	types map[string]bool, timeout time.Duration, g leaseGrant) ([]*Lease, error) {
+	types map[string]bool, timeout time.Duration, g leaseGrant, stale bool) ([]*Lease, error) {
 	st.mu.Lock()
 	scopes := st.scopes
 	st.mu.Unlock()
@@ -347,6 +351,7 @@ func (c *Client) startLeases(ctx context.Context, q *queueState, st *leaseState,
 	var nre *store.NotReplicatedError
 	if err != nil && !errors.As(err, &nre) {
 		started, err = c.resumeLeaseStarts(ctx, q, cfg, entries, timeout, err)
+		stale = true
 	}
 	if err != nil && !errors.As(err, &nre) {
 		// The entries stay claimed: taken over after the timeout.
@@ -370,6 +375,9 @@ func (c *Client) startLeases(ctx context.Context, q *queueState, st *leaseState,
 			limit: g.name(used), scopes: e.Scopes, leased: scopes.leased(e.Scopes)}
 		used++
 		out = append(out, &Lease{Token: tok.String(), Deadline: deadline, Task: t})
+	}
+	if stale && len(out) > 0 {
+		out = c.renewStale(ctx, q, consumer, out)
 	}
 	g.giveBack(ctx, c, q, used)
 	c.publish(q.store.Keys().Events(), events)

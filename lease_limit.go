@@ -129,7 +129,7 @@ func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, 
 		g.giveBack(ctx, c, q, 0)
 		return nil, err
 	}
-	return c.startLeases(ctx, q, st, consumer, entries, nil, timeout, g)
+	return c.startLeases(ctx, q, st, consumer, entries, nil, timeout, g, false)
 }
 
 // renewLeaseLimits renews the limits' leases lease l holds for its time.

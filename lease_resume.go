@@ -85,6 +85,30 @@ func (c *Client) recoverLeases(ctx context.Context, q *queueState, st *leaseStat
 		return nil, false, nil
 	}
 	c.log.Info("claims whose answer was lost found again; leasing them", logQueue, q.name, "worker", consumer, "tasks", len(fresh))
-	ls, err = c.startLeases(ctx, q, st, consumer, fresh, types, timeout, g)
+	ls, err = c.startLeases(ctx, q, st, consumer, fresh, types, timeout, g, true)
 	return ls, true, err
+}
+
+// renewStale renews the executions of leases ls of q, started from claims
+// made a while ago, and returns those still the holder's (a claim another
+// reader took over meanwhile is no lease; its task runs there). Renewal
+// failing, they are handed out as they are.
+func (c *Client) renewStale(ctx context.Context, q *queueState, consumer string, ls []*Lease) []*Lease {
+	items := make([]store.RenewItem, len(ls))
+	for i, l := range ls {
+		t := l.Task
+		items[i] = store.RenewItem{TaskID: t.ID, Band: t.band, EntryID: t.entry, Run: t.run, Started: t.started}
+	}
+	res, err := q.store.Renew(ctx, consumer, items)
+	if err != nil {
+		c.redisError("renew", err)
+		return ls
+	}
+	out := ls[:0]
+	for i, l := range ls {
+		if res[i] != store.Lost {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -85,10 +85,15 @@ func (wq *workerQueue) recoverClaims(ctx context.Context) error {
 		mode, granted = m, got
 	}
 	w.log.Info("claims whose answer was lost found again; starting them", logQueue, wq.q.name, "tasks", len(lost))
+	// When they were claimed is unknown (before the failed call): taken as
+	// a visibility timeout ago, so that each is renewed, fenced, before its
+	// handler runs (confirmClaim) — and not run if another worker took it
+	// over meanwhile.
+	claimed := time.Now().Add(-w.cfg.VisibilityTimeout)
 	wq.starting.Add(1)
 	w.readers.Go(func() {
 		defer wq.starting.Done()
-		wq.start(context.WithoutCancel(ctx), ctx, lost, nil, time.Now(), n, mode, granted)
+		wq.start(context.WithoutCancel(ctx), ctx, lost, nil, claimed, n, mode, granted)
 	})
 	return nil
 }
