@@ -4,32 +4,32 @@ import (
 	"context"
 	"sync"
 
-	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 )
 
 // ackRequest is one ack queued in a subscription's ack batcher.
 type ackRequest struct {
 	topic string
-	item  scripts.AckItem
+	item  queuestore.AckItem
 }
 
 // ack acknowledges m's delivery fence through the subscription's ack
 // batcher.
-func (s *Subscription) ack(ctx context.Context, m *Message, fence int64) (scripts.SettleResult, error) {
+func (s *Subscription) ack(ctx context.Context, m *Message, fence int64) (queuestore.SettleResult, error) {
 	ok, err := s.acks.Do(ctx, ackRequest{topic: m.Topic, item: m.ackItem(fence)})
 	if err != nil {
-		return scripts.SettleResult{}, err
+		return queuestore.SettleResult{}, err
 	}
 	if !ok {
-		return scripts.SettleResult{Status: scripts.NotOwner}, nil
+		return queuestore.SettleResult{Status: queuestore.NotOwner}, nil
 	}
-	return scripts.SettleResult{Status: scripts.Done}, nil
+	return queuestore.SettleResult{Status: queuestore.Done}, nil
 }
 
 // ackItem is m's ack for ack.lua: its delivery (fence), and its key when
 // that is in the dedup index.
-func (m *Message) ackItem(fence int64) scripts.AckItem {
-	it := scripts.AckItem{ID: m.ID, Fence: fence}
+func (m *Message) ackItem(fence int64) queuestore.AckItem {
+	it := queuestore.AckItem{ID: m.ID, Fence: fence}
 	if m.keyed {
 		it.Key = m.Key
 	}
@@ -39,7 +39,7 @@ func (m *Message) ackItem(fence int64) scripts.AckItem {
 // runAcks runs one ack.lua call per topic of the batch, concurrently.
 func (s *Subscription) runAcks(ctx context.Context, reqs []ackRequest) ([]bool, error) {
 	type group struct {
-		items []scripts.AckItem
+		items []queuestore.AckItem
 		index []int
 	}
 	groups := map[string]*group{}
@@ -57,7 +57,7 @@ func (s *Subscription) runAcks(ctx context.Context, reqs []ackRequest) ([]bool, 
 	out := make([]bool, len(reqs))
 	run := func(topic string) error {
 		g := groups[topic]
-		res, err := scripts.Ack(ctx, s.q.client, s.q.keys, s.settleCfg, topic, g.items, s.fenceRange(topic, g.items))
+		res, err := queuestore.Ack(ctx, s.q.client, s.q.keys, s.settleCfg, topic, g.items, s.fenceRange(topic, g.items))
 		if err != nil {
 			return err
 		}
@@ -87,12 +87,12 @@ func (s *Subscription) runAcks(ctx context.Context, reqs []ackRequest) ([]bool, 
 // their id range: it pays when the subscription holds at most three times as
 // many entries of the topic in that range as there are acks (reading the
 // range costs Redis about a third of one XPENDING per ack).
-func (s *Subscription) fenceRange(topic string, items []scripts.AckItem) *scripts.FenceRange {
+func (s *Subscription) fenceRange(topic string, items []queuestore.AckItem) *queuestore.FenceRange {
 	if len(items) < 2 {
 		return nil
 	}
 	var first, last streamID
-	var r scripts.FenceRange
+	var r queuestore.FenceRange
 	for i, it := range items {
 		id, ok := parseID(it.ID)
 		if !ok {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/redis/rueidis"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 )
 
 // TopicStats counts the messages of one topic.
@@ -28,25 +28,11 @@ func (q *Queue) Stats(ctx context.Context, topic, group string) (TopicStats, err
 	if err := keys.CheckName("group", group); err != nil {
 		return TopicStats{}, invalid("group", "%v", err)
 	}
-	c, stream := q.client, q.keys.Stream(topic)
-	res := c.DoMulti(ctx,
-		c.B().Xlen().Key(stream).Build(),
-		c.B().Xpending().Key(stream).Group(group).Build(),
-		c.B().Zcard().Key(q.keys.Delayed(topic)).Build(),
-	)
-	var st TopicStats
-	length, err := res[0].AsInt64()
+	length, pending, parked, err := queuestore.TopicCounts(ctx, q.client, q.keys.Stream(topic), group, q.keys.Delayed(topic))
 	if err != nil {
-		return st, err
+		return TopicStats{}, err
 	}
-	if pending, err := res[1].ToArray(); err == nil && len(pending) > 0 {
-		st.InFlight, _ = pending[0].AsInt64()
-	} else if err != nil && !isNoGroup(err) {
-		return st, err
-	}
-	if st.Delayed, err = res[2].AsInt64(); err != nil {
-		return st, err
-	}
+	st := TopicStats{InFlight: pending, Delayed: parked}
 	st.Queued = length - st.InFlight
 	return st, nil
 }
@@ -64,14 +50,13 @@ type DeadLetter struct {
 
 // DeadLetters returns up to count dead letters, newest first.
 func (q *Queue) DeadLetters(ctx context.Context, count int64) ([]DeadLetter, error) {
-	c := q.client
-	entries, err := c.Do(ctx, c.B().Xrevrange().Key(q.keys.Dead()).End("+").Start("-").Count(count).Build()).AsXRange()
+	entries, err := queuestore.Newest(ctx, q.client, q.keys.Dead(), count)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]DeadLetter, len(entries))
 	for i, e := range entries {
-		f := e.FieldValues
+		f := e.Fields
 		n, _ := strconv.Atoi(f["deliveries"])
 		out[i] = DeadLetter{
 			ID: e.ID, Topic: f["topic"], MessageID: f["id"], Key: f["key"], Data: []byte(f["data"]),
@@ -85,11 +70,7 @@ func (q *Queue) DeadLetters(ctx context.Context, count int64) ([]DeadLetter, err
 // data field, written by something other than this package) the queue has
 // moved to its dead-letter stream.
 func (q *Queue) Malformed(ctx context.Context) (int64, error) {
-	n, err := q.client.Do(ctx, q.client.B().Hget().Key(q.keys.Stats()).Field("malformed").Build()).AsInt64()
-	if rueidis.IsRedisNil(err) {
-		return 0, nil
-	}
-	return n, err
+	return queuestore.Counter(ctx, q.client, q.keys.Stats(), "malformed")
 }
 
 func isNoGroup(err error) bool { return delivery.IsNoGroup(err) }

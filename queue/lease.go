@@ -12,7 +12,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 )
 
 // LeaseOpts are the options of Queue.Lease. A nil *LeaseOpts means all
@@ -65,7 +65,7 @@ func (q *Queue) Lease(ctx context.Context, topics map[string]int, opts *LeaseOpt
 	o := lh.opts
 	until := time.Now().Add(o.Wait)
 	for {
-		req := scripts.FetchRequest{
+		req := queuestore.FetchRequest{
 			Group:       o.Group,
 			Consumer:    o.Holder,
 			Topics:      names,
@@ -75,7 +75,7 @@ func (q *Queue) Lease(ctx context.Context, topics map[string]int, opts *LeaseOpt
 			DeadMaxLen:  q.cfg.DeadLetterMaxLen,
 			PromoteMax:  promoteMax,
 		}
-		res, err := scripts.Fetch(ctx, q.client, q.keys, req)
+		res, err := queuestore.Fetch(ctx, q.client, q.keys, req)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +228,7 @@ func (q *Queue) Leased(token string) (*Message, error) {
 type leased struct {
 	q    *Queue
 	opts LeaseOpts
-	cfg  scripts.SettleConfig
+	cfg  queuestore.SettleConfig
 
 	mu sync.Mutex // guards the state and deadline of its messages
 }
@@ -237,7 +237,7 @@ func (q *Queue) newLeased(o LeaseOpts) *leased {
 	return &leased{
 		q:    q,
 		opts: o,
-		cfg: scripts.SettleConfig{
+		cfg: queuestore.SettleConfig{
 			Group:        o.Group,
 			Consumer:     o.Holder,
 			TombstoneTTL: q.cfg.AckTombstoneTTL,
@@ -248,7 +248,7 @@ func (q *Queue) newLeased(o LeaseOpts) *leased {
 	}
 }
 
-func (lh *leased) messages(names []string, entries []scripts.Fetched) []*Message {
+func (lh *leased) messages(names []string, entries []queuestore.Fetched) []*Message {
 	out := make([]*Message, len(entries))
 	for i, e := range entries {
 		out[i] = lh.message(names[e.Topic], e.ID, e.Fence, int(e.Prior+e.Fence), e.Key, e.Keyed, e.Data)
@@ -288,24 +288,24 @@ func (lh *leased) lose(m *Message, _ int64) bool {
 	return true
 }
 
-func (lh *leased) run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error) {
+func (lh *leased) run(ctx context.Context, m *Message, it queuestore.SettleItem) (queuestore.SettleResult, error) {
 	q := lh.q
 	if it.Op == opAck {
-		ok, err := scripts.Ack(ctx, q.client, q.keys, lh.cfg, m.Topic, []scripts.AckItem{m.ackItem(it.Fence)}, nil)
+		ok, err := queuestore.Ack(ctx, q.client, q.keys, lh.cfg, m.Topic, []queuestore.AckItem{m.ackItem(it.Fence)}, nil)
 		if err != nil {
-			return scripts.SettleResult{}, err
+			return queuestore.SettleResult{}, err
 		}
 		if !ok[0] {
-			return scripts.SettleResult{Status: scripts.NotOwner}, nil
+			return queuestore.SettleResult{Status: queuestore.NotOwner}, nil
 		}
-		return scripts.SettleResult{Status: scripts.Done}, nil
+		return queuestore.SettleResult{Status: queuestore.Done}, nil
 	}
 	start := time.Now()
-	res, err := scripts.Settle(ctx, q.client, q.keys, lh.cfg, []scripts.SettleItem{it})
+	res, err := queuestore.Settle(ctx, q.client, q.keys, lh.cfg, []queuestore.SettleItem{it})
 	if err != nil {
-		return scripts.SettleResult{}, err
+		return queuestore.SettleResult{}, err
 	}
-	if it.Op == scripts.OpExtend && res[0].Status == scripts.Done {
+	if it.Op == queuestore.OpExtend && res[0].Status == queuestore.Done {
 		lh.mu.Lock()
 		m.deadline = start.Add(lh.opts.VisibilityTimeout)
 		lh.mu.Unlock()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 )
 
 // Message is one delivery of a message to a Subscription. Settle it exactly
@@ -58,11 +58,11 @@ const (
 // later Ack succeeds. Ack blocks for one Redis round trip (shared with
 // concurrent settlements of the same subscription).
 func (m *Message) Ack(ctx context.Context) error {
-	return m.settle(ctx, scripts.SettleItem{Op: opAck})
+	return m.settle(ctx, queuestore.SettleItem{Op: opAck})
 }
 
 // opAck marks an ack in Message.settle; acks run ack.lua, not settle.lua.
-const opAck scripts.Op = 'a'
+const opAck queuestore.Op = 'a'
 
 // Release moves the message atomically to topic of the same queue, as a new
 // delivery at the tail of that topic; the key stays live. topic may be the
@@ -82,7 +82,7 @@ func (m *Message) Release(ctx context.Context, topic string, opts *ReleaseOpts) 
 	if o.MaxSize < 0 {
 		return invalid("ReleaseOpts.MaxSize", "must not be negative (got %d)", o.MaxSize)
 	}
-	return m.settleWait(ctx, scripts.SettleItem{Op: scripts.OpRelease, Dest: topic, MaxSize: o.MaxSize}, o.NoWait)
+	return m.settleWait(ctx, queuestore.SettleItem{Op: queuestore.OpRelease, Dest: topic, MaxSize: o.MaxSize}, o.NoWait)
 }
 
 // ReleaseOpts are the options of Message.Release. A nil *ReleaseOpts means
@@ -108,16 +108,16 @@ func (m *Message) Nak(ctx context.Context, delay time.Duration) error {
 		return invalid("delay", "must not be negative (got %v)", delay)
 	}
 	if delay == 0 {
-		return m.settle(ctx, scripts.SettleItem{Op: scripts.OpHandBack})
+		return m.settle(ctx, queuestore.SettleItem{Op: queuestore.OpHandBack})
 	}
-	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpNak, Delay: roundUpMs(delay)})
+	return m.settle(ctx, queuestore.SettleItem{Op: queuestore.OpNak, Delay: roundUpMs(delay)})
 }
 
 // Term moves the message to the queue's dead-letter stream with reason and
 // settles it: it is never delivered again. Its key is forgotten (or
 // tombstoned) as for Ack.
 func (m *Message) Term(ctx context.Context, reason string) error {
-	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpTerm, Reason: reason})
+	return m.settle(ctx, queuestore.SettleItem{Op: queuestore.OpTerm, Reason: reason})
 }
 
 // Extend renews the message's visibility now. The subscription renews every
@@ -125,7 +125,7 @@ func (m *Message) Term(ctx context.Context, reason string) error {
 // before a long step. It returns ErrNotOwner if the message was reclaimed by
 // another subscription, and never takes a message back from one.
 func (m *Message) Extend(ctx context.Context) error {
-	return m.settle(ctx, scripts.SettleItem{Op: scripts.OpExtend})
+	return m.settle(ctx, queuestore.SettleItem{Op: queuestore.OpExtend})
 }
 
 // holder is what a message's settlements go through: the Subscription
@@ -139,7 +139,7 @@ type holder interface {
 	fence(m *Message) int64
 	// run sends one settlement of m (an ack when it.Op is opAck), fenced
 	// by it.Fence.
-	run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error)
+	run(ctx context.Context, m *Message, it queuestore.SettleItem) (queuestore.SettleResult, error)
 	// drop ends the holding of m with state to, unless m is settled or
 	// lost already.
 	drop(m *Message, to msgState)
@@ -152,11 +152,11 @@ type holder interface {
 
 // settle runs one fenced action for m, waiting for room when a release's
 // destination is full (or answering ErrFull at once with noWait).
-func (m *Message) settle(ctx context.Context, it scripts.SettleItem) error {
+func (m *Message) settle(ctx context.Context, it queuestore.SettleItem) error {
 	return m.settleWait(ctx, it, false)
 }
 
-func (m *Message) settleWait(ctx context.Context, it scripts.SettleItem, noWait bool) error {
+func (m *Message) settleWait(ctx context.Context, it queuestore.SettleItem, noWait bool) error {
 	h := m.h
 	switch h.state(m) {
 	case stateSettled:
@@ -177,19 +177,19 @@ func (m *Message) settleWait(ctx context.Context, it scripts.SettleItem, noWait 
 			}
 		}
 		if err != nil {
-			if it.Op != scripts.OpExtend {
+			if it.Op != queuestore.OpExtend {
 				h.drop(m, stateAbandoned)
 			}
 			return err
 		}
 		switch res.Status {
-		case scripts.NotOwner:
+		case queuestore.NotOwner:
 			if !h.lose(m, it.Fence) {
 				continue // still ours, under the fence of our own reclaim
 			}
 			return ErrNotOwner
-		case scripts.Done:
-			if it.Op != scripts.OpExtend {
+		case queuestore.Done:
+			if it.Op != queuestore.OpExtend {
 				h.drop(m, stateSettled)
 			}
 			return nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 	"github.com/redis/rueidis"
 )
 
@@ -73,7 +73,7 @@ func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpt
 	if len(data) > q.cfg.MaxMessageBytes {
 		return false, invalid("data", "is %d bytes, over Config.MaxMessageBytes (%d)", len(data), q.cfg.MaxMessageBytes)
 	}
-	msg := scripts.PutMessage{Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay)}
+	msg := queuestore.PutMessage{Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay)}
 	if o.Key == "" {
 		msg.Key = randomKey() // unique: not entered in the dedup index
 	} else {
@@ -97,9 +97,9 @@ func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpt
 			continue
 		}
 		switch res.Status {
-		case scripts.Published, scripts.Delayed:
+		case queuestore.Published, queuestore.Delayed:
 			return true, nil
-		case scripts.Duplicate:
+		case queuestore.Duplicate:
 			return false, nil
 		}
 		if o.NoWait {
@@ -123,29 +123,21 @@ func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpt
 // putOnce publishes msg once. A message with no key, bound or delay needs no
 // script: it is one XADD (auto-pipelined with concurrent ones), which costs
 // Redis a fraction of a script call. Everything else runs put.lua, batched.
-func (q *Queue) putOnce(ctx context.Context, msg scripts.PutMessage) (scripts.PutResult, error) {
+func (q *Queue) putOnce(ctx context.Context, msg queuestore.PutMessage) (queuestore.PutResult, error) {
 	if msg.Nonce != "" || msg.MaxSize > 0 || msg.Delay > 0 {
 		return q.puts.Do(ctx, msg)
 	}
-	c := q.client
-	cmd := c.B().Xadd().Key(q.keys.Stream(msg.Topic)).Id("*").FieldValue().
-		FieldValue("r", msg.Key).FieldValue("d", rueidis.BinaryString(msg.Data)).Build()
-	id, err := c.Do(ctx, cmd).ToString()
+	id, err := queuestore.Append(ctx, q.client, q.keys.Stream(msg.Topic), msg.Key, msg.Data)
 	if err != nil {
-		return scripts.PutResult{}, err
+		return queuestore.PutResult{}, err
 	}
-	return scripts.PutResult{Status: scripts.Published, ID: id}, nil
+	return queuestore.PutResult{Status: queuestore.Published, ID: id}, nil
 }
 
 // waitRoom blocks until a slot of topic may have been freed, for at most
 // about roomPoll seconds.
 func (q *Queue) waitRoom(ctx context.Context, topic string) error {
-	cmd := q.client.B().Blpop().Key(q.keys.Room(topic)).Timeout(roomPoll).Build()
-	err := q.client.Do(ctx, cmd).Error()
-	if rueidis.IsRedisNil(err) {
-		return nil
-	}
-	return err
+	return queuestore.WaitList(ctx, q.client, q.keys.Room(topic), roomPoll)
 }
 
 func checkKey(field, key string) error {

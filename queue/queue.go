@@ -8,7 +8,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/batch"
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 	"github.com/redis/rueidis"
 )
 
@@ -98,7 +98,7 @@ type Queue struct {
 	cfg    Config
 	keys   keys.Queue
 	log    *slog.Logger
-	puts   *batch.Batcher[scripts.PutMessage, scripts.PutResult]
+	puts   *batch.Batcher[queuestore.PutMessage, queuestore.PutResult]
 	// leaseCursors are the reclaim cursors of Lease calls.
 	leaseCursors cursorCache
 }
@@ -130,8 +130,8 @@ func New(client rueidis.Client, name string, cfg *Config) (*Queue, error) {
 // Name returns the queue's name.
 func (q *Queue) Name() string { return q.name }
 
-func (q *Queue) runPuts(ctx context.Context, msgs []scripts.PutMessage) ([]scripts.PutResult, error) {
-	return scripts.Put(ctx, q.client, q.keys, waiterTTL, msgs)
+func (q *Queue) runPuts(ctx context.Context, msgs []queuestore.PutMessage) ([]queuestore.PutResult, error) {
+	return queuestore.Put(ctx, q.client, q.keys, waiterTTL, msgs)
 }
 
 func randomKey() string { return rand.Text() }

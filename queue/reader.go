@@ -7,8 +7,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/delivery"
-	"github.com/dtq-dev/dtq/internal/scripts"
-	"github.com/redis/rueidis"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 )
 
 // maxBlock bounds one blocking wait for new messages.
@@ -83,7 +82,7 @@ func (r *reader) scriptDue() bool {
 func (r *reader) fetchScript(ctx context.Context, credit int) error {
 	s := r.s
 	reclaim := r.reclaim.Due(time.Now())
-	req := scripts.FetchRequest{
+	req := queuestore.FetchRequest{
 		Group:      s.group,
 		Consumer:   s.consumer,
 		Topics:     s.topics,
@@ -97,7 +96,7 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 		req.ReclaimIdle = s.visibility
 		s.setReclaiming(true)
 	}
-	res, err := scripts.Fetch(ctx, s.q.client, s.q.keys, req)
+	res, err := queuestore.Fetch(ctx, s.q.client, s.q.keys, req)
 	if err != nil {
 		if reclaim {
 			s.setReclaiming(false)
@@ -145,37 +144,34 @@ func (r *reader) fetchScript(ctx context.Context, credit int) error {
 // which knows how to wait.
 func (r *reader) fetchDirect(ctx context.Context, credit int) error {
 	s := r.s
-	c, stream := s.q.client, s.q.keys.Stream(s.topics[0])
-	cmd := c.B().Xreadgroup().Group(s.group, s.consumer).Count(int64(credit)).Streams().Key(stream).Id(">").Build()
-	res, err := c.Do(ctx, cmd).AsXRead()
-	if err != nil && !rueidis.IsRedisNil(err) {
-		if isNoGroup(err) {
-			r.useScript = true // the script recreates the group
-			return nil
-		}
+	entries, missing, err := queuestore.ReadNew(ctx, s.q.client, s.group, s.consumer, s.q.keys.Stream(s.topics[0]), credit)
+	if err != nil {
 		return err
 	}
-	entries := res[stream]
+	if missing {
+		r.useScript = true // the script recreates the group
+		return nil
+	}
 	r.lastDirectEmpty = len(entries) == 0
 	if len(entries) == 0 {
 		r.useScript = true // the script says how to wait
 		return nil
 	}
-	fetched := make([]scripts.Fetched, 0, len(entries))
-	var malformed []scripts.SettleItem
+	fetched := make([]queuestore.Fetched, 0, len(entries))
+	var malformed []queuestore.SettleItem
 	for _, e := range entries {
-		key, keyed := e.FieldValues["k"]
+		key, keyed := e.Fields["k"]
 		kok := keyed
 		if !keyed {
-			key, kok = e.FieldValues["r"]
+			key, kok = e.Fields["r"]
 		}
-		data, dok := e.FieldValues["d"]
+		data, dok := e.Fields["d"]
 		if !kok || !dok {
-			malformed = append(malformed, scripts.SettleItem{Op: scripts.OpMalformed, Topic: s.topics[0], ID: e.ID, Fence: 1})
+			malformed = append(malformed, queuestore.SettleItem{Op: queuestore.OpMalformed, Topic: s.topics[0], ID: e.ID, Fence: 1})
 			continue
 		}
-		f := scripts.Fetched{ID: e.ID, Fence: 1, Key: key, Data: []byte(data), Keyed: keyed}
-		if n, ok := e.FieldValues["n"]; ok {
+		f := queuestore.Fetched{ID: e.ID, Fence: 1, Key: key, Data: []byte(data), Keyed: keyed}
+		if n, ok := e.Fields["n"]; ok {
 			f.Prior = parseCount(n)
 		}
 		fetched = append(fetched, f)
@@ -183,7 +179,7 @@ func (r *reader) fetchDirect(ctx context.Context, credit int) error {
 	// Dead-letter malformed entries first: once the others are delivered,
 	// a receiver may look at the dead letters.
 	if len(malformed) > 0 {
-		if _, err := scripts.Settle(ctx, c, s.q.keys, s.settleCfg, malformed); err != nil {
+		if _, err := queuestore.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, malformed); err != nil {
 			// Left pending: reclaimed and dead-lettered by a later reclaim
 			// pass. The good entries are delivered all the same.
 			s.q.log.Warn("dead-lettering malformed entries failed", attrError, err)
@@ -231,7 +227,7 @@ func (s *Subscription) waitCredit(ctx context.Context) (int, bool) {
 // waitForNew blocks in XREAD until an entry newer than w's ids arrives in a
 // stream of topics or the wake stream, or timeout passes. It reports whether the
 // wake stream moved (messages were handed back or delayed).
-func (q *Queue) waitForNew(ctx context.Context, topics []string, w *scripts.Wait, timeout time.Duration) (bool, error) {
+func (q *Queue) waitForNew(ctx context.Context, topics []string, w *queuestore.Wait, timeout time.Duration) (bool, error) {
 	wake := q.keys.Wake()
 	ks := make([]string, 0, 1+len(topics))
 	ks = append(ks, wake)
@@ -239,17 +235,11 @@ func (q *Queue) waitForNew(ctx context.Context, topics []string, w *scripts.Wait
 		ks = append(ks, q.keys.Stream(t))
 	}
 	ids := append([]string{w.WakeID}, w.StreamIDs...)
-	c := q.client
-	cmd := c.B().Xread().Count(1).Block(timeout.Milliseconds()).Streams().Key(ks...).Id(ids...).Build()
-	res, err := c.Do(ctx, cmd).AsXRead()
-	if rueidis.IsRedisNil(err) {
-		return false, nil
-	}
+	moved, err := queuestore.WaitNew(ctx, q.client, ks, ids, timeout)
 	if err != nil {
 		return false, err
 	}
-	_, woke := res[wake]
-	return woke, nil
+	return moved[wake], nil
 }
 
 // setReclaiming says whether a fetch with a reclaim pass is in flight.
@@ -271,7 +261,7 @@ func (s *Subscription) setReclaiming(on bool) {
 // when both were due). The entry never left this consumer, so the held
 // message takes the new delivery's fence and stays valid; nothing is
 // delivered twice.
-func (s *Subscription) deliver(entries []scripts.Fetched) {
+func (s *Subscription) deliver(entries []queuestore.Fetched) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reclaiming = false

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 )
 
 // renew keeps every message the subscription holds (ready or received)
@@ -32,12 +32,12 @@ func (s *Subscription) renew(ctx, parent context.Context) {
 func (s *Subscription) renewHeld(ctx context.Context) {
 	all := func(*Message) bool { return true }
 	for chunk := range slices.Chunk(s.heldFenced(all), batchMax) {
-		items := make([]scripts.SettleItem, len(chunk))
+		items := make([]queuestore.SettleItem, len(chunk))
 		for i, f := range chunk {
-			items[i] = scripts.SettleItem{Op: scripts.OpExtend, Topic: f.m.Topic, ID: f.m.ID, Fence: f.fence}
+			items[i] = queuestore.SettleItem{Op: queuestore.OpExtend, Topic: f.m.Topic, ID: f.m.ID, Fence: f.fence}
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		res, err := scripts.Settle(cctx, s.q.client, s.q.keys, s.settleCfg, items)
+		res, err := queuestore.Settle(cctx, s.q.client, s.q.keys, s.settleCfg, items)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -46,7 +46,7 @@ func (s *Subscription) renewHeld(ctx context.Context) {
 			return
 		}
 		for i, f := range chunk {
-			if res[i].Status == scripts.NotOwner {
+			if res[i].Status == queuestore.NotOwner {
 				s.lose(f.m, f.fence) // unless our own reclaim pass took it over
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/dtq-dev/dtq/internal/batch"
 	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
-	"github.com/dtq-dev/dtq/internal/scripts"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 )
 
 // SubscribeOpts are the options of Queue.Subscribe. A nil *SubscribeOpts
@@ -50,8 +50,8 @@ type Subscription struct {
 	consumer    string
 	visibility  time.Duration
 	maxInFlight int
-	settleCfg   scripts.SettleConfig
-	settles     *batch.Batcher[scripts.SettleItem, scripts.SettleResult]
+	settleCfg   queuestore.SettleConfig
+	settles     *batch.Batcher[queuestore.SettleItem, queuestore.SettleResult]
 	acks        *batch.Batcher[ackRequest, bool]
 
 	mu       sync.Mutex
@@ -113,7 +113,7 @@ func (q *Queue) Subscribe(ctx context.Context, topics map[string]int, opts *Subs
 		fetching:    true,
 	}
 	s.topics, s.priority = names, priority
-	s.settleCfg = scripts.SettleConfig{
+	s.settleCfg = queuestore.SettleConfig{
 		Group:        s.group,
 		Consumer:     s.consumer,
 		TombstoneTTL: q.cfg.AckTombstoneTTL,
@@ -224,15 +224,15 @@ func (s *Subscription) lose(m *Message, fence int64) bool {
 	return true
 }
 
-func (s *Subscription) run(ctx context.Context, m *Message, it scripts.SettleItem) (scripts.SettleResult, error) {
+func (s *Subscription) run(ctx context.Context, m *Message, it queuestore.SettleItem) (queuestore.SettleResult, error) {
 	if it.Op == opAck {
 		return s.ack(ctx, m, it.Fence)
 	}
 	return s.settles.Do(ctx, it)
 }
 
-func (s *Subscription) runSettles(ctx context.Context, items []scripts.SettleItem) ([]scripts.SettleResult, error) {
-	return scripts.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
+func (s *Subscription) runSettles(ctx context.Context, items []queuestore.SettleItem) ([]queuestore.SettleResult, error) {
+	return queuestore.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
 }
 
 // Receive returns the next message, highest priority first, blocking until
@@ -365,16 +365,16 @@ func (s *Subscription) heldFenced(pick func(*Message) bool) []fenced {
 func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) error {
 	var firstErr error
 	for chunk := range slices.Chunk(s.heldFenced(pick), batchMax) {
-		items := make([]scripts.SettleItem, len(chunk))
+		items := make([]queuestore.SettleItem, len(chunk))
 		for i, f := range chunk {
-			items[i] = scripts.SettleItem{Op: scripts.OpHandBack, Topic: f.m.Topic, ID: f.m.ID, Fence: f.fence}
+			items[i] = queuestore.SettleItem{Op: queuestore.OpHandBack, Topic: f.m.Topic, ID: f.m.ID, Fence: f.fence}
 		}
-		res, err := scripts.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
+		res, err := queuestore.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
 		for i, f := range chunk {
 			switch {
 			case err != nil:
 				s.drop(f.m, stateAbandoned)
-			case res[i].Status == scripts.NotOwner:
+			case res[i].Status == queuestore.NotOwner:
 				s.lose(f.m, f.fence)
 			default:
 				// Handed back: no longer held, but a received message may

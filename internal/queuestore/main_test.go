@@ -1,4 +1,4 @@
-package scripts_test
+package queuestore_test
 
 import (
 	"os"

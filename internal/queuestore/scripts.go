@@ -5,7 +5,7 @@
 //
 // Script text is constant and every key a script touches is passed in KEYS,
 // all under one queue's hash tag, so every script runs on Redis Cluster.
-package scripts
+package queuestore
 
 import (
 	_ "embed"

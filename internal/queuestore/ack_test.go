@@ -1,4 +1,4 @@
-package scripts_test
+package queuestore_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/queuestore"
 	"github.com/dtq-dev/dtq/internal/redistest"
-	"github.com/dtq-dev/dtq/internal/scripts"
 	"github.com/redis/rueidis"
 )
 
@@ -20,14 +20,14 @@ const group = "g"
 func pending(t *testing.T, b *redistest.Backend, q keys.Queue, n int) []string {
 	t.Helper()
 	ctx := t.Context()
-	msgs := make([]scripts.PutMessage, n)
+	msgs := make([]queuestore.PutMessage, n)
 	for i := range msgs {
-		msgs[i] = scripts.PutMessage{Topic: "a", Key: fmt.Sprintf("k%02d", i), Data: []byte("x"), Nonce: "p1"}
+		msgs[i] = queuestore.PutMessage{Topic: "a", Key: fmt.Sprintf("k%02d", i), Data: []byte("x"), Nonce: "p1"}
 	}
-	if _, err := scripts.Put(ctx, b.Client, q, time.Second, msgs); err != nil {
+	if _, err := queuestore.Put(ctx, b.Client, q, time.Second, msgs); err != nil {
 		t.Fatal(err)
 	}
-	res, err := scripts.Fetch(ctx, b.Client, q, scripts.FetchRequest{
+	res, err := queuestore.Fetch(ctx, b.Client, q, queuestore.FetchRequest{
 		Group: group, Consumer: "c", Topics: []string{"a"}, Cursors: []string{"0-0"},
 		Credit: n, DeadMaxLen: 10, PromoteMax: 10,
 	})
@@ -73,17 +73,17 @@ func owner(t *testing.T, c rueidis.Client, q keys.Queue, id string) string {
 // another consumer reclaimed is refused and leaves it alone.
 func TestAckFencesEachItem(t *testing.T) {
 	t.Parallel()
-	cfg := scripts.SettleConfig{Group: group, Consumer: "c", WaiterTTL: time.Second, RoomCap: 8}
+	cfg := queuestore.SettleConfig{Group: group, Consumer: "c", WaiterTTL: time.Second, RoomCap: 8}
 	cases := []struct {
 		name  string
-		fence func(ids []string) *scripts.FenceRange
+		fence func(ids []string) *queuestore.FenceRange
 	}{
-		{"per item", func([]string) *scripts.FenceRange { return nil }},
-		{"range", func(ids []string) *scripts.FenceRange {
-			return &scripts.FenceRange{First: ids[0], Last: ids[len(ids)-1], Count: len(ids)}
+		{"per item", func([]string) *queuestore.FenceRange { return nil }},
+		{"range", func(ids []string) *queuestore.FenceRange {
+			return &queuestore.FenceRange{First: ids[0], Last: ids[len(ids)-1], Count: len(ids)}
 		}},
-		{"truncated range", func(ids []string) *scripts.FenceRange {
-			return &scripts.FenceRange{First: ids[0], Last: ids[len(ids)-1], Count: 2}
+		{"truncated range", func(ids []string) *queuestore.FenceRange {
+			return &queuestore.FenceRange{First: ids[0], Last: ids[len(ids)-1], Count: 2}
 		}},
 	}
 	for _, tc := range cases {
@@ -94,11 +94,11 @@ func TestAckFencesEachItem(t *testing.T) {
 				steal(t, b.Client, q, ids[1], "d")
 				steal(t, b.Client, q, ids[4], "d")
 				steal(t, b.Client, q, ids[3], "c") // redelivered to the same consumer
-				items := make([]scripts.AckItem, len(ids))
+				items := make([]queuestore.AckItem, len(ids))
 				for i, id := range ids {
-					items[i] = scripts.AckItem{ID: id, Fence: 1, Key: fmt.Sprintf("k%02d", i)}
+					items[i] = queuestore.AckItem{ID: id, Fence: 1, Key: fmt.Sprintf("k%02d", i)}
 				}
-				got, err := scripts.Ack(context.Background(), b.Client, q, cfg, "a", items, tc.fence(ids))
+				got, err := queuestore.Ack(context.Background(), b.Client, q, cfg, "a", items, tc.fence(ids))
 				if err != nil {
 					t.Fatal(err)
 				}
