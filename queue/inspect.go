@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/queuestore"
 )
@@ -73,4 +72,3 @@ func (q *Queue) Malformed(ctx context.Context) (int64, error) {
 	return queuestore.Counter(ctx, q.client, q.keys.Stats(), "malformed")
 }
 
-func isNoGroup(err error) bool { return delivery.IsNoGroup(err) }
