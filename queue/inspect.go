@@ -71,4 +71,3 @@ func (q *Queue) DeadLetters(ctx context.Context, count int64) ([]DeadLetter, err
 func (q *Queue) Malformed(ctx context.Context) (int64, error) {
 	return queuestore.Counter(ctx, q.client, q.keys.Stats(), "malformed")
 }
-
