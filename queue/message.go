@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
@@ -29,9 +30,16 @@ type Message struct {
 	h        holder // the subscription or lease that settles it
 	priority int
 	seq      uint64
-	sid      streamID  // ID, parsed
-	keyed    bool      // Key is in the dedup index (false: a random key)
-	fence    int64     // delivery count in the consumer group: who owns it; guarded by its holder (see holder.fence)
+	sid      streamID // ID, parsed
+	keyed    bool     // Key is in the dedup index (false: a random key)
+	fence    int64    // delivery count in the consumer group: who owns it; guarded by its holder (see holder.fence)
+	// releasing: a settlement that ends its holding (anything but an
+	// extend) was sent: a reclaim of it by its own subscription is a new
+	// delivery, not the held message renewed (Subscription.deliver)
+	releasing atomic.Bool
+	// parked is a reclaim of it by its own subscription that came while it
+	// was releasing, guarded by the subscription (see deliver)
+	parked   *queuestore.Fetched
 	state    msgState  // guarded by its holder's mutex
 	index    int       // position in the ready heap, -1 when not there
 	deadline time.Time // a leased message's, guarded by its holder
@@ -166,6 +174,9 @@ func (m *Message) settleWait(ctx context.Context, it queuestore.SettleItem, noWa
 	}
 
 	it.Topic, it.ID = m.Topic, m.ID
+	if it.Op != queuestore.OpExtend {
+		m.releasing.Store(true)
+	}
 	var retry backoff.Backoff
 	for {
 		it.Fence = h.fence(m)

@@ -260,7 +260,12 @@ func (s *Subscription) setReclaiming(on bool) {
 // reaching Redis (the process paused, and the reader ran before the renewer
 // when both were due). The entry never left this consumer, so the held
 // message takes the new delivery's fence and stays valid; nothing is
-// delivered twice.
+// delivered twice. While a settlement that ends its holding is on its way
+// (an ack, a nak, a hand-back) the reclaim waits on the message (parked):
+// the settlement answered "not owner" came after the reclaim and is sent
+// again under its fence (lose); one that went through came first — a
+// hand-back makes the entry claimable at once — and the parked entry is
+// its redelivery, delivered when the holding ends (dropLocked).
 func (s *Subscription) deliver(entries []queuestore.Fetched) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -275,30 +280,40 @@ func (s *Subscription) deliver(entries []queuestore.Fetched) {
 				}
 			}
 			if m := own[entryRef{s.topics[e.Topic], e.ID}]; m != nil {
-				m.fence = e.Fence
+				if m.releasing.Load() {
+					m.parked = &e
+				} else {
+					m.fence = e.Fence
+				}
 				continue
 			}
 		}
-		sid, _ := parseID(e.ID)
-		m := &Message{
-			Data:       e.Data,
-			Key:        e.Key,
-			Topic:      s.topics[e.Topic],
-			ID:         e.ID,
-			Deliveries: int(e.Prior + e.Fence),
-			sid:        sid,
-			keyed:      e.Keyed,
-			h:          s,
-			priority:   s.priority[e.Topic],
-			seq:        s.seq,
-			fence:      e.Fence,
-			state:      stateReady,
-		}
-		s.seq++
-		heap.Push(&s.ready, m)
-		s.held[m] = struct{}{}
+		s.addLocked(e)
 	}
 	s.notify()
+}
+
+// addLocked makes a fetched entry a held message, ready to be received.
+// Called with s.mu held.
+func (s *Subscription) addLocked(e queuestore.Fetched) {
+	sid, _ := parseID(e.ID)
+	m := &Message{
+		Data:       e.Data,
+		Key:        e.Key,
+		Topic:      s.topics[e.Topic],
+		ID:         e.ID,
+		Deliveries: int(e.Prior + e.Fence),
+		sid:        sid,
+		keyed:      e.Keyed,
+		h:          s,
+		priority:   s.priority[e.Topic],
+		seq:        s.seq,
+		fence:      e.Fence,
+		state:      stateReady,
+	}
+	s.seq++
+	heap.Push(&s.ready, m)
+	s.held[m] = struct{}{}
 }
 
 // entryRef names a stream entry of the subscription: topic and id.

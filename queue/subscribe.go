@@ -211,11 +211,16 @@ func (s *Subscription) fence(m *Message) int64 {
 func (s *Subscription) lose(m *Message, fence int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.reclaiming && m.fence == fence {
+	for s.reclaiming && m.fence == fence && m.parked == nil {
 		changed := s.changed
 		s.mu.Unlock()
 		<-changed
 		s.mu.Lock()
+	}
+	if p := m.parked; p != nil {
+		// Our own reclaim pass took it before the settlement ran.
+		m.fence, m.parked = p.Fence, nil
+		return false
 	}
 	if m.fence != fence {
 		return false
@@ -367,6 +372,7 @@ func (s *Subscription) handBack(ctx context.Context, pick func(*Message) bool) e
 	for chunk := range slices.Chunk(s.heldFenced(pick), batchMax) {
 		items := make([]queuestore.SettleItem, len(chunk))
 		for i, f := range chunk {
+			f.m.releasing.Store(true)
 			items[i] = queuestore.SettleItem{Op: queuestore.OpHandBack, Topic: f.m.Topic, ID: f.m.ID, Fence: f.fence}
 		}
 		res, err := queuestore.Settle(ctx, s.q.client, s.q.keys, s.settleCfg, items)
@@ -407,6 +413,12 @@ func (s *Subscription) dropLocked(m *Message, to msgState) {
 	}
 	m.state = to
 	delete(s.held, m)
+	if p := m.parked; p != nil {
+		// Reclaimed by our own reclaim pass once its settlement had made it
+		// claimable (a hand-back): the entry's redelivery.
+		m.parked = nil
+		s.addLocked(*p)
+	}
 	s.notify()
 }
 
