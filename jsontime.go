@@ -2,7 +2,8 @@ package dtq
 
 import (
 	"encoding/json"
-	"time"
+
+	"github.com/dtq-dev/dtq/internal/wiretime"
 )
 
 // TimeFormat is the layout of every time in the JSON of dtq's types and
@@ -10,40 +11,16 @@ import (
 // "2026-12-05T17:14:18.910Z" (time.Time's own JSON drops trailing zeros,
 // "…18.91Z", and the fraction of a whole second). Times are the Redis
 // clock's milliseconds; a finer time is truncated to the millisecond.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-// jsonTime is a time.Time whose JSON is TimeFormat in UTC.
-type jsonTime time.Time
-
-// MarshalJSON writes t as a JSON string in TimeFormat.
-func (t jsonTime) MarshalJSON() ([]byte, error) {
-	tt := time.Time(t).UTC()
-	if y := tt.Year(); y < 0 || y > 9999 {
-		return json.Marshal(time.Time(t)) // time.Time's error for a year RFC 3339 cannot write
-	}
-	b := make([]byte, 0, len(TimeFormat)+2)
-	b = append(b, '"')
-	b = tt.AppendFormat(b, TimeFormat)
-	return append(b, '"'), nil
-}
-
-// jsonTimePtr is t as a *jsonTime (nil for nil).
-func jsonTimePtr(t *time.Time) *jsonTime {
-	if t == nil {
-		return nil
-	}
-	j := jsonTime(*t)
-	return &j
-}
+const TimeFormat = wiretime.Layout
 
 // MarshalJSON encodes e with its times in TimeFormat.
 func (e Execution) MarshalJSON() ([]byte, error) {
 	type plain Execution
 	return json.Marshal(struct {
 		plain
-		StartedAt  jsonTime `json:"started_at"`
-		FinishedAt jsonTime `json:"finished_at"`
-	}{plain(e), jsonTime(e.StartedAt), jsonTime(e.FinishedAt)})
+		StartedAt  wiretime.Time `json:"started_at"`
+		FinishedAt wiretime.Time `json:"finished_at"`
+	}{plain(e), wiretime.Time(e.StartedAt), wiretime.Time(e.FinishedAt)})
 }
 
 // MarshalJSON encodes p with its time in TimeFormat.
@@ -51,8 +28,8 @@ func (p TaskProgress) MarshalJSON() ([]byte, error) {
 	type plain TaskProgress
 	return json.Marshal(struct {
 		plain
-		At jsonTime `json:"at"`
-	}{plain(p), jsonTime(p.At)})
+		At wiretime.Time `json:"at"`
+	}{plain(p), wiretime.Time(p.At)})
 }
 
 // MarshalJSON encodes e with its time in TimeFormat.
@@ -60,8 +37,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	type plain Event
 	return json.Marshal(struct {
 		plain
-		Time jsonTime `json:"time"`
-	}{plain(e), jsonTime(e.Time)})
+		Time wiretime.Time `json:"time"`
+	}{plain(e), wiretime.Time(e.Time)})
 }
 
 // MarshalJSON encodes l with its deadline in TimeFormat.
@@ -69,8 +46,8 @@ func (l Lease) MarshalJSON() ([]byte, error) {
 	type plain Lease
 	return json.Marshal(struct {
 		plain
-		Deadline jsonTime `json:"deadline"`
-	}{plain(l), jsonTime(l.Deadline)})
+		Deadline wiretime.Time `json:"deadline"`
+	}{plain(l), wiretime.Time(l.Deadline)})
 }
 
 // MarshalJSON encodes l with its time in TimeFormat.
@@ -78,8 +55,8 @@ func (l LimitInfo) MarshalJSON() ([]byte, error) {
 	type plain LimitInfo
 	return json.Marshal(struct {
 		plain
-		PausedUntil *jsonTime `json:"paused_until,omitempty"`
-	}{plain(l), jsonTimePtr(l.PausedUntil)})
+		PausedUntil *wiretime.Time `json:"paused_until,omitempty"`
+	}{plain(l), wiretime.Ptr(l.PausedUntil)})
 }
 
 // MarshalJSON encodes s with its time in TimeFormat.
@@ -87,8 +64,8 @@ func (s ScopeLimitInfo) MarshalJSON() ([]byte, error) {
 	type plain ScopeLimitInfo
 	return json.Marshal(struct {
 		plain
-		PausedUntil *jsonTime `json:"paused_until,omitempty"`
-	}{plain(s), jsonTimePtr(s.PausedUntil)})
+		PausedUntil *wiretime.Time `json:"paused_until,omitempty"`
+	}{plain(s), wiretime.Ptr(s.PausedUntil)})
 }
 
 // MarshalJSON encodes s with its times in TimeFormat.
@@ -96,11 +73,11 @@ func (s ScheduleInfo) MarshalJSON() ([]byte, error) {
 	type plain ScheduleInfo
 	return json.Marshal(struct {
 		plain
-		CreatedAt jsonTime  `json:"created_at"`
-		UpdatedAt jsonTime  `json:"updated_at"`
-		NextRun   *jsonTime `json:"next_run,omitempty"`
-		LastTick  *jsonTime `json:"last_tick,omitempty"`
-	}{plain(s), jsonTime(s.CreatedAt), jsonTime(s.UpdatedAt), jsonTimePtr(s.NextRun), jsonTimePtr(s.LastTick)})
+		CreatedAt wiretime.Time  `json:"created_at"`
+		UpdatedAt wiretime.Time  `json:"updated_at"`
+		NextRun   *wiretime.Time `json:"next_run,omitempty"`
+		LastTick  *wiretime.Time `json:"last_tick,omitempty"`
+	}{plain(s), wiretime.Time(s.CreatedAt), wiretime.Time(s.UpdatedAt), wiretime.Ptr(s.NextRun), wiretime.Ptr(s.LastTick)})
 }
 
 // MarshalJSON encodes w with its times in TimeFormat.
@@ -108,9 +85,9 @@ func (w Workflow) MarshalJSON() ([]byte, error) {
 	type plain Workflow
 	return json.Marshal(struct {
 		plain
-		CreatedAt  jsonTime  `json:"created_at"`
-		FinishedAt *jsonTime `json:"finished_at,omitempty"`
-	}{plain(w), jsonTime(w.CreatedAt), jsonTimePtr(w.FinishedAt)})
+		CreatedAt  wiretime.Time  `json:"created_at"`
+		FinishedAt *wiretime.Time `json:"finished_at,omitempty"`
+	}{plain(w), wiretime.Time(w.CreatedAt), wiretime.Ptr(w.FinishedAt)})
 }
 
 // MarshalJSON encodes d with its time in TimeFormat.
@@ -118,8 +95,8 @@ func (d DeadLetter) MarshalJSON() ([]byte, error) {
 	type plain DeadLetter
 	return json.Marshal(struct {
 		plain
-		DeadAt jsonTime `json:"dead_at"`
-	}{plain(d), jsonTime(d.DeadAt)})
+		DeadAt wiretime.Time `json:"dead_at"`
+	}{plain(d), wiretime.Time(d.DeadAt)})
 }
 
 // MarshalJSON encodes w with its times in TimeFormat.
@@ -127,9 +104,9 @@ func (w WorkerInfo) MarshalJSON() ([]byte, error) {
 	type plain WorkerInfo
 	return json.Marshal(struct {
 		plain
-		StartedAt     jsonTime `json:"started_at"`
-		LastHeartbeat jsonTime `json:"last_heartbeat"`
-	}{plain(w), jsonTime(w.StartedAt), jsonTime(w.LastHeartbeat)})
+		StartedAt     wiretime.Time `json:"started_at"`
+		LastHeartbeat wiretime.Time `json:"last_heartbeat"`
+	}{plain(w), wiretime.Time(w.StartedAt), wiretime.Time(w.LastHeartbeat)})
 }
 
 // MarshalJSON encodes e with its time in TimeFormat.
@@ -137,6 +114,6 @@ func (e AuditEntry) MarshalJSON() ([]byte, error) {
 	type plain AuditEntry
 	return json.Marshal(struct {
 		plain
-		Time jsonTime `json:"time"`
-	}{plain(e), jsonTime(e.Time)})
+		Time wiretime.Time `json:"time"`
+	}{plain(e), wiretime.Time(e.Time)})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/dtq-dev/dtq/internal/wiretime"
 )
 
 // Status is where a task is in its life.
@@ -158,14 +159,14 @@ func (t *Task) MarshalJSON() ([]byte, error) {
 	type plain Task
 	return json.Marshal(struct {
 		*plain
-		TimeoutSeconds float64   `json:"timeout_seconds"`
-		CreatedAt      jsonTime  `json:"created_at"`
-		ScheduledAt    *jsonTime `json:"scheduled_at,omitempty"`
-		StartedAt      *jsonTime `json:"started_at,omitempty"`
-		FinishedAt     *jsonTime `json:"finished_at,omitempty"`
-		ScheduleTick   *jsonTime `json:"schedule_tick,omitempty"`
-	}{(*plain)(t), t.Timeout.Seconds(), jsonTime(t.CreatedAt), jsonTimePtr(t.ScheduledAt), jsonTimePtr(t.StartedAt),
-		jsonTimePtr(t.FinishedAt), jsonTimePtr(t.ScheduleTick)})
+		TimeoutSeconds float64        `json:"timeout_seconds"`
+		CreatedAt      wiretime.Time  `json:"created_at"`
+		ScheduledAt    *wiretime.Time `json:"scheduled_at,omitempty"`
+		StartedAt      *wiretime.Time `json:"started_at,omitempty"`
+		FinishedAt     *wiretime.Time `json:"finished_at,omitempty"`
+		ScheduleTick   *wiretime.Time `json:"schedule_tick,omitempty"`
+	}{(*plain)(t), t.Timeout.Seconds(), wiretime.Time(t.CreatedAt), wiretime.Ptr(t.ScheduledAt), wiretime.Ptr(t.StartedAt),
+		wiretime.Ptr(t.FinishedAt), wiretime.Ptr(t.ScheduleTick)})
 }
 
 func msTime(ms int64) time.Time {

@@ -48,27 +48,6 @@ const (
 	codeInternal       = "internal"
 )
 
-// wireTime is a time in an answer of the API's own types: dtq.TimeFormat
-// in UTC, as the engine's types write theirs.
-type wireTime time.Time
-
-// MarshalJSON writes t as a JSON string in dtq.TimeFormat.
-func (t wireTime) MarshalJSON() ([]byte, error) {
-	if y := time.Time(t).UTC().Year(); y < 0 || y > 9999 {
-		return json.Marshal(time.Time(t)) // time.Time's error for a year RFC 3339 cannot write
-	}
-	return []byte(`"` + time.Time(t).UTC().Format(dtq.TimeFormat) + `"`), nil
-}
-
-// wireTimePtr is t as a *wireTime (nil for nil).
-func wireTimePtr(t *time.Time) *wireTime {
-	if t == nil {
-		return nil
-	}
-	w := wireTime(*t)
-	return &w
-}
-
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/wiretime"
 )
 
 // maxHTTPLeaseWait bounds a long poll over HTTP (under the server's 30 s
@@ -30,9 +31,9 @@ type leaseList struct {
 
 // extended is the answer of POST /api/v1/leases/{lease}/extend.
 type extended struct {
-	Lease           string   `json:"lease"`
-	Deadline        wireTime `json:"deadline"`
-	CancelRequested bool     `json:"cancel_requested"`
+	Lease           string        `json:"lease"`
+	Deadline        wiretime.Time `json:"deadline"`
+	CancelRequested bool          `json:"cancel_requested"`
 }
 
 // completion is the body of POST /api/v1/leases/{lease}/complete.
@@ -123,7 +124,7 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, extended{Lease: token, Deadline: wireTime(deadline), CancelRequested: cancel})
+	writeJSON(w, http.StatusOK, extended{Lease: token, Deadline: wiretime.Time(deadline), CancelRequested: cancel})
 }
 
 // completeLease: POST /api/v1/leases/{lease}/complete {"result"} → 200 +

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/wiretime"
 )
 
 // limitBody is the body of PUT /api/v1/limits/{queue}: the queue's limits,
@@ -20,36 +21,36 @@ type limitBody struct {
 
 // limitView is a queue's limits as the API answers them.
 type limitView struct {
-	Queue       string    `json:"queue"`
-	MaxRunning  int64     `json:"max_running"`
-	InUse       int64     `json:"in_use"`
-	Rate        int64     `json:"rate,omitempty"`
-	PerSeconds  float64   `json:"per_seconds,omitempty"`
-	Burst       int64     `json:"burst,omitempty"`
-	PausedUntil *wireTime `json:"paused_until,omitempty"`
+	Queue       string         `json:"queue"`
+	MaxRunning  int64          `json:"max_running"`
+	InUse       int64          `json:"in_use"`
+	Rate        int64          `json:"rate,omitempty"`
+	PerSeconds  float64        `json:"per_seconds,omitempty"`
+	Burst       int64          `json:"burst,omitempty"`
+	PausedUntil *wiretime.Time `json:"paused_until,omitempty"`
 	// Scopes are the limits of its task types and limit keys.
 	Scopes []scopeView `json:"scopes,omitempty"`
 }
 
 // scopeView is a task type's or limit key's limits in a queue.
 type scopeView struct {
-	TaskType    string    `json:"task_type,omitempty"`
-	LimitKey    string    `json:"limit_key,omitempty"`
-	MaxRunning  int64     `json:"max_running"`
-	InUse       int64     `json:"in_use"`
-	Waiting     int64     `json:"waiting"`
-	Rate        int64     `json:"rate,omitempty"`
-	PerSeconds  float64   `json:"per_seconds,omitempty"`
-	Burst       int64     `json:"burst,omitempty"`
-	PausedUntil *wireTime `json:"paused_until,omitempty"`
+	TaskType    string         `json:"task_type,omitempty"`
+	LimitKey    string         `json:"limit_key,omitempty"`
+	MaxRunning  int64          `json:"max_running"`
+	InUse       int64          `json:"in_use"`
+	Waiting     int64          `json:"waiting"`
+	Rate        int64          `json:"rate,omitempty"`
+	PerSeconds  float64        `json:"per_seconds,omitempty"`
+	Burst       int64          `json:"burst,omitempty"`
+	PausedUntil *wiretime.Time `json:"paused_until,omitempty"`
 }
 
 func viewOfLimit(l *dtq.LimitInfo) limitView {
 	v := limitView{Queue: l.Queue, MaxRunning: l.MaxRunning, InUse: l.InUse, Rate: l.Rate, PerSeconds: l.Per.Seconds(),
-		Burst: l.Burst, PausedUntil: wireTimePtr(l.PausedUntil)}
+		Burst: l.Burst, PausedUntil: wiretime.Ptr(l.PausedUntil)}
 	for _, s := range l.Scopes {
 		sv := scopeView{TaskType: s.TaskType, LimitKey: s.LimitKey, MaxRunning: s.MaxRunning, InUse: s.InUse, Waiting: s.Waiting,
-			Rate: s.Rate, Burst: s.Burst, PausedUntil: wireTimePtr(s.PausedUntil)}
+			Rate: s.Rate, Burst: s.Burst, PausedUntil: wiretime.Ptr(s.PausedUntil)}
 		if s.Rate > 0 {
 			sv.PerSeconds = s.Per.Seconds()
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtq-dev/dtq/internal/wiretime"
 	"github.com/dtq-dev/dtq/queue"
 )
 
@@ -154,18 +155,18 @@ type mqLeaseBody struct {
 
 // mqLease is one leased message in an answer.
 type mqLease struct {
-	Lease      string   `json:"lease"`
-	Deadline   wireTime `json:"deadline"`
-	Topic      string   `json:"topic"`
-	ID         string   `json:"id"`
-	Key        string   `json:"key"`
-	Deliveries int      `json:"deliveries"`
-	Data       *string  `json:"data,omitempty"` // when the body is valid UTF-8
-	DataBase64 string   `json:"data_base64"`
+	Lease      string        `json:"lease"`
+	Deadline   wiretime.Time `json:"deadline"`
+	Topic      string        `json:"topic"`
+	ID         string        `json:"id"`
+	Key        string        `json:"key"`
+	Deliveries int           `json:"deliveries"`
+	Data       *string       `json:"data,omitempty"` // when the body is valid UTF-8
+	DataBase64 string        `json:"data_base64"`
 }
 
 func leaseOf(m *queue.Message) mqLease {
-	l := mqLease{Lease: m.Token(), Deadline: wireTime(m.Deadline()), Topic: m.Topic, ID: m.ID, Key: m.Key, Deliveries: m.Deliveries}
+	l := mqLease{Lease: m.Token(), Deadline: wiretime.Time(m.Deadline()), Topic: m.Topic, ID: m.ID, Key: m.Key, Deliveries: m.Deliveries}
 	l.Data, l.DataBase64 = bodyOf(m.Data)
 	return l
 }
@@ -270,8 +271,8 @@ type settled struct {
 
 // mqExtended is the answer of …/extend.
 type mqExtended struct {
-	Lease    string   `json:"lease"`
-	Deadline wireTime `json:"deadline"`
+	Lease    string        `json:"lease"`
+	Deadline wiretime.Time `json:"deadline"`
 }
 
 // mqAck: POST /api/v1/mq/{queue}/leases/{lease}/ack → 200, 409 lease_lost.
@@ -289,7 +290,7 @@ func (s *Server) mqExtend(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, mqExtended{Lease: r.PathValue("lease"), Deadline: wireTime(m.Deadline())})
+	writeJSON(w, http.StatusOK, mqExtended{Lease: r.PathValue("lease"), Deadline: wiretime.Time(m.Deadline())})
 }
 
 // releaseBody is the body of …/release.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/wiretime"
 )
 
 // scheduleBody is the body of PUT /api/v1/schedules/{queue}/{name}: the
@@ -37,10 +38,10 @@ type scheduleJSON struct {
 	Missed         string          `json:"missed"`
 	CatchUpMax     int             `json:"catch_up_max"`
 	Paused         bool            `json:"paused"`
-	CreatedAt      wireTime        `json:"created_at"`
-	UpdatedAt      wireTime        `json:"updated_at"`
-	NextRun        *wireTime       `json:"next_run,omitempty"`
-	LastTick       *wireTime       `json:"last_tick,omitempty"`
+	CreatedAt      wiretime.Time   `json:"created_at"`
+	UpdatedAt      wiretime.Time   `json:"updated_at"`
+	NextRun        *wiretime.Time  `json:"next_run,omitempty"`
+	LastTick       *wiretime.Time  `json:"last_tick,omitempty"`
 	LastTaskID     string          `json:"last_task_id,omitempty"`
 }
 
@@ -55,8 +56,8 @@ func scheduleOf(in *dtq.ScheduleInfo) scheduleJSON {
 	}
 	return scheduleJSON{Name: in.Name, Queue: in.Queue, Cron: in.Cron, TimeZone: in.TimeZone, TaskType: in.TaskType,
 		Payload: payload, Priority: prio, MaxAttempts: in.MaxAttempts, TimeoutSeconds: in.Timeout.Seconds(),
-		Missed: string(in.Missed), CatchUpMax: in.CatchUpMax, Paused: in.Paused, CreatedAt: wireTime(in.CreatedAt),
-		UpdatedAt: wireTime(in.UpdatedAt), NextRun: wireTimePtr(in.NextRun), LastTick: wireTimePtr(in.LastTick), LastTaskID: in.LastTaskID}
+		Missed: string(in.Missed), CatchUpMax: in.CatchUpMax, Paused: in.Paused, CreatedAt: wiretime.Time(in.CreatedAt),
+		UpdatedAt: wiretime.Time(in.UpdatedAt), NextRun: wiretime.Ptr(in.NextRun), LastTick: wiretime.Ptr(in.LastTick), LastTaskID: in.LastTaskID}
 }
 
 // schedule turns a body into the engine's Schedule, naming a bad field
