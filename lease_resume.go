@@ -2,15 +2,13 @@ package dtq
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
-// Leases find their lost answers again as a Go worker does (worker_resume.go,
-// CONTRACT 3.3.1b), within what a stateless holder allows:
+// Leases find their lost answers again (resume.go, CONTRACT 3.3.1b),
+// within what a stateless holder allows:
 //   - a start whose answer is lost is asked again as resumed within the
 //     call, for up to half the lease's timeout while the caller waits;
 //   - after a claim of a holder fails, its next Lease call in this process
@@ -19,30 +17,15 @@ import (
 //     reclaimed are left to the next takeover: a running lease of its own
 //     looks the same.
 
-// resumeLeaseStarts asks start.lua again, as resumed, for entries whose
+// resumeLeaseStarts asks start.lua again (askAgain) for entries whose
 // start failed with err, until it answers, ctx ends or half of timeout
 // passes (then it returns err).
 func (c *Client) resumeLeaseStarts(ctx context.Context, q *queueState, cfg store.StartConfig, entries []store.Entry,
 	timeout time.Duration, err error) ([]store.Started, error) {
-	for i := range entries {
-		entries[i].Resumed = true
-	}
 	ctx, cancel := context.WithTimeout(ctx, timeout/2)
 	defer cancel()
-	retry := backoff.Backoff{Max: min(time.Second, timeout/4)}
-	for {
-		c.redisError("start", err)
-		c.log.Warn("starting leased tasks failed; asking again", logQueue, q.name, "tasks", len(entries), "error", err)
-		if retry.Sleep(ctx) != nil {
-			return nil, err
-		}
-		started, serr := q.store.Start(ctx, cfg, entries)
-		var nre *store.NotReplicatedError
-		if serr == nil || errors.As(serr, &nre) {
-			return started, serr
-		}
-		err = serr
-	}
+	return askAgain(ctx, c.log, c, q.name, entries, min(time.Second, timeout/4), err,
+		func() ([]store.Started, error) { return q.store.Start(ctx, cfg, entries) })
 }
 
 // lostClaim notes that a claim of consumer on q failed with its call in

@@ -2,51 +2,24 @@ package dtq
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
-// A claim or a start whose answer is lost — the connection failed with the
-// call in flight, Redis killed after it wrote the call but before its
-// reply — may have happened. Left alone, its tasks would stay claimed by
-// this worker, unrenewed, and be taken over a visibility timeout later as
-// from a lost worker: a crash recorded (counted toward MaxCrashes) for a
-// run whose handler never started, and the task late by that timeout. So
-// the worker finds them again (CONTRACT 3.3.1b):
-//   - a start it made is asked again as resumed (store.Entry.Resumed):
-//     a run of this worker's the task holds goes on, else the entry starts
-//     as claimed (resumeStarts);
-//   - after a claim call fails, the reader reads the entries pending for
-//     this worker before its next claim and starts those no execution of
-//     it holds (recoverClaims).
-// No run is recorded as crashed unless a handler could have started.
-
-// resumeStarts asks start.lua again, as resumed, for entries whose start
+// resumeStarts asks start.lua again (askAgain) for entries whose start
 // (after pre: the outcomes of the entries started already, nil for none)
 // failed with err, until it answers or stop ends (then it returns err,
-// pre as it was).
+// pre as it was). After a failed claim call, recoverClaims finds the
+// claims among the entries pending for the worker.
 func (wq *workerQueue) resumeStarts(ctx, stop context.Context, entries []store.Entry, pre []store.Started, err error) ([]store.Started, error) {
 	w := wq.w
-	for i := range entries {
-		entries[i].Resumed = true
+	started, err := askAgain(stop, w.log, w.c, wq.q.name, entries, min(time.Second, w.cfg.VisibilityTimeout/4), err,
+		func() ([]store.Started, error) { return wq.startRest(ctx, entries, pre) })
+	if started == nil {
+		started = pre
 	}
-	retry := backoff.Backoff{Max: min(time.Second, w.cfg.VisibilityTimeout/4)}
-	for {
-		w.c.redisError("start", err)
-		w.log.Warn("starting tasks failed; asking again", "queue", wq.q.name, "tasks", len(entries), "error", err)
-		if retry.Sleep(stop) != nil {
-			return pre, err
-		}
-		started, serr := wq.startRest(ctx, entries, pre)
-		var nre *store.NotReplicatedError
-		if serr == nil || errors.As(serr, &nre) {
-			return started, serr
-		}
-		err = serr
-	}
+	return started, err
 }
 
 // recoverClaims starts the entries pending for this worker in the queue
