@@ -1,6 +1,9 @@
 package dtq
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // StallClaims makes w call stall when a read returns claimed entries,
 // before it looks at them: a worker frozen with the read's reply on its
@@ -17,3 +20,21 @@ func SetEventLinger(c *Client, d time.Duration) { c.pub.linger = d }
 // loaded that quick handlers may average a millisecond.
 // Set it before w starts.
 func SetAheadBelow(w *Worker, d time.Duration) { w.aheadBelow = d }
+
+// WatchTypes runs a long poll's wait for holders of types on queue from
+// the bands' ends as they are now (marks taken first): after before
+// returns, it waits up to block and reports whether an entry of one of
+// types arrived after the marks.
+func WatchTypes(ctx context.Context, c *Client, queue string, types []string, before func(), block time.Duration) (bool, error) {
+	q := c.queue(queue)
+	marks, err := q.store.Tails(ctx)
+	if err != nil {
+		return false, err
+	}
+	before()
+	set := map[string]bool{}
+	for _, t := range types {
+		set[t] = true
+	}
+	return c.watchTypes(ctx, q, marks, set, block)
+}

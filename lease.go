@@ -225,11 +225,6 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 	deadline := time.Now().Add(r.Wait)
 	var marks []string // the first queue's, for a holder of some types (watchTypes)
 	for {
-		if types != nil && marks == nil && r.Wait > 0 {
-			if marks, err = c.queue(r.Queues[0]).store.Tails(ctx); err != nil {
-				return nil, err
-			}
-		}
 		var out []*Lease
 		for _, name := range r.Queues {
 			ls, err := c.leaseTypes(ctx, c.queue(name), consumer, r.Max-len(out), types, r.Timeout)
@@ -246,11 +241,21 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 			return out, nil
 		}
 		q := c.queue(r.Queues[0])
+		if types != nil && marks == nil {
+			// Nothing of its types ready: mark the bands' ends, then read
+			// once more — what came before the marks is read, what comes
+			// after them is watched. (Taken only now: a call that finds
+			// work never pays for them.)
+			if marks, err = q.store.Tails(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if types != nil {
-			// Nothing of its types ready: wait as on an empty queue until
+			// Still nothing of its types: wait as on an empty queue until
 			// one arrives (entries of other types, given back by this
 			// holder or others, do not wake it), then read them all again.
-			if err := c.watchTypes(ctx, q, marks, types, min(left, time.Second)); err != nil {
+			if _, err := c.watchTypes(ctx, q, marks, types, min(left, time.Second)); err != nil {
 				if ctx.Err() != nil {
 					return nil, nil //nolint:nilerr // the caller went away: nothing leased
 				}

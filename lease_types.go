@@ -58,21 +58,21 @@ func (c *Client) leaseTypes(ctx context.Context, q *queueState, consumer string,
 
 // watchTypes waits up to block for an entry of q of one of types (or a
 // malformed one, which a read dead-letters) added after marks, which it
-// advances past the entries it passes over. It claims nothing: the
-// caller's next read does.
-func (c *Client) watchTypes(ctx context.Context, q *queueState, marks []string, types map[string]bool, block time.Duration) error {
+// advances past the entries it passes over, and reports whether one came.
+// It claims nothing: the caller's next read does.
+func (c *Client) watchTypes(ctx context.Context, q *queueState, marks []string, types map[string]bool, block time.Duration) (bool, error) {
 	end := time.Now().Add(block)
 	for {
 		left := time.Until(end)
 		if left < time.Millisecond {
-			return nil
+			return false, nil
 		}
 		es, err := q.store.Watch(ctx, marks, watchBatch, left)
 		if err != nil || len(es) == 0 {
-			return err
+			return false, err
 		}
 		if takes(es, types) {
-			return nil
+			return true, nil
 		}
 	}
 }

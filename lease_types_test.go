@@ -69,9 +69,11 @@ func TestLeaseOfOtherTypesDoesNotSpin(t *testing.T) {
 	}
 }
 
-// A holder of some task types that waits beside another type's task is
-// woken by a task of its type, and leases it; the other type's task stays
-// for a holder of its type.
+// A holder of some task types that waits beside another type's task
+// leases a task of its type that arrives during the wait; the other type's
+// task stays for a holder of its type. (That the wait is woken by its own
+// types only is TestLeaseWatchSeesOnlyItsTypes: here a later read of the
+// long poll would find the task too.)
 func TestLeaseOfOtherTypesWakesForItsType(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -152,6 +154,41 @@ func TestLeaseOfOtherTypesRecordsTheCrashItTakesOver(t *testing.T) {
 		done, err := e.c.CompleteLease(ctx, l.Token, nil)
 		if err != nil || done.Status != dtq.StatusSucceeded || len(done.History) != 2 || done.History[1].Run != 2 {
 			t.Fatalf("completed: %+v %v; want SUCCEEDED in run 2", done, err)
+		}
+	})
+}
+
+// The wait of a holder of some task types sees what arrives after its
+// marks: an entry of its types wakes it, one of another type does not, and
+// one that was there before the marks is not its to watch (its reads take
+// it).
+func TestLeaseWatchSeesOnlyItsTypes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		watch := func(queue string, before func(), block time.Duration) bool {
+			t.Helper()
+			woke, err := dtq.WatchTypes(ctx, e.c, queue, []string{"echo"}, before, block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return woke
+		}
+		arrive := func(queue string, types ...string) func() {
+			return func() {
+				for _, typ := range types {
+					e.enqueue(typ, nil, &dtq.EnqueueOpts{Queue: queue})
+				}
+			}
+		}
+		if !watch("w1", arrive("w1", "resize", "echo"), 30*time.Second) {
+			t.Error("an echo task that arrived after the marks did not wake the watch")
+		}
+		if watch("w2", arrive("w2", "resize", "resize"), 300*time.Millisecond) {
+			t.Error("tasks of another type woke the watch")
+		}
+		arrive("w3", "echo")()
+		if watch("w3", func() {}, 300*time.Millisecond) {
+			t.Error("an echo task from before the marks woke the watch")
 		}
 	})
 }
