@@ -12,6 +12,12 @@ import (
 
 // echoServer echoes every line back until the connection closes.
 func echoServer(t *testing.T) string {
+	return serve(t, func(c net.Conn) { io.Copy(c, c) })
+}
+
+// serve runs handle on every connection to a new loopback listener (closing
+// the connection after it) and returns the listener's address.
+func serve(t *testing.T, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -26,7 +32,7 @@ func echoServer(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				io.Copy(c, c)
+				handle(c)
 			}()
 		}
 	}()
@@ -199,32 +205,19 @@ func TestProxyClose(t *testing.T) {
 // other connections, and later requests, pass.
 func TestProxyLosesAnAnswer(t *testing.T) {
 	got := make(chan string, 4)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	// An echo server that also tells what it got.
+	addr := serve(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			line, err := r.ReadString('\n')
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					got <- line
-					c.Write([]byte(line))
-				}
-			}()
+			got <- line
+			c.Write([]byte(line))
 		}
-	}()
-	p, err := NewProxy(ln.Addr().String())
+	})
+	p, err := NewProxy(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
