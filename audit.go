@@ -77,7 +77,7 @@ type AuditEntry struct {
 
 // audit records an admin action; failures are logged, not returned (the
 // action itself happened).
-func (c *Client) audit(ctx context.Context, action auditAction, queue, task, detail string) {
+func (c *engine) audit(ctx context.Context, action auditAction, queue, task, detail string) {
 	err := c.store.Audit(ctx, c.cfg.AuditMaxLen, store.AuditRecord{Action: string(action), Queue: queue, TaskID: task, Detail: detail})
 	if err != nil {
 		c.log.Warn("recording an audit entry failed", "action", string(action), logQueue, queue, logTaskID, task, "error", err)
@@ -85,11 +85,11 @@ func (c *Client) audit(ctx context.Context, action auditAction, queue, task, det
 }
 
 // Audit returns up to limit admin actions, newest first.
-func (c *Client) Audit(ctx context.Context, limit int) ([]AuditEntry, error) {
+func (a *Admin) Audit(ctx context.Context, limit int) ([]AuditEntry, error) {
 	if limit <= 0 || limit > 1000 {
 		return nil, invalid("limit", "must be 1-1000 (got %d)", limit)
 	}
-	rs, err := c.store.ReadAudit(ctx, limit)
+	rs, err := a.store.ReadAudit(ctx, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func drain(b *testing.B, c *dtq.Client, n, concurrency int) {
 	<-finished
 	// Wait until the last outcomes are recorded.
 	for {
-		st, err := c.Stats(context.Background(), dtq.DefaultQueue)
+		st, err := dtq.NewAdmin(c).Stats(context.Background(), dtq.DefaultQueue)
 		if err == nil && st.Succeeded >= int64(n) {
 			break
 		}
@@ -237,13 +237,13 @@ func BenchmarkDrainLimit(b *testing.B) {
 			ctx := context.Background()
 			switch limit {
 			case "max_running=50":
-				err = c.SetConcurrencyLimit(ctx, dtq.DefaultQueue, 50)
+				err = dtq.NewAdmin(c).SetConcurrencyLimit(ctx, dtq.DefaultQueue, 50)
 			case "rate=1000000/s":
-				err = c.SetRateLimit(ctx, dtq.DefaultQueue, 1_000_000, time.Second, 1000)
+				err = dtq.NewAdmin(c).SetRateLimit(ctx, dtq.DefaultQueue, 1_000_000, time.Second, 1000)
 			case "type:max_running=50":
-				err = c.SetTypeLimits(ctx, dtq.DefaultQueue, "noop", dtq.LimitSpec{MaxRunning: 50})
+				err = dtq.NewAdmin(c).SetTypeLimits(ctx, dtq.DefaultQueue, "noop", dtq.LimitSpec{MaxRunning: 50})
 			case "type:rate=1000000/s":
-				err = c.SetTypeLimits(ctx, dtq.DefaultQueue, "noop", dtq.LimitSpec{Rate: 1_000_000, Per: time.Second, Burst: 1000})
+				err = dtq.NewAdmin(c).SetTypeLimits(ctx, dtq.DefaultQueue, "noop", dtq.LimitSpec{Rate: 1_000_000, Per: time.Second, Burst: 1000})
 			}
 			if err != nil {
 				b.Fatal(err)
@@ -402,7 +402,7 @@ func BenchmarkTickLateness(b *testing.B) {
 	w.Handle("tick", func(_ context.Context, t *dtq.Task) (any, error) { started <- t; return nil, nil })
 	w.Start(context.Background())
 	defer w.Stop(context.Background())
-	if _, err := c.UpsertSchedule(context.Background(), dtq.Schedule{Name: "bench", Cron: "@every 1s", TaskType: "tick"}); err != nil {
+	if _, err := dtq.NewAdmin(c).UpsertSchedule(context.Background(), dtq.Schedule{Name: "bench", Cron: "@every 1s", TaskType: "tick"}); err != nil {
 		b.Fatal(err)
 	}
 	created := make([]time.Duration, 0, b.N)

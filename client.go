@@ -173,15 +173,29 @@ func (c *Config) retentions() (succeeded, others time.Duration) {
 }
 
 // keepOthers is how long finished tasks other than succeeded ones are kept.
-func (c *Client) keepOthers() time.Duration {
+func (c *engine) keepOthers() time.Duration {
 	_, others := c.cfg.retentions()
 	return others
 }
 
-// Client submits, inspects and administers tasks. It is safe for concurrent
-// use and holds no goroutines of its own beyond short-lived ones publishing
-// events. Build it with NewClient.
-type Client struct {
+// Client submits tasks and follows them: enqueue, get, list, cancel,
+// events and workflows. It is safe for concurrent use and holds no
+// goroutines of its own beyond short-lived ones publishing events. Build it
+// with NewClient; an operator's Admin and a LeaseServer for HTTP workers
+// are built on it and share its connection.
+type Client struct{ *engine }
+
+// Admin is the operator's face of a namespace: dead letters, redrive,
+// pause, stats, queues, workers, audit, deletion, limits, group weights and
+// schedules. Build it with NewAdmin; it is safe for concurrent use.
+type Admin struct{ *engine }
+
+// NewAdmin returns the Admin of c's namespace, on c's connection.
+func NewAdmin(c *Client) *Admin { return &Admin{c.engine} }
+
+// engine is what a Client, an Admin, a LeaseServer and a Worker of one
+// Client share: the store, the configuration and the per-queue batchers.
+type engine struct {
 	store *store.Store
 	cfg   Config
 	log   *slog.Logger
@@ -191,9 +205,6 @@ type Client struct {
 	mu     sync.Mutex
 	queues map[string]*queueState
 	layout bool // the namespace's layout was checked
-	// leaseStates: per queue, the reclaim cursors of Lease
-	leaseStates map[string]*leaseState
-	owner       string // this Client's name as a lease scheduler's owner
 
 	tracerOnce sync.Once
 	tr         trace.Tracer // see tracer
@@ -234,12 +245,12 @@ func NewClient(redis rueidis.Client, cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: store.New(redis, c.Namespace), cfg: c, obs: newObserver(c.Observer), log: c.Logger.With("component", "dtq"),
-		queues: map[string]*queueState{}, pub: publisher{linger: eventLinger}}, nil
+	return &Client{&engine{store: store.New(redis, c.Namespace), cfg: c, obs: newObserver(c.Observer), log: c.Logger.With("component", "dtq"),
+		queues: map[string]*queueState{}, pub: publisher{linger: eventLinger}}}, nil
 }
 
 // queue returns the state of queue name (which must be valid).
-func (c *Client) queue(name string) *queueState {
+func (c *engine) queue(name string) *queueState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	q := c.queues[name]
@@ -256,13 +267,13 @@ func (c *Client) queue(name string) *queueState {
 	return q
 }
 
-func (c *Client) enqueueConfig(queue string) store.EnqueueConfig {
+func (c *engine) enqueueConfig(queue string) store.EnqueueConfig {
 	return store.EnqueueConfig{MaxDepth: c.maxDepth(queue), IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}
 }
 
 // enqueueBatch creates items of q in one round trip and publishes their
 // events.
-func (c *Client) enqueueBatch(ctx context.Context, q *queueState, items []store.EnqueueItem) ([]store.EnqueueResult, error) {
+func (c *engine) enqueueBatch(ctx context.Context, q *queueState, items []store.EnqueueItem) ([]store.EnqueueResult, error) {
 	cfg := c.enqueueConfig(q.name)
 	if cfg.CarriesEvents(items) {
 		cfg.Publish = c.takeEvents() // they ride along with its XADDs
@@ -280,7 +291,7 @@ func (c *Client) enqueueBatch(ctx context.Context, q *queueState, items []store.
 	return res, nil
 }
 
-func (c *Client) maxDepth(queue string) int64 {
+func (c *engine) maxDepth(queue string) int64 {
 	if d, ok := c.cfg.QueueMaxDepth[queue]; ok {
 		return d
 	}
@@ -291,7 +302,9 @@ func (c *Client) maxDepth(queue string) int64 {
 // this version of dtq reads and writes; it returns a *LayoutError naming
 // both versions otherwise. Workers check it when they start, and a Client
 // before its first submission; the dtq binary checks it at start.
-func (c *Client) CheckLayout(ctx context.Context) error {
+func (a *Admin) CheckLayout(ctx context.Context) error { return a.checkLayout(ctx) }
+
+func (c *engine) checkLayout(ctx context.Context) error {
 	c.mu.Lock()
 	done := c.layout
 	c.mu.Unlock()
@@ -313,14 +326,14 @@ func (c *Client) CheckLayout(ctx context.Context) error {
 
 // register adds queue to the namespace's queue set, once per Client and
 // reregisterAfter, after checking the namespace's layout.
-func (c *Client) register(ctx context.Context, q *queueState) error {
+func (c *engine) register(ctx context.Context, q *queueState) error {
 	c.mu.Lock()
 	at := q.registered
 	c.mu.Unlock()
 	if !at.IsZero() && time.Since(at) < reregisterAfter {
 		return nil
 	}
-	if err := c.CheckLayout(ctx); err != nil {
+	if err := c.checkLayout(ctx); err != nil {
 		return err
 	}
 	if err := c.store.RegisterQueue(ctx, q.name); err != nil {
@@ -333,7 +346,9 @@ func (c *Client) register(ctx context.Context, q *queueState) error {
 }
 
 // Get returns the task with id, from its id alone (the id names its queue).
-func (c *Client) Get(ctx context.Context, id string) (*Task, error) {
+func (c *Client) Get(ctx context.Context, id string) (*Task, error) { return c.get(ctx, id) }
+
+func (c *engine) get(ctx context.Context, id string) (*Task, error) {
 	r, err := c.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -346,7 +361,7 @@ func (c *Client) Get(ctx context.Context, id string) (*Task, error) {
 
 // durability is the engine's Durability for writes that must survive a
 // master's loss.
-func (c *Client) durability() store.Durability {
+func (c *engine) durability() store.Durability {
 	return store.Durability{Replicas: c.cfg.DurableReplicas, Timeout: c.cfg.DurableTimeout}
 }
 

@@ -33,7 +33,7 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 		return nil, ErrNotCancellable
 	}
 	c.audit(ctx, auditCancel, queue, id, status)
-	return c.Get(ctx, id)
+	return c.get(ctx, id)
 }
 
 // DeadLetter is a task in a dead-letter stream.
@@ -46,7 +46,7 @@ type DeadLetter struct {
 // ListDead returns up to limit dead letters of queue, newest first, starting
 // after cursor ("" for the newest); next is the cursor of the following page
 // ("" at the end).
-func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor string) (letters []DeadLetter, next string, err error) {
+func (a *Admin) ListDead(ctx context.Context, queue string, limit int, cursor string) (letters []DeadLetter, next string, err error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, "", err
 	}
@@ -56,7 +56,7 @@ func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor s
 	if cursor != "" && !streamID(cursor) {
 		return nil, "", invalid("cursor", "is not a cursor from a previous page")
 	}
-	entries, err := c.store.Queue(queue).DeadLetters(ctx, limit, cursor)
+	entries, err := a.store.Queue(queue).DeadLetters(ctx, limit, cursor)
 	if err != nil {
 		return nil, "", err
 	}
@@ -64,7 +64,7 @@ func (c *Client) ListDead(ctx context.Context, queue string, limit int, cursor s
 	for i, e := range entries {
 		ids[i] = e.TaskID
 	}
-	tasks, err := c.getMany(ctx, ids)
+	tasks, err := a.getMany(ctx, ids)
 	if err != nil {
 		return nil, "", err
 	}
@@ -91,21 +91,21 @@ func streamID(s string) bool {
 // Requeue moves a DEAD task in its dead-letter stream back to QUEUED, with
 // its attempt and crash counts reset and its history kept. A task discarded
 // from the stream is ErrNotDead.
-func (c *Client) Requeue(ctx context.Context, id string) (*Task, error) {
-	if err := c.dlqOne(ctx, store.Requeue, id); err != nil {
+func (a *Admin) Requeue(ctx context.Context, id string) (*Task, error) {
+	if err := a.dlqOne(ctx, store.Requeue, id); err != nil {
 		return nil, err
 	}
-	return c.Get(ctx, id)
+	return a.get(ctx, id)
 }
 
 // Discard removes a DEAD task from its dead-letter stream; it expires after
 // the retention. Discarding a task discarded already is no error and
 // changes nothing (nor is it audited again).
-func (c *Client) Discard(ctx context.Context, id string) error {
-	return c.dlqOne(ctx, store.Discard, id)
+func (a *Admin) Discard(ctx context.Context, id string) error {
+	return a.dlqOne(ctx, store.Discard, id)
 }
 
-func (c *Client) dlqOne(ctx context.Context, action store.DLQAction, id string) error {
+func (c *engine) dlqOne(ctx context.Context, action store.DLQAction, id string) error {
 	queue, _, err := taskid.Parse(id)
 	if err != nil {
 		return ErrNotFound
@@ -118,7 +118,7 @@ func (c *Client) dlqOne(ctx context.Context, action store.DLQAction, id string) 
 	case store.DLQDiscardedAlready:
 		return nil
 	case store.DLQNotDead:
-		if _, err := c.Get(ctx, id); err != nil {
+		if _, err := c.get(ctx, id); err != nil {
 			return err
 		}
 		return ErrNotDead
@@ -128,16 +128,16 @@ func (c *Client) dlqOne(ctx context.Context, action store.DLQAction, id string) 
 }
 
 // RequeueAll requeues every dead letter of queue and returns how many.
-func (c *Client) RequeueAll(ctx context.Context, queue string) (int, error) {
-	return c.dlqAll(ctx, store.Requeue, queue)
+func (a *Admin) RequeueAll(ctx context.Context, queue string) (int, error) {
+	return a.dlqAll(ctx, store.Requeue, queue)
 }
 
 // Purge discards every dead letter of queue and returns how many.
-func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
-	return c.dlqAll(ctx, store.Discard, queue)
+func (a *Admin) Purge(ctx context.Context, queue string) (int, error) {
+	return a.dlqAll(ctx, store.Discard, queue)
 }
 
-func (c *Client) dlqAll(ctx context.Context, action store.DLQAction, queue string) (int, error) {
+func (c *engine) dlqAll(ctx context.Context, action store.DLQAction, queue string) (int, error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return 0, err
 	}
@@ -187,14 +187,14 @@ func (c *Client) dlqAll(ctx context.Context, action store.DLQAction, queue strin
 
 // Pause stops workers from starting tasks of queue (running ones finish);
 // submissions are still accepted.
-func (c *Client) Pause(ctx context.Context, queue string) error { return c.setPaused(ctx, queue, true) }
+func (a *Admin) Pause(ctx context.Context, queue string) error { return a.setPaused(ctx, queue, true) }
 
 // Resume lets workers start tasks of queue again.
-func (c *Client) Resume(ctx context.Context, queue string) error {
-	return c.setPaused(ctx, queue, false)
+func (a *Admin) Resume(ctx context.Context, queue string) error {
+	return a.setPaused(ctx, queue, false)
 }
 
-func (c *Client) setPaused(ctx context.Context, queue string, paused bool) error {
+func (c *engine) setPaused(ctx context.Context, queue string, paused bool) error {
 	if err := checkQueue("queue", queue); err != nil {
 		return err
 	}
@@ -239,11 +239,11 @@ type QueueStats struct {
 }
 
 // Stats returns the counts of queue.
-func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
+func (a *Admin) Stats(ctx context.Context, queue string) (*QueueStats, error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, err
 	}
-	all, err := c.statsMany(ctx, []string{queue})
+	all, err := a.statsMany(ctx, []string{queue})
 	if err != nil {
 		return nil, err
 	}
@@ -257,24 +257,24 @@ func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
 // deletes it. The HTTP API answers 404 for an admin action on a queue
 // that does not exist; the Go methods act on any queue name (and make it
 // exist).
-func (c *Client) QueueExists(ctx context.Context, queue string) (bool, error) {
+func (a *Admin) QueueExists(ctx context.Context, queue string) (bool, error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return false, err
 	}
-	return c.store.QueueRegistered(ctx, queue)
+	return a.store.QueueRegistered(ctx, queue)
 }
 
 // Queues returns the stats of every queue of the namespace, by name.
-func (c *Client) Queues(ctx context.Context) ([]*QueueStats, error) {
-	names, err := c.store.QueueNames(ctx)
+func (a *Admin) Queues(ctx context.Context) ([]*QueueStats, error) {
+	names, err := a.store.QueueNames(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sortStrings(names)
-	return c.statsMany(ctx, names)
+	return a.statsMany(ctx, names)
 }
 
-func (c *Client) statsMany(ctx context.Context, names []string) ([]*QueueStats, error) {
+func (c *engine) statsMany(ctx context.Context, names []string) ([]*QueueStats, error) {
 	counts, err := c.store.Counts(ctx, names)
 	if err != nil {
 		return nil, err
@@ -296,7 +296,7 @@ func (c *Client) statsMany(ctx context.Context, names []string) ([]*QueueStats, 
 }
 
 // getMany fetches tasks by id in one round trip; missing ones are nil.
-func (c *Client) getMany(ctx context.Context, ids []string) ([]*Task, error) {
+func (c *engine) getMany(ctx context.Context, ids []string) ([]*Task, error) {
 	rs, err := c.store.GetMany(ctx, ids)
 	if err != nil {
 		return nil, err
@@ -323,8 +323,8 @@ type WorkerInfo struct {
 }
 
 // Workers returns the workers whose heartbeat has not expired.
-func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	rs, err := c.store.Workers(ctx)
+func (a *Admin) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	rs, err := a.store.Workers(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -40,12 +40,12 @@ type DeletedQueue struct {
 // lists it again in Queues within a minute. Workers still serving the
 // queue keep waiting on it (stop them first). It is asynq's DeleteQueue,
 // BullMQ's obliterate.
-func (c *Client) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueueOpts) (*DeletedQueue, error) {
+func (a *Admin) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueueOpts) (*DeletedQueue, error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, err
 	}
 	force := opts != nil && opts.Force
-	q := c.queue(queue)
+	q := a.queue(queue)
 	held, deleted, err := q.store.Drop(ctx, force)
 	if err != nil {
 		return nil, err
@@ -53,10 +53,10 @@ func (c *Client) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueu
 	if !deleted {
 		return nil, &QueueNotEmptyError{Queue: queue, Queued: held.Queued, Scheduled: held.Scheduled, Running: held.Running, Dead: held.Dead}
 	}
-	c.mu.Lock()
+	a.mu.Lock()
 	q.registered = time.Time{}
-	c.mu.Unlock()
-	if err := c.store.UnregisterQueue(ctx, queue); err != nil {
+	a.mu.Unlock()
+	if err := a.store.UnregisterQueue(ctx, queue); err != nil {
 		return nil, err
 	}
 	detail := ""
@@ -66,6 +66,6 @@ func (c *Client) DeleteQueue(ctx context.Context, queue string, opts *DeleteQueu
 	if held.Work() {
 		detail += fmt.Sprintf(" held %d queued, %d scheduled, %d running, %d dead", held.Queued, held.Scheduled, held.Running, held.Dead)
 	}
-	c.audit(ctx, auditQueueDelete, queue, "", detail)
+	a.audit(ctx, auditQueueDelete, queue, "", detail)
 	return &DeletedQueue{Queue: queue, Queued: held.Queued, Scheduled: held.Scheduled, Running: held.Running, Dead: held.Dead}, nil
 }

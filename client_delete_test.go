@@ -53,14 +53,14 @@ func TestDeleteQueue(t *testing.T) {
 		}
 		later := e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: q, Delay: time.Hour, IdempotencyKey: "k2"})
 		e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: q, Unique: &dtq.UniqueOpts{Key: "u"}})
-		if _, err := e.c.UpsertSchedule(ctx, dtq.Schedule{Name: "nightly", Queue: q, Cron: "@daily", TaskType: "ok"}); err != nil {
+		if _, err := dtq.NewAdmin(e.c).UpsertSchedule(ctx, dtq.Schedule{Name: "nightly", Queue: q, Cron: "@daily", TaskType: "ok"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.c.Pause(ctx, q); err != nil {
+		if err := dtq.NewAdmin(e.c).Pause(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 
-		_, err = e.c.DeleteQueue(ctx, q, nil)
+		_, err = dtq.NewAdmin(e.c).DeleteQueue(ctx, q, nil)
 		var ne *dtq.QueueNotEmptyError
 		if !errors.As(err, &ne) || !errors.Is(err, dtq.ErrQueueNotEmpty) || ne.Queued != 2 || ne.Scheduled != 1 || ne.Dead != 1 || ne.Running != 0 {
 			t.Fatalf("DeleteQueue without Force: %v (%+v)", err, ne)
@@ -69,7 +69,7 @@ func TestDeleteQueue(t *testing.T) {
 			t.Fatalf("a refused delete deleted: %v", err)
 		}
 
-		got, err := e.c.DeleteQueue(ctx, q, &dtq.DeleteQueueOpts{Force: true})
+		got, err := dtq.NewAdmin(e.c).DeleteQueue(ctx, q, &dtq.DeleteQueueOpts{Force: true})
 		if err != nil || got.Queued != 2 || got.Scheduled != 1 || got.Dead != 1 {
 			t.Fatalf("DeleteQueue with Force: %+v, %v", got, err)
 		}
@@ -86,7 +86,7 @@ func TestDeleteQueue(t *testing.T) {
 				t.Fatalf("GetWorkflow(%s) after delete: %v", id, err)
 			}
 		}
-		qs, err := e.c.Queues(ctx)
+		qs, err := dtq.NewAdmin(e.c).Queues(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,12 +95,12 @@ func TestDeleteQueue(t *testing.T) {
 				t.Fatalf("Queues still lists %q", q)
 			}
 		}
-		audit, err := e.c.Audit(ctx, 1)
+		audit, err := dtq.NewAdmin(e.c).Audit(ctx, 1)
 		if err != nil || len(audit) != 1 || audit[0].Action != "queue-delete" || audit[0].Queue != q || !strings.Contains(audit[0].Detail, "force") {
 			t.Fatalf("audit %+v, %v", audit, err)
 		}
 		// Deleting what does not exist is no error.
-		if _, err := e.c.DeleteQueue(ctx, q, nil); err != nil {
+		if _, err := dtq.NewAdmin(e.c).DeleteQueue(ctx, q, nil); err != nil {
 			t.Fatalf("deleting a deleted queue: %v", err)
 		}
 
@@ -109,11 +109,11 @@ func TestDeleteQueue(t *testing.T) {
 		if err != nil || res.Duplicate || res.Task.ID == done.ID {
 			t.Fatalf("resubmitted k1: %+v, %v", res, err)
 		}
-		st, err := e.c.Stats(ctx, q)
+		st, err := dtq.NewAdmin(e.c).Stats(ctx, q)
 		if err != nil || st.Queued != 1 || st.Paused || st.Succeeded != 0 || st.Scheduled != 0 || st.Dead != 0 {
 			t.Fatalf("stats of the queue made again: %+v, %v", st, err)
 		}
-		if qs, _ := e.c.Queues(ctx); !slices.ContainsFunc(qs, func(s *dtq.QueueStats) bool { return s.Name == q }) {
+		if qs, _ := dtq.NewAdmin(e.c).Queues(ctx); !slices.ContainsFunc(qs, func(s *dtq.QueueStats) bool { return s.Name == q }) {
 			t.Fatal("the queue made again is not listed")
 		}
 	})
@@ -136,10 +136,10 @@ func TestDeleteQueueUnderARunningTask(t *testing.T) {
 		})
 		task := e.enqueue("long", nil, &dtq.EnqueueOpts{Queue: q})
 		<-started
-		if _, err := e.c.DeleteQueue(ctx, q, nil); !errors.Is(err, dtq.ErrQueueNotEmpty) {
+		if _, err := dtq.NewAdmin(e.c).DeleteQueue(ctx, q, nil); !errors.Is(err, dtq.ErrQueueNotEmpty) {
 			t.Fatalf("without Force: %v", err)
 		}
-		got, err := e.c.DeleteQueue(ctx, q, &dtq.DeleteQueueOpts{Force: true})
+		got, err := dtq.NewAdmin(e.c).DeleteQueue(ctx, q, &dtq.DeleteQueueOpts{Force: true})
 		if err != nil || got.Running != 1 {
 			t.Fatalf("DeleteQueue: %+v, %v", got, err)
 		}
@@ -161,7 +161,7 @@ func TestDeleteQueueUnderARunningTask(t *testing.T) {
 				t.Fatalf("after the handler returned: key %s", k)
 			}
 		}
-		if st, err := e.c.Stats(ctx, q); err != nil || st.Running+st.Queued+st.Succeeded != 0 {
+		if st, err := dtq.NewAdmin(e.c).Stats(ctx, q); err != nil || st.Running+st.Queued+st.Succeeded != 0 {
 			t.Fatalf("stats: %+v, %v", st, err)
 		}
 	})

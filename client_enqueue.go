@@ -77,7 +77,7 @@ type EnqueueOpts struct {
 	Group string
 
 	// LimitKey puts the task under the limits of that key (the rule of
-	// queue names; a customer's id, say): Client.SetKeyLimits caps how
+	// queue names; a customer's id, say): Admin.SetKeyLimits caps how
 	// many tasks of one key run at once, or start per period, across every
 	// worker. A task with a limit key has a record from its submission.
 	// Defaults to none.
@@ -145,7 +145,7 @@ func (c *Client) Enqueue(ctx context.Context, taskType string, payload any, opts
 }
 
 // enqueueOne is Enqueue of a prepared item.
-func (c *Client) enqueueOne(ctx context.Context, q *queueState, item store.EnqueueItem, opts *EnqueueOpts) (*EnqueueResult, error) {
+func (c *engine) enqueueOne(ctx context.Context, q *queueState, item store.EnqueueItem, opts *EnqueueOpts) (*EnqueueResult, error) {
 	if err := c.register(ctx, q); err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 }
 
 // prepare validates one submission and builds its script item.
-func (c *Client) prepare(taskType string, payload any, opts *EnqueueOpts) (*queueState, store.EnqueueItem, error) {
+func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queueState, store.EnqueueItem, error) {
 	var o EnqueueOpts
 	if opts != nil {
 		o = *opts
@@ -356,7 +356,7 @@ func fingerprint(queue, taskType string, payload []byte, prio, maxAtt int, timeo
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-func (c *Client) enqueueResult(ctx context.Context, q *queueState, item store.EnqueueItem, res store.EnqueueResult, opts *EnqueueOpts) (*EnqueueResult, error) {
+func (c *engine) enqueueResult(ctx context.Context, q *queueState, item store.EnqueueItem, res store.EnqueueResult, opts *EnqueueOpts) (*EnqueueResult, error) {
 	key := ""
 	if opts != nil {
 		key = opts.IdempotencyKey
@@ -370,7 +370,7 @@ func (c *Client) enqueueResult(ctx context.Context, q *queueState, item store.En
 			Group: item.Group, GroupWaiting: res.GroupWaiting, LimitKey: item.LimitKey,
 		})}, nil
 	case store.Replay:
-		t, err := c.Get(ctx, res.ID)
+		t, err := c.get(ctx, res.ID)
 		if errors.Is(err, ErrNotFound) { // the original expired; its key is still remembered
 			t := taskOf(&store.Record{ID: res.ID, Queue: q.name})
 			t.Duplicate = true
@@ -433,7 +433,7 @@ func roundUpMs(d time.Duration) time.Duration {
 
 // publishEnqueued publishes the QUEUED or SCHEDULED events of the created
 // items of one batch.
-func (c *Client) publishEnqueued(q *queueState, items []store.EnqueueItem, res []store.EnqueueResult) {
+func (c *engine) publishEnqueued(q *queueState, items []store.EnqueueItem, res []store.EnqueueResult) {
 	var lines []string
 	for i, r := range res {
 		if r.Code != store.Created {

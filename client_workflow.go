@@ -83,7 +83,13 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 		return w, nil
 	}
 	c.audit(ctx, auditWorkflow, queue, id, fmt.Sprintf("%d steps", len(p.nodes)))
-	return c.GetWorkflow(ctx, id)
+	w, err := c.GetWorkflow(ctx, id)
+	if errors.Is(err, ErrWorkflowNotFound) {
+		// It ran and expired already (a retention shorter than this call):
+		// it was submitted all the same.
+		return &Workflow{ID: id, Queue: queue}, nil
+	}
+	return w, err
 }
 
 // EnqueueBatch submits tasks as one unit, atomically (all or none): a

@@ -221,7 +221,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		if h[0].Outcome != "crashed" || h[0].Worker != "doomed" || h[1].Outcome != "ok" || h[1].Worker != "survivor" {
 			t.Fatalf("history %+v", h)
 		}
-		st, _ := e.c.Stats(t.Context(), "default")
+		st, _ := dtq.NewAdmin(e.c).Stats(t.Context(), "default")
 		if st.Running != 0 || st.Queued != 0 || st.Succeeded != 1 {
 			t.Fatalf("stats %+v", st)
 		}
@@ -332,7 +332,7 @@ func TestStaleClaimNotRun(t *testing.T) {
 		if err != nil || after.Status != dtq.StatusSucceeded || after.Worker != "B" || len(after.History) != 2 {
 			t.Fatalf("after A woke: %+v, %v; want B's success unchanged", after, err)
 		}
-		if st, err := e.c.Stats(t.Context(), "default"); err != nil || st.Succeeded != 1 || st.Running != 0 {
+		if st, err := dtq.NewAdmin(e.c).Stats(t.Context(), "default"); err != nil || st.Succeeded != 1 || st.Running != 0 {
 			t.Fatalf("stats after A woke: %+v, %v; want one success, nothing running", st, err)
 		}
 	})

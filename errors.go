@@ -151,7 +151,7 @@ func (e *IdempotencyConflictError) Error() string {
 // Unwrap returns ErrIdempotencyConflict.
 func (e *IdempotencyConflictError) Unwrap() error { return ErrIdempotencyConflict }
 
-// LayoutError is returned by Client.CheckLayout (and Worker.Start, and a
+// LayoutError is returned by Admin.CheckLayout (and Worker.Start, and a
 // Client's first submission) when the namespace's data in Redis was written
 // in a key layout this version of dtq does not read: processes of different
 // versions must not share a namespace.

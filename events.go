@@ -118,7 +118,7 @@ type publisher struct {
 
 // publish sends event lines on channel, fire-and-forget, within
 // eventLinger, without making the caller wait for Redis.
-func (c *Client) publish(channel string, lines []string) {
+func (c *engine) publish(channel string, lines []string) {
 	if len(lines) == 0 {
 		return
 	}
@@ -141,7 +141,7 @@ const takeEvery = eventLinger / 8
 
 // takeEvents takes the pending event lines for a submission to send in its
 // round trip (nil: none, or another took lines less than takeEvery ago).
-func (c *Client) takeEvents() []store.Publication {
+func (c *engine) takeEvents() []store.Publication {
 	p := &c.pub
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -166,7 +166,7 @@ func takePending(p *publisher) []store.Publication {
 // of their own: store.Publish) — unless a submission took lines within
 // eventLinger: submissions are under way, and the next will take these too
 // (the timer is set again for the rest).
-func (c *Client) flushEvents() {
+func (c *engine) flushEvents() {
 	p := &c.pub
 	p.mu.Lock()
 	if since := time.Since(p.taken); len(p.pending) > 0 && since < p.linger {
@@ -183,7 +183,7 @@ func (c *Client) flushEvents() {
 
 // flushEventsNow publishes the pending lines at once (the timer's, and a
 // stopping worker's last events, which would otherwise wait for it).
-func (c *Client) flushEventsNow(ctx context.Context) {
+func (c *engine) flushEventsNow(ctx context.Context) {
 	p := &c.pub
 	p.mu.Lock()
 	if len(p.pending) == 0 {

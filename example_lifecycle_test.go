@@ -42,7 +42,7 @@ func ExampleRetryAfter() {
 
 // A task that fails for good (Permanent, or out of attempts) is DEAD in
 // its queue's dead-letter stream, where it can be read and requeued.
-func ExampleClient_Requeue() {
+func ExampleAdmin_Requeue() {
 	ctx := context.Background()
 	var fixed atomic.Bool
 	client, stop := start(nil, map[string]dtq.HandlerFunc{
@@ -57,11 +57,11 @@ func ExampleClient_Requeue() {
 
 	res, _ := client.Enqueue(ctx, "import", nil, nil)
 	wait(client, res.Task.ID, dtq.StatusDead)
-	letters, _, _ := client.ListDead(ctx, dtq.DefaultQueue, 10, "")
+	letters, _, _ := dtq.NewAdmin(client).ListDead(ctx, dtq.DefaultQueue, 10, "")
 	fmt.Println(len(letters), letters[0].Task.LastError)
 
 	fixed.Store(true) // the bug is fixed: run it again
-	client.Requeue(ctx, res.Task.ID)
+	dtq.NewAdmin(client).Requeue(ctx, res.Task.ID)
 	done := wait(client, res.Task.ID, dtq.StatusSucceeded)
 	fmt.Println(done.Status, string(done.Result))
 	// Output:
@@ -99,27 +99,27 @@ func ExampleClient_Cancel() {
 
 // A schedule creates a task on every tick of its cron expression; one
 // worker of the queue fires it, however many run.
-func ExampleClient_UpsertSchedule() {
+func ExampleAdmin_UpsertSchedule() {
 	ctx := context.Background()
 	client, stop := start(nil, map[string]dtq.HandlerFunc{
 		"cleanup": func(context.Context, *dtq.Task) (any, error) { return "swept", nil },
 	})
 	defer stop()
 
-	s, err := client.UpsertSchedule(ctx, dtq.Schedule{Name: "sweep", Cron: "@every 1s", TaskType: "cleanup"})
+	s, err := dtq.NewAdmin(client).UpsertSchedule(ctx, dtq.Schedule{Name: "sweep", Cron: "@every 1s", TaskType: "cleanup"})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(s.Name, s.Queue, s.NextRun != nil)
 	for {
-		if info, _ := client.GetSchedule(ctx, dtq.DefaultQueue, "sweep"); info.LastTaskID != "" {
+		if info, _ := dtq.NewAdmin(client).GetSchedule(ctx, dtq.DefaultQueue, "sweep"); info.LastTaskID != "" {
 			done := wait(client, info.LastTaskID, dtq.StatusSucceeded)
 			fmt.Println(done.Schedule, string(done.Result))
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	client.DeleteSchedule(ctx, dtq.DefaultQueue, "sweep")
+	dtq.NewAdmin(client).DeleteSchedule(ctx, dtq.DefaultQueue, "sweep")
 	// Output:
 	// sweep default true
 	// sweep "swept"
@@ -127,17 +127,17 @@ func ExampleClient_UpsertSchedule() {
 
 // DeleteQueue refuses a queue that still holds work unless forced, and
 // then deletes everything of it.
-func ExampleClient_DeleteQueue() {
+func ExampleAdmin_DeleteQueue() {
 	ctx := context.Background()
 	client, stop := start(&dtq.WorkerConfig{Queues: []string{"imports"}}, nil)
 	defer stop()
 	client.Enqueue(ctx, "import", nil, &dtq.EnqueueOpts{Queue: "old", Delay: time.Hour})
 
-	_, err := client.DeleteQueue(ctx, "old", nil)
+	_, err := dtq.NewAdmin(client).DeleteQueue(ctx, "old", nil)
 	fmt.Println(errors.Is(err, dtq.ErrQueueNotEmpty))
-	gone, _ := client.DeleteQueue(ctx, "old", &dtq.DeleteQueueOpts{Force: true})
+	gone, _ := dtq.NewAdmin(client).DeleteQueue(ctx, "old", &dtq.DeleteQueueOpts{Force: true})
 	fmt.Println(gone.Scheduled)
-	queues, _ := client.Queues(ctx)
+	queues, _ := dtq.NewAdmin(client).Queues(ctx)
 	fmt.Println(len(queues))
 	// Output:
 	// true

@@ -11,11 +11,11 @@ import (
 
 // A concurrency limit holds across every worker process of the queue:
 // here one worker of 8 slots runs at most 2 reports at once.
-func ExampleClient_SetConcurrencyLimit() {
+func ExampleAdmin_SetConcurrencyLimit() {
 	ctx := context.Background()
 	client, stop := connect()
 	defer stop()
-	client.SetConcurrencyLimit(ctx, "reports", 2)
+	dtq.NewAdmin(client).SetConcurrencyLimit(ctx, "reports", 2)
 
 	var running, most atomic.Int32
 	worker, _ := dtq.NewWorker(client, &dtq.WorkerConfig{Queues: []string{"reports"}, Concurrency: 8})
@@ -38,18 +38,18 @@ func ExampleClient_SetConcurrencyLimit() {
 	for _, id := range ids {
 		wait(client, id, dtq.StatusSucceeded)
 	}
-	info, _ := client.Limit(ctx, "reports")
+	info, _ := dtq.NewAdmin(client).Limit(ctx, "reports")
 	fmt.Println("limit", info.MaxRunning, "most at once", most.Load())
 	// Output: limit 2 most at once 2
 }
 
 // A rate limit spaces the queue's starts across every worker: 20 per
 // second, one at a time, is one start every 50 ms.
-func ExampleClient_SetRateLimit() {
+func ExampleAdmin_SetRateLimit() {
 	ctx := context.Background()
 	client, stop := connect()
 	defer stop()
-	client.SetRateLimit(ctx, "partner-api", 20, time.Second, 1)
+	dtq.NewAdmin(client).SetRateLimit(ctx, "partner-api", 20, time.Second, 1)
 
 	starts := make(chan time.Time, 4)
 	worker, _ := dtq.NewWorker(client, &dtq.WorkerConfig{Queues: []string{"partner-api"}})

@@ -25,7 +25,7 @@ func SetAheadBelow(w *Worker, d time.Duration) { w.aheadBelow = d }
 // the bands' ends as they are now (marks taken first): after before
 // returns, it waits up to block and reports whether an entry of one of
 // types arrived after the marks.
-func WatchTypes(ctx context.Context, c *Client, queue string, types []string, before func(), block time.Duration) (bool, error) {
+func WatchTypes(ctx context.Context, c *LeaseServer, queue string, types []string, before func(), block time.Duration) (bool, error) {
 	q := c.queue(queue)
 	marks, err := q.store.Tails(ctx)
 	if err != nil {

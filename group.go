@@ -26,7 +26,7 @@ type GroupInfo struct {
 // one of weight 1, the default (1 to MaxGroupWeight; 1 removes the
 // weight). It keeps weight times GroupWindow (10) of its tasks in the
 // queue's bands, not started yet. It is audited (group-weight).
-func (c *Client) SetGroupWeight(ctx context.Context, queue, group string, weight int) error {
+func (a *Admin) SetGroupWeight(ctx context.Context, queue, group string, weight int) error {
 	if err := checkQueue("queue", queue); err != nil {
 		return err
 	}
@@ -36,23 +36,23 @@ func (c *Client) SetGroupWeight(ctx context.Context, queue, group string, weight
 	if weight < 1 || weight > MaxGroupWeight {
 		return invalid("weight", "must be from 1 (the default) to %d (got %d)", MaxGroupWeight, weight)
 	}
-	q := c.queue(queue)
-	if err := c.register(ctx, q); err != nil {
+	q := a.queue(queue)
+	if err := a.register(ctx, q); err != nil {
 		return err
 	}
 	if err := q.store.SetGroupWeight(ctx, group, weight); err != nil {
 		return err
 	}
-	c.audit(ctx, auditGroupWeight, queue, "", fmt.Sprintf("group=%s weight=%d", group, weight))
+	a.audit(ctx, auditGroupWeight, queue, "", fmt.Sprintf("group=%s weight=%d", group, weight))
 	return nil
 }
 
 // GroupWeights returns queue's groups that have a weight, by name.
-func (c *Client) GroupWeights(ctx context.Context, queue string) ([]GroupInfo, error) {
+func (a *Admin) GroupWeights(ctx context.Context, queue string) ([]GroupInfo, error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, err
 	}
-	ws, err := c.queue(queue).store.GroupWeights(ctx)
+	ws, err := a.queue(queue).store.GroupWeights(ctx)
 	if err != nil {
 		return nil, err
 	}

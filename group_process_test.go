@@ -39,7 +39,7 @@ func TestGroupsServedFairlyAcrossProcesses(t *testing.T) {
 		}
 		submit("a", 10_000)
 		small := append(submit("b", 10), submit("c", 50)...)
-		st, err := e.c.Stats(ctx, dtq.DefaultQueue)
+		st, err := dtq.NewAdmin(e.c).Stats(ctx, dtq.DefaultQueue)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func TestGroupedTasksThroughEveryPath(t *testing.T) {
 		u := add("ok", dtq.EnqueueOpts{Unique: &dtq.UniqueOpts{Key: "u1"}})
 		dead := add("die", dtq.EnqueueOpts{MaxAttempts: 1})
 		e.waitStatus(dead, dtq.StatusDead, 10*time.Second)
-		if _, err := e.c.Requeue(ctx, dead); err != nil {
+		if _, err := dtq.NewAdmin(e.c).Requeue(ctx, dead); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {
@@ -84,7 +84,7 @@ func TestGroupedTasksThroughEveryPath(t *testing.T) {
 		if runs[u] != 1 {
 			t.Errorf("the unique task ran %d times", runs[u])
 		}
-		st, err := e.c.Stats(ctx, dtq.DefaultQueue)
+		st, err := dtq.NewAdmin(e.c).Stats(ctx, dtq.DefaultQueue)
 		if err != nil || st.Queued != 0 || st.GroupWaiting != 0 || st.Running != 0 {
 			t.Errorf("stats after: %+v %v", st, err)
 		}

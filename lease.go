@@ -2,12 +2,9 @@ package dtq
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/delivery"
-	"github.com/dtq-dev/dtq/internal/scheduler"
 	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/internal/taskid"
 )
@@ -105,68 +101,6 @@ type leaseState struct {
 	lost map[string]bool
 }
 
-// leaseSchedulerIdle is how long after its last Lease a queue's scheduler
-// keeps running in a Client.
-const leaseSchedulerIdle = time.Minute
-
-// keepScheduling runs q's scheduler in this Client until no Lease read q
-// for leaseSchedulerIdle (with other processes' schedulers, the leader
-// lock keeps one at work).
-func (c *Client) keepScheduling(q *queueState, st *leaseState) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.leased = time.Now()
-	if st.schedStop != nil {
-		return
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	st.schedStop = stop
-	s := &scheduler.Scheduler{Queue: q.store, Owner: "leases-" + c.leaseOwner(), Retention: c.keepOthers(), MaxFinished: c.cfg.MaxFinished,
-		MaxDead: c.cfg.DeadLetterMaxLen, Log: c.log.With("component", "scheduler", "queue", q.name), TraceTick: c.traceTick(q.name)}
-	go s.Run(ctx)
-	go func() {
-		t := time.NewTicker(leaseSchedulerIdle / 4)
-		defer t.Stop()
-		for range t.C {
-			st.mu.Lock()
-			idle := time.Since(st.leased) > leaseSchedulerIdle
-			if idle {
-				st.schedStop()
-				st.schedStop = nil
-			}
-			st.mu.Unlock()
-			if idle {
-				return
-			}
-		}
-	}()
-}
-
-// leaseOwner is this Client's name as the owner of lease schedulers.
-func (c *Client) leaseOwner() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.owner == "" {
-		host, _ := os.Hostname()
-		c.owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])
-	}
-	return c.owner
-}
-
-func (c *Client) leaseStateOf(queue string) *leaseState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.leaseStates == nil {
-		c.leaseStates = map[string]*leaseState{}
-	}
-	st := c.leaseStates[queue]
-	if st == nil {
-		st = &leaseState{}
-		c.leaseStates[queue] = st
-	}
-	return st
-}
-
 // checkLeaseRequest validates r and fills in its defaults.
 func checkLeaseRequest(r LeaseRequest) (LeaseRequest, error) {
 	if r.Worker == "" || len(r.Worker) > 128 || !utf8.ValidString(r.Worker) || strings.ContainsAny(r.Worker, "|\n\t") {
@@ -205,13 +139,18 @@ func checkLeaseRequest(r LeaseRequest) (LeaseRequest, error) {
 
 // Lease claims and starts up to r.Max tasks of r.Queues for the holder
 // r.Worker, waiting up to r.Wait for a first one; none is no error. Under
-// a queue's limits it leases what they grant, as a Go worker would.
-func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
+// a queue's limits it leases what they grant, as a Go worker would. On a
+// server not running (not started, or stopped) it fails with
+// ErrLeaseServerStopped.
+func (s *LeaseServer) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 	r, err := checkLeaseRequest(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.CheckLayout(ctx); err != nil {
+	if !s.running() {
+		return nil, ErrLeaseServerStopped
+	}
+	if err := s.checkLayout(ctx); err != nil {
 		return nil, err
 	}
 	var types map[string]bool
@@ -227,7 +166,7 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 	for {
 		var out []*Lease
 		for _, name := range r.Queues {
-			ls, err := c.leaseTypes(ctx, c.queue(name), consumer, r.Max-len(out), types, r.Timeout)
+			ls, err := s.leaseTypes(ctx, s.queue(name), consumer, r.Max-len(out), types, r.Timeout)
 			if err != nil {
 				return out, err
 			}
@@ -240,7 +179,7 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 		if len(out) > 0 || left <= 0 {
 			return out, nil
 		}
-		q := c.queue(r.Queues[0])
+		q := s.queue(r.Queues[0])
 		if types != nil && marks == nil {
 			// Nothing of its types ready: mark the bands' ends, then read
 			// once more — what came before the marks is read, what comes
@@ -255,7 +194,7 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 			// Still nothing of its types: wait as on an empty queue until
 			// one arrives (entries of other types, given back by this
 			// holder or others, do not wake it), then read them all again.
-			if _, err := c.watchTypes(ctx, q, marks, types, min(left, time.Second)); err != nil {
+			if _, err := s.watchTypes(ctx, q, marks, types, min(left, time.Second)); err != nil {
 				if ctx.Err() != nil {
 					return nil, nil //nolint:nilerr // the caller went away: nothing leased
 				}
@@ -265,7 +204,7 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 		}
 		// Nothing ready: wait for a first entry of the first queue, a
 		// blocking read woken as a task arrives, then read them all again.
-		ls, err := c.waitLease(ctx, q, consumer, r.Max, r.Timeout, min(left, time.Second))
+		ls, err := s.waitLease(ctx, q, consumer, r.Max, r.Timeout, min(left, time.Second))
 		if err != nil && ctx.Err() != nil {
 			return nil, nil //nolint:nilerr // the caller went away: nothing leased
 		}
@@ -277,16 +216,16 @@ func (c *Client) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, error) {
 
 // leaseFrom leases up to n tasks of q: under q's limits, as many as they
 // grant.
-func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
+func (s *LeaseServer) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
 	timeout time.Duration) ([]*Lease, []store.Entry, error) {
-	st := c.leaseStateOf(q.name)
-	limited, err := c.readLeaseLimits(ctx, q, st)
+	st := s.leaseStateOf(q.name)
+	limited, err := s.readLeaseLimits(ctx, q, st)
 	if err != nil {
 		return nil, nil, err
 	}
 	g := leaseGrant{granted: n}
 	if limited {
-		if g, err = c.grantLeases(ctx, q, st, n, timeout); err != nil || g.granted == 0 {
+		if g, err = s.grantLeases(ctx, q, st, n, timeout); err != nil || g.granted == 0 {
 			return nil, nil, err
 		}
 	}
@@ -298,21 +237,21 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 		st.reclaim.Began(now)
 	}
 	st.mu.Unlock()
-	if err := c.register(ctx, q); err != nil {
-		g.giveBack(ctx, c, q, 0)
+	if err := s.register(ctx, q); err != nil {
+		g.giveBack(ctx, s.engine, q, 0)
 		return nil, nil, err
 	}
-	c.keepScheduling(q, st)
-	if ls, done, err := c.recoverLeases(ctx, q, st, consumer, types, timeout, g); err != nil || done {
+	s.keepScheduling(q, st)
+	if ls, done, err := s.recoverLeases(ctx, q, st, consumer, types, timeout, g); err != nil || done {
 		if err != nil && !done {
-			g.giveBack(ctx, c, q, 0)
+			g.giveBack(ctx, s.engine, q, 0)
 		}
 		return ls, nil, err
 	}
 	res, err := q.store.Read(ctx, req)
 	if err != nil {
 		st.lostClaim(consumer)
-		g.giveBack(ctx, c, q, 0)
+		g.giveBack(ctx, s.engine, q, 0)
 		return nil, nil, err
 	}
 	st.mu.Lock()
@@ -322,10 +261,10 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 	}
 	st.mu.Unlock()
 	if res.Paused || len(res.Entries) == 0 {
-		g.giveBack(ctx, c, q, 0)
+		g.giveBack(ctx, s.engine, q, 0)
 		return nil, nil, nil
 	}
-	ls, err := c.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g, false)
+	ls, err := s.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g, false)
 	return ls, res.Entries, err
 }
 
@@ -335,57 +274,55 @@ func (c *Client) leaseFrom(ctx context.Context, q *queueState, consumer string, 
 // With stale (claims made a while ago: found again after their answer was
 // lost) the leases are renewed before they are handed out, as is any
 // start asked again: a lease's timeout runs from its handing out.
-func (c *Client) startLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, entries []store.Entry,
+func (s *LeaseServer) startLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, entries []store.Entry,
 	types map[string]bool, timeout time.Duration, g leaseGrant, stale bool) ([]*Lease, error) {
 	st.mu.Lock()
 	scopes := st.scopes
 	st.mu.Unlock()
+	giveBackOthers(entries, types)
 	for i := range entries {
-		if sp := entries[i].Spec; types != nil && sp != nil && !types[sp.Type] {
-			entries[i].GiveBack = true
-		}
 		if i >= g.granted {
 			entries[i].GiveBack = true // past what the limits granted
 		}
 		entries[i].Scopes = scopes.of(&entries[i])
 	}
-	_, keepOthers := c.cfg.retentions()
+	_, keepOthers := s.cfg.retentions()
 	cfg := store.StartConfig{Worker: consumer, MaxCrashes: defaultMaxCrashes, Retention: keepOthers, LeaseTTL: timeout,
-		Durability: c.durability()}
+		Durability: s.durability()}
 	started, err := q.store.Start(ctx, cfg, entries)
 	var nre *store.NotReplicatedError
 	if err != nil && !errors.As(err, &nre) {
-		started, err = c.resumeLeaseStarts(ctx, q, cfg, entries, timeout, err)
+		started, err = s.resumeLeaseStarts(ctx, q, cfg, entries, timeout, err)
 		stale = true
 	}
 	if err != nil && !errors.As(err, &nre) {
 		// The entries stay claimed: taken over after the timeout.
-		c.redisError("start", err)
-		g.giveBack(ctx, c, q, 0)
+		s.redisError("start", err)
+		g.giveBack(ctx, s.engine, q, 0)
 		return nil, err
 	}
 	deadline := time.Now().Add(timeout)
 	used := 0
 	var out []*Lease
 	var events []string
-	for i, s := range started {
+	for i, sd := range started {
 		e := entries[i]
-		if s.Code != store.Began || e.GiveBack || e.Spec == nil {
+		if sd.Code != store.Began || e.GiveBack || e.Spec == nil {
 			continue
 		}
-		t := c.startedTask(q.name, &e, s, consumer)
+		t := s.startedTask(q.name, &e, sd, consumer)
 		events = append(events, eventLine(t, StatusRunning, ""))
-		tok := leaseToken{queue: q.name, id: t.ID, band: e.Band, entry: e.EntryID, run: s.Run,
-			attempt: s.Attempt, crashes: s.Crashes, started: s.Started, consumer: consumer, timeout: timeout,
+		tok := leaseToken{queue: q.name, id: t.ID, band: e.Band, entry: e.EntryID, run: sd.Run,
+			attempt: sd.Attempt, crashes: sd.Crashes, started: sd.Started, consumer: consumer, timeout: timeout,
 			limit: g.name(used), scopes: e.Scopes, leased: scopes.leased(e.Scopes)}
 		used++
 		out = append(out, &Lease{Token: tok.String(), Deadline: deadline, Task: t})
 	}
 	if stale && len(out) > 0 {
-		out = c.renewStale(ctx, q, consumer, out)
+		out = s.renewStale(ctx, q, consumer, out)
 	}
-	g.giveBack(ctx, c, q, used)
-	c.publish(q.store.Keys().Events(), events)
+	g.giveBack(ctx, s.engine, q, used)
+	s.publish(q.store.Keys().Events(), events)
 	return out, nil
 }
 
@@ -395,7 +332,7 @@ const defaultMaxCrashes = 3
 
 // startedTask is the public Task of entry e of queue just started as s by
 // worker: what a handler gets.
-func (c *Client) startedTask(queue string, e *store.Entry, s store.Started, worker string) *Task {
+func (c *engine) startedTask(queue string, e *store.Entry, s store.Started, worker string) *Task {
 	sp := e.Spec
 	startedMs, _ := strconv.ParseInt(s.Started, 10, 64)
 	t := taskOf(&store.Record{
@@ -503,18 +440,18 @@ func parseLeaseToken(s string) (leaseToken, error) {
 // says that the task's cancellation was requested (its holder should stop,
 // then complete or fail it: it ends CANCELLED). A lease no longer held is
 // ErrLeaseLost.
-func (c *Client) ExtendLease(ctx context.Context, token string) (deadline time.Time, cancelRequested bool, err error) {
+func (s *LeaseServer) ExtendLease(ctx context.Context, token string) (deadline time.Time, cancelRequested bool, err error) {
 	l, err := parseLeaseToken(token)
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	res, err := c.queue(l.queue).store.Renew(ctx, l.consumer, []store.RenewItem{{TaskID: l.id, Band: l.band, EntryID: l.entry, Run: l.run, Started: l.started}})
+	res, err := s.queue(l.queue).store.Renew(ctx, l.consumer, []store.RenewItem{{TaskID: l.id, Band: l.band, EntryID: l.entry, Run: l.run, Started: l.started}})
 	if err != nil {
 		return time.Time{}, false, err
 	}
 	switch res[0] {
 	case store.Renewed, store.Cancelled:
-		if err := c.renewLeaseLimits(ctx, l); err != nil {
+		if err := s.renewLeaseLimits(ctx, l); err != nil {
 			return time.Time{}, false, err
 		}
 		return time.Now().Add(l.timeout), res[0] == store.Cancelled, nil
@@ -526,14 +463,14 @@ func (c *Client) ExtendLease(ctx context.Context, token string) (deadline time.T
 // JSON value; nil is null) and returns the task. A lease no longer held is
 // ErrLeaseLost (nothing changed). Recording a lease's outcome again (a
 // retry after a lost answer) changes nothing and answers the task.
-func (c *Client) CompleteLease(ctx context.Context, token string, result json.RawMessage) (*Task, error) {
+func (s *LeaseServer) CompleteLease(ctx context.Context, token string, result json.RawMessage) (*Task, error) {
 	if result == nil {
 		result = json.RawMessage("null")
 	}
 	if !json.Valid(result) {
 		return nil, invalid("result", "must be a JSON value")
 	}
-	return c.endLease(ctx, token, 0, func(it *store.FinishItem, _ *store.Spec) {
+	return s.endLease(ctx, token, 0, func(it *store.FinishItem, _ *store.Spec) {
 		it.Outcome, it.Text = store.OutcomeOK, string(result)
 	})
 }
@@ -542,7 +479,7 @@ func (c *Client) CompleteLease(ctx context.Context, token string, result json.Ra
 // f.RetryAfter, else the default backoff) while it has attempts left,
 // else — or with f.Permanent — DEAD. It returns the task. A lease no
 // longer held is ErrLeaseLost (nothing changed).
-func (c *Client) FailLease(ctx context.Context, token string, f LeaseFailure) (*Task, error) {
+func (s *LeaseServer) FailLease(ctx context.Context, token string, f LeaseFailure) (*Task, error) {
 	if f.RetryAfter < 0 || f.RetryAfter > MaxDelay {
 		return nil, invalid("retry_after", "must be 0-%v (got %v)", MaxDelay, f.RetryAfter)
 	}
@@ -553,7 +490,7 @@ func (c *Client) FailLease(ctx context.Context, token string, f LeaseFailure) (*
 	if !f.Permanent {
 		pause = f.RetryAfter
 	}
-	return c.endLease(ctx, token, pause, func(it *store.FinishItem, sp *store.Spec) {
+	return s.endLease(ctx, token, pause, func(it *store.FinishItem, sp *store.Spec) {
 		it.Text = truncate(f.Error, maxErrorText)
 		switch {
 		case f.Permanent:
@@ -575,12 +512,12 @@ func (c *Client) FailLease(ctx context.Context, token string, f LeaseFailure) (*
 
 // endLease records the outcome set makes of lease token's execution.
 // A pause (a RetryAfter) pauses the limits the execution was under.
-func (c *Client) endLease(ctx context.Context, token string, pause time.Duration, set func(*store.FinishItem, *store.Spec)) (*Task, error) {
+func (s *LeaseServer) endLease(ctx context.Context, token string, pause time.Duration, set func(*store.FinishItem, *store.Spec)) (*Task, error) {
 	l, err := parseLeaseToken(token)
 	if err != nil {
 		return nil, err
 	}
-	q := c.queue(l.queue)
+	q := s.queue(l.queue)
 	// The entry the task runs from holds its fields (it stays until the
 	// task's outcome is recorded).
 	e, err := q.store.Entry(ctx, l.band, l.entry)
@@ -590,7 +527,7 @@ func (c *Client) endLease(ctx context.Context, token string, pause time.Duration
 	if e == nil || e.Spec == nil || e.TaskID != l.id {
 		// Gone: trimmed after its outcome was recorded — by this lease (a
 		// retried call answers the task as it is) or another execution.
-		got, err := c.Get(ctx, l.id)
+		got, err := s.get(ctx, l.id)
 		if err == nil && got.run == l.run && got.Status.Finished() {
 			return got, nil
 		}
@@ -608,18 +545,18 @@ func (c *Client) endLease(ctx context.Context, token string, pause time.Duration
 		it.Workflow, it.Step, it.Prev = sp.Workflow, sp.Step, sp.Prev
 	}
 	set(&it, e.Spec)
-	keepSucceeded, keepOthers := c.cfg.retentions()
+	keepSucceeded, keepOthers := s.cfg.retentions()
 	res, err := q.store.Finish(ctx, store.FinishConfig{Retention: keepOthers, KeepSucceeded: keepSucceeded > 0,
-		IdemWindow: c.cfg.IdempotencyWindow, Durability: c.durability()}, l.consumer, []store.FinishItem{it})
+		IdemWindow: s.cfg.IdempotencyWindow, Durability: s.durability()}, l.consumer, []store.FinishItem{it})
 	var nre *store.NotReplicatedError
 	if err != nil && !errors.As(err, &nre) {
-		c.redisError("finish", err)
+		s.redisError("finish", err)
 		return nil, err
 	}
 	if res[0] == "" {
 		return nil, ErrLeaseLost
 	}
-	c.releaseLeaseLimits(ctx, l, pause)
+	s.releaseLeaseLimits(ctx, l, pause)
 	errText := ""
 	if it.Outcome != store.OutcomeOK {
 		errText = it.Text
@@ -628,10 +565,10 @@ func (c *Client) endLease(ctx context.Context, token string, pause time.Duration
 		TraceParent: e.Spec.Trace}
 	// The execution's span, from its start to now: the holder ran it.
 	startMs, _ := strconv.ParseInt(l.started, 10, 64)
-	_, span := c.startRunSpan(ctx, t, time.UnixMilli(startMs))
+	_, span := s.startRunSpan(ctx, t, time.UnixMilli(startMs))
 	endRunSpan(span, res[0], errText)
-	c.publish(q.store.Keys().Events(), []string{eventLine(t, Status(res[0]), errText)})
-	got, err := c.Get(ctx, l.id)
+	s.publish(q.store.Keys().Events(), []string{eventLine(t, Status(res[0]), errText)})
+	got, err := s.get(ctx, l.id)
 	if errors.Is(err, ErrNotFound) {
 		// Deleted as it succeeded (no retention of succeeded tasks).
 		return &Task{ID: l.id, Queue: l.queue, Type: e.Spec.Type, Status: Status(res[0])}, nil

@@ -21,7 +21,7 @@ const leaseLimitsEvery = 2 * time.Second
 
 // readLeaseLimits reads q's limits into st when they are due, and
 // answers whether q has a queue-wide limit.
-func (c *Client) readLeaseLimits(ctx context.Context, q *queueState, st *leaseState) (bool, error) {
+func (s *LeaseServer) readLeaseLimits(ctx context.Context, q *queueState, st *leaseState) (bool, error) {
 	st.mu.Lock()
 	due, limited := time.Since(st.limitsRead) > leaseLimitsEvery, st.limited
 	st.mu.Unlock()
@@ -63,7 +63,7 @@ func (g leaseGrant) name(i int) string {
 
 // grantLeases asks q's limits for n claims lasting timeout. A limit found
 // removed grants all (and the limits are read again on the next call).
-func (c *Client) grantLeases(ctx context.Context, q *queueState, st *leaseState, n int, timeout time.Duration) (leaseGrant, error) {
+func (s *LeaseServer) grantLeases(ctx context.Context, q *queueState, st *leaseState, n int, timeout time.Duration) (leaseGrant, error) {
 	prefix := "http-" + rand.Text()[:12] + "-"
 	names := make([]string, n)
 	for i := range names {
@@ -79,13 +79,13 @@ func (c *Client) grantLeases(ctx context.Context, q *queueState, st *leaseState,
 		st.mu.Unlock()
 		return leaseGrant{granted: n}, nil
 	}
-	c.obs.throttled(q.name, n-g.Granted)
+	s.obs.throttled(q.name, n-g.Granted)
 	return leaseGrant{names: names, granted: g.Granted, mode: g.Mode, retry: g.Retry, wakeup: g.Wakeup}, nil
 }
 
 // giveBack returns the claims of g beyond the first used (their leases
 // too) to the limits. A failure leaves them to expire.
-func (g leaseGrant) giveBack(ctx context.Context, c *Client, q *queueState, used int) {
+func (g leaseGrant) giveBack(ctx context.Context, c *engine, q *queueState, used int) {
 	unused := g.granted - used
 	if g.mode == store.Unlimited || unused <= 0 {
 		return
@@ -103,15 +103,15 @@ func (g leaseGrant) giveBack(ctx context.Context, c *Client, q *queueState, used
 // waitLease waits up to block for a first task of q and leases it (with
 // what else came, up to n). Under a queue-wide limit the claims are granted
 // first; granted none, it waits for a release or the next grant instead.
-func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, n int, timeout, block time.Duration) ([]*Lease, error) {
-	st := c.leaseStateOf(q.name)
-	limited, err := c.readLeaseLimits(ctx, q, st)
+func (s *LeaseServer) waitLease(ctx context.Context, q *queueState, consumer string, n int, timeout, block time.Duration) ([]*Lease, error) {
+	st := s.leaseStateOf(q.name)
+	limited, err := s.readLeaseLimits(ctx, q, st)
 	if err != nil {
 		return nil, err
 	}
 	g := leaseGrant{granted: n}
 	if limited {
-		if g, err = c.grantLeases(ctx, q, st, n, timeout); err != nil {
+		if g, err = s.grantLeases(ctx, q, st, n, timeout); err != nil {
 			return nil, err
 		}
 		if g.granted == 0 {
@@ -126,15 +126,15 @@ func (c *Client) waitLease(ctx context.Context, q *queueState, consumer string, 
 		st.lostClaim(consumer) // (a read cut short may have claimed)
 	}
 	if err != nil || len(entries) == 0 {
-		g.giveBack(ctx, c, q, 0)
+		g.giveBack(ctx, s.engine, q, 0)
 		return nil, err
 	}
-	return c.startLeases(ctx, q, st, consumer, entries, nil, timeout, g, false)
+	return s.startLeases(ctx, q, st, consumer, entries, nil, timeout, g, false)
 }
 
 // renewLeaseLimits renews the limits' leases lease l holds for its time.
-func (c *Client) renewLeaseLimits(ctx context.Context, l leaseToken) error {
-	q := c.queue(l.queue)
+func (s *LeaseServer) renewLeaseLimits(ctx context.Context, l leaseToken) error {
+	q := s.queue(l.queue)
 	if l.limit != "" {
 		if err := q.store.RenewLeases(ctx, l.timeout, []string{l.limit}); err != nil {
 			return err
@@ -149,8 +149,8 @@ func (c *Client) renewLeaseLimits(ctx context.Context, l leaseToken) error {
 // releaseLeaseLimits releases the limits' leases of lease l, whose outcome
 // was recorded, and with pause > 0 (a RetryAfter) pauses its limits for
 // that long. A failure leaves the leases to expire.
-func (c *Client) releaseLeaseLimits(ctx context.Context, l leaseToken, pause time.Duration) {
-	q := c.queue(l.queue)
+func (s *LeaseServer) releaseLeaseLimits(ctx context.Context, l leaseToken, pause time.Duration) {
+	q := s.queue(l.queue)
 	ctx = context.WithoutCancel(ctx)
 	var errs []error
 	if l.limit != "" {
@@ -167,8 +167,8 @@ func (c *Client) releaseLeaseLimits(ctx context.Context, l leaseToken, pause tim
 	}
 	for _, err := range errs {
 		if err != nil {
-			c.redisError("lease", err)
-			c.log.Warn("releasing a lease's limits failed; they expire after the lease time", logTaskID, l.id, logQueue, l.queue, "error", err)
+			s.redisError("lease", err)
+			s.log.Warn("releasing a lease's limits failed; they expire after the lease time", logTaskID, l.id, logQueue, l.queue, "error", err)
 			return
 		}
 	}

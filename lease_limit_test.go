@@ -11,7 +11,7 @@ import (
 // running counts the RUNNING tasks of queue.
 func (e *env) running(queue string) int64 {
 	e.t.Helper()
-	st, err := e.c.Stats(e.t.Context(), queue)
+	st, err := dtq.NewAdmin(e.c).Stats(e.t.Context(), queue)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func (e *env) running(queue string) int64 {
 func TestLeaseUnderConcurrencyLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetConcurrencyLimit(ctx, "capped", 2); err != nil {
+		if err := dtq.NewAdmin(e.c).SetConcurrencyLimit(ctx, "capped", 2); err != nil {
 			t.Fatal(err)
 		}
 		capped := &dtq.EnqueueOpts{Queue: "capped"}
@@ -35,17 +35,17 @@ func TestLeaseUnderConcurrencyLimit(t *testing.T) {
 		r := dtq.LeaseRequest{Worker: "py-1", Queues: []string{"capped"}, Max: 5}
 		first := e.lease(r, 2)
 		e.lease(r, 0)
-		if li, err := e.c.Limit(ctx, "capped"); err != nil || li.InUse != 2 {
+		if li, err := dtq.NewAdmin(e.c).Limit(ctx, "capped"); err != nil || li.InUse != 2 {
 			t.Fatalf("limit %+v (%v): want 2 leases in use", li, err)
 		}
-		if _, err := e.c.CompleteLease(ctx, first[0].Token, json.RawMessage(`1`)); err != nil {
+		if _, err := e.ls.CompleteLease(ctx, first[0].Token, json.RawMessage(`1`)); err != nil {
 			t.Fatal(err)
 		}
 		e.lease(r, 1)
 		// a long poll waits for the slot a completion frees
 		go func() {
 			time.Sleep(100 * time.Millisecond)
-			e.c.FailLease(t.Context(), first[1].Token, dtq.LeaseFailure{Error: "x", Permanent: true})
+			e.ls.FailLease(t.Context(), first[1].Token, dtq.LeaseFailure{Error: "x", Permanent: true})
 		}()
 		start := time.Now()
 		waited := e.lease(dtq.LeaseRequest{Worker: "py-2", Queues: []string{"capped"}, Max: 5, Wait: 5 * time.Second}, 1)
@@ -57,22 +57,22 @@ func TestLeaseUnderConcurrencyLimit(t *testing.T) {
 		}
 		// extensions renew the slot: still one held past its first term
 		short := dtq.LeaseRequest{Worker: "py-3", Queues: []string{"capped"}, Max: 5, Timeout: 200 * time.Millisecond}
-		if _, err := e.c.CompleteLease(ctx, waited[0].Token, nil); err != nil {
+		if _, err := e.ls.CompleteLease(ctx, waited[0].Token, nil); err != nil {
 			t.Fatal(err)
 		}
 		kept := e.lease(short, 1)[0]
 		for range 6 {
 			time.Sleep(50 * time.Millisecond)
-			if _, _, err := e.c.ExtendLease(ctx, kept.Token); err != nil {
+			if _, _, err := e.ls.ExtendLease(ctx, kept.Token); err != nil {
 				t.Fatalf("extend: %v", err)
 			}
 		}
-		if li, _ := e.c.Limit(ctx, "capped"); li.InUse != 2 {
+		if li, _ := e.a.Limit(ctx, "capped"); li.InUse != 2 {
 			t.Fatalf("limit %+v: the extended lease's slot lapsed", li)
 		}
 		// a holder that stops extending: its slot expires with its lease
 		eventually(t, 10*time.Second, "the lapsed slot is leased again", func() bool {
-			ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "py-4", Queues: []string{"capped"}, Max: 5, Timeout: 200 * time.Millisecond})
+			ls, err := e.ls.Lease(ctx, dtq.LeaseRequest{Worker: "py-4", Queues: []string{"capped"}, Max: 5, Timeout: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestLeaseUnderConcurrencyLimit(t *testing.T) {
 func TestLeaseUnderRateLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetRateLimit(ctx, "metered", 2, time.Hour, 2); err != nil {
+		if err := e.a.SetRateLimit(ctx, "metered", 2, time.Hour, 2); err != nil {
 			t.Fatal(err)
 		}
 		for range 4 {
@@ -106,7 +106,7 @@ func TestLeaseUnderRateLimit(t *testing.T) {
 func TestLeaseUnderTypeLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetTypeLimits(ctx, "scoped", "render", dtq.LimitSpec{MaxRunning: 1}); err != nil {
+		if err := e.a.SetTypeLimits(ctx, "scoped", "render", dtq.LimitSpec{MaxRunning: 1}); err != nil {
 			t.Fatal(err)
 		}
 		opts := &dtq.EnqueueOpts{Queue: "scoped"}
@@ -125,15 +125,15 @@ func TestLeaseUnderTypeLimit(t *testing.T) {
 			t.Fatalf("leased %v %v, want the first render and the email", ls[0].Task, ls[1].Task)
 		}
 		e.lease(r, 0)
-		if _, _, err := e.c.ExtendLease(ctx, render.Token); err != nil {
+		if _, _, err := e.ls.ExtendLease(ctx, render.Token); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.c.CompleteLease(ctx, render.Token, nil); err != nil {
+		if _, err := e.ls.CompleteLease(ctx, render.Token, nil); err != nil {
 			t.Fatal(err)
 		}
 		var next []*dtq.Lease
 		eventually(t, 5*time.Second, "the held-back render is leased", func() bool {
-			got, err := e.c.Lease(ctx, r)
+			got, err := e.ls.Lease(ctx, r)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,11 +20,11 @@ import (
 // resumeLeaseStarts asks start.lua again (askAgain) for entries whose
 // start failed with err, until it answers, ctx ends or half of timeout
 // passes (then it returns err).
-func (c *Client) resumeLeaseStarts(ctx context.Context, q *queueState, cfg store.StartConfig, entries []store.Entry,
+func (s *LeaseServer) resumeLeaseStarts(ctx context.Context, q *queueState, cfg store.StartConfig, entries []store.Entry,
 	timeout time.Duration, err error) ([]store.Started, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout/2)
 	defer cancel()
-	return askAgain(ctx, c.log, c, q.name, entries, min(time.Second, timeout/4), err,
+	return askAgain(ctx, s.log, s.engine, q.name, entries, min(time.Second, timeout/4), err,
 		func() ([]store.Started, error) { return q.store.Start(ctx, cfg, entries) })
 }
 
@@ -43,7 +43,7 @@ func (st *leaseState) lostClaim(consumer string) {
 // consumer in their first delivery and not started, after a claim of
 // consumer failed in this process. done reports that it used g (it found
 // some); otherwise g is the caller's still.
-func (c *Client) recoverLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, types map[string]bool,
+func (s *LeaseServer) recoverLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, types map[string]bool,
 	timeout time.Duration, g leaseGrant) (ls []*Lease, done bool, err error) {
 	st.mu.Lock()
 	lost := st.lost[consumer]
@@ -67,8 +67,8 @@ func (c *Client) recoverLeases(ctx context.Context, q *queueState, st *leaseStat
 	if len(fresh) == 0 {
 		return nil, false, nil
 	}
-	c.log.Info("claims whose answer was lost found again; leasing them", logQueue, q.name, "worker", consumer, "tasks", len(fresh))
-	ls, err = c.startLeases(ctx, q, st, consumer, fresh, types, timeout, g, true)
+	s.log.Info("claims whose answer was lost found again; leasing them", logQueue, q.name, "worker", consumer, "tasks", len(fresh))
+	ls, err = s.startLeases(ctx, q, st, consumer, fresh, types, timeout, g, true)
 	return ls, true, err
 }
 
@@ -76,7 +76,7 @@ func (c *Client) recoverLeases(ctx context.Context, q *queueState, st *leaseStat
 // made a while ago, and returns those still the holder's (a claim another
 // reader took over meanwhile is no lease; its task runs there). Renewal
 // failing, they are handed out as they are.
-func (c *Client) renewStale(ctx context.Context, q *queueState, consumer string, ls []*Lease) []*Lease {
+func (s *LeaseServer) renewStale(ctx context.Context, q *queueState, consumer string, ls []*Lease) []*Lease {
 	items := make([]store.RenewItem, len(ls))
 	for i, l := range ls {
 		t := l.Task
@@ -84,7 +84,7 @@ func (c *Client) renewStale(ctx context.Context, q *queueState, consumer string,
 	}
 	res, err := q.store.Renew(ctx, consumer, items)
 	if err != nil {
-		c.redisError("renew", err)
+		s.redisError("renew", err)
 		return ls
 	}
 	out := ls[:0]

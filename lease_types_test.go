@@ -82,7 +82,7 @@ func TestLeaseOfOtherTypesWakesForItsType(t *testing.T) {
 		e.lease(dtq.LeaseRequest{Worker: "py-1", Queues: []string{"poly"}, Types: []string{"echo"}}, 0)
 		got := make(chan []*dtq.Lease, 1)
 		go func() {
-			ls, err := e.c.Lease(ctx, poll)
+			ls, err := e.ls.Lease(ctx, poll)
 			if err != nil {
 				t.Error(err)
 			}
@@ -136,7 +136,7 @@ func TestLeaseOfOtherTypesRecordsTheCrashItTakesOver(t *testing.T) {
 		const lapse = 200 * time.Millisecond
 		e.lease(dtq.LeaseRequest{Worker: "py-lost", Types: []string{"resize"}, Timeout: lapse}, 1) // then never extended
 		eventually(t, 10*time.Second, "a holder of echo tasks takes the lapsed resize task over", func() bool {
-			if _, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "py-echo", Types: []string{"echo"}, Timeout: lapse}); err != nil {
+			if _, err := e.ls.Lease(ctx, dtq.LeaseRequest{Worker: "py-echo", Types: []string{"echo"}, Timeout: lapse}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := e.c.Get(ctx, task.ID)
@@ -151,7 +151,7 @@ func TestLeaseOfOtherTypesRecordsTheCrashItTakesOver(t *testing.T) {
 		if l.Task.ID != task.ID || l.Task.Attempt != 1 || l.Task.Crashes != 1 {
 			t.Fatalf("leased %s attempt %d crashes %d; want %s, attempt 1, crashes 1", l.Task.ID, l.Task.Attempt, l.Task.Crashes, task.ID)
 		}
-		done, err := e.c.CompleteLease(ctx, l.Token, nil)
+		done, err := e.ls.CompleteLease(ctx, l.Token, nil)
 		if err != nil || done.Status != dtq.StatusSucceeded || len(done.History) != 2 || done.History[1].Run != 2 {
 			t.Fatalf("completed: %+v %v; want SUCCEEDED in run 2", done, err)
 		}
@@ -167,7 +167,7 @@ func TestLeaseWatchSeesOnlyItsTypes(t *testing.T) {
 		ctx := t.Context()
 		watch := func(queue string, before func(), block time.Duration) bool {
 			t.Helper()
-			woke, err := dtq.WatchTypes(ctx, e.c, queue, []string{"echo"}, before, block)
+			woke, err := dtq.WatchTypes(ctx, e.ls, queue, []string{"echo"}, before, block)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -65,7 +65,7 @@ func TestPermanentErrorGoesDeadAtOnce(t *testing.T) {
 		if dead.Attempt != 1 || len(dead.History) != 1 || dead.History[0].Outcome != "dead" {
 			t.Fatalf("attempt %d history %+v", dead.Attempt, dead.History)
 		}
-		letters, _, err := e.c.ListDead(t.Context(), "default", 10, "")
+		letters, _, err := e.a.ListDead(t.Context(), "default", 10, "")
 		if err != nil || len(letters) != 1 || letters[0].Task.ID != task.ID || letters[0].Reason != "payload is nonsense" {
 			t.Fatalf("dead letters %+v (%v)", letters, err)
 		}
@@ -91,40 +91,45 @@ func TestMaxAttemptsThenRequeue(t *testing.T) {
 		if dead.Attempt != 3 || len(dead.History) != 3 || dead.History[2].Outcome != "dead" {
 			t.Fatalf("attempt %d history %+v", dead.Attempt, dead.History)
 		}
-		st, _ := e.c.Stats(t.Context(), "default")
+		st, _ := e.a.Stats(t.Context(), "default")
 		if st.Dead != 1 || st.Running != 0 || st.Queued != 0 {
 			t.Fatalf("stats %+v", st)
 		}
 		fail.Store(false)
-		if _, err := e.c.Requeue(t.Context(), task.ID); err != nil {
+		if _, err := e.a.Requeue(t.Context(), task.ID); err != nil {
 			t.Fatal(err)
 		}
 		done := e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
 		if done.Attempt != 1 || len(done.History) != 4 || done.History[3].Outcome != "ok" {
 			t.Fatalf("after requeue: attempt %d history %+v", done.Attempt, done.History)
 		}
-		if _, err := e.c.Requeue(t.Context(), task.ID); !errors.Is(err, dtq.ErrNotDead) {
+		if _, err := e.a.Requeue(t.Context(), task.ID); !errors.Is(err, dtq.ErrNotDead) {
 			t.Fatalf("requeue of a succeeded task: %v, want ErrNotDead", err)
 		}
-		audit, _ := e.c.Audit(t.Context(), 10)
+		audit, _ := e.a.Audit(t.Context(), 10)
 		if len(audit) == 0 || audit[0].Action != "requeue" || audit[0].TaskID != task.ID {
 			t.Fatalf("audit %+v", audit)
 		}
 	})
 }
 
-// A task type with no handler goes DEAD with a clear reason; the worker
-// keeps working.
-func TestUnknownTypeGoesDead(t *testing.T) {
+// A task of a type the worker has no handler for is not its to run
+// (CONTRACT 3.3.1c): it stays QUEUED, untouched, for a worker that runs
+// its type, and the worker keeps working.
+func TestTaskOfAnotherTypeWaitsForItsWorker(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		e.worker(nil, map[string]dtq.HandlerFunc{"known": func(context.Context, *dtq.Task) (any, error) { return 1, nil }})
 		unknown := e.enqueue("mystery", nil, nil)
 		known := e.enqueue("known", nil, nil)
-		dead := e.waitStatus(unknown.ID, dtq.StatusDead, 10*time.Second)
-		if !strings.Contains(dead.LastError, `no handler registered for task type "mystery"`) {
-			t.Fatalf("error %q", dead.LastError)
-		}
 		e.waitStatus(known.ID, dtq.StatusSucceeded, 10*time.Second)
+		time.Sleep(300 * time.Millisecond) // (a chance to run it: it must not)
+		got, err := e.c.Get(t.Context(), unknown.ID)
+		if err != nil || got.Status != dtq.StatusQueued || got.Attempt != 0 || got.LastError != "" {
+			t.Fatalf("the task of another type: %+v %v, want QUEUED, never run", got, err)
+		}
+		// A worker that runs its type does.
+		e.worker(nil, map[string]dtq.HandlerFunc{"mystery": func(context.Context, *dtq.Task) (any, error) { return 2, nil }})
+		e.waitStatus(unknown.ID, dtq.StatusSucceeded, 10*time.Second)
 	})
 }
 
@@ -153,7 +158,7 @@ func TestPanicAndTimeoutAreFailures(t *testing.T) {
 // handler is cancelled and the task ends CANCELLED.
 func TestCancel(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		if err := e.c.Pause(t.Context(), "default"); err != nil {
+		if err := e.a.Pause(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		var ranQueued atomic.Bool
@@ -174,7 +179,7 @@ func TestCancel(t *testing.T) {
 		if err != nil || got.Status != dtq.StatusCancelled {
 			t.Fatalf("cancel queued: %+v, %v", got, err)
 		}
-		if err := e.c.Resume(t.Context(), "default"); err != nil {
+		if err := e.a.Resume(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		running := e.enqueue("long", nil, nil)
@@ -296,7 +301,7 @@ func TestAdmissionControl(t *testing.T) {
 		if !errors.As(err, &big) || big.Limit != 64 {
 			t.Fatalf("large payload: %v, want a TooLargeError", err)
 		}
-		st, _ := c.Stats(t.Context(), "default")
+		st, _ := dtq.NewAdmin(c).Stats(t.Context(), "default")
 		if st.Queued != 2 {
 			t.Fatalf("queued %d, want 2", st.Queued)
 		}
@@ -355,21 +360,21 @@ func TestRequeueAllThenPurge(t *testing.T) {
 			"doomed": func(context.Context, *dtq.Task) (any, error) { return nil, dtq.Permanent(errors.New("no")) },
 		})
 		eventually(t, 20*time.Second, "all dead", func() bool {
-			st, err := e.c.Stats(t.Context(), "default")
+			st, err := e.a.Stats(t.Context(), "default")
 			return err == nil && st.Dead == n
 		})
-		got, err := e.c.RequeueAll(t.Context(), "default")
+		got, err := e.a.RequeueAll(t.Context(), "default")
 		if err != nil || got != n {
 			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
 		}
 		eventually(t, 20*time.Second, "all dead again", func() bool {
-			st, err := e.c.Stats(t.Context(), "default")
+			st, err := e.a.Stats(t.Context(), "default")
 			return err == nil && st.Dead == n
 		})
-		if got, err := e.c.Purge(t.Context(), "default"); err != nil || got != n {
+		if got, err := e.a.Purge(t.Context(), "default"); err != nil || got != n {
 			t.Fatalf("Purge = %d, %v; want %d", got, err, n)
 		}
-		letters, _, err := e.c.ListDead(t.Context(), "default", 10, "")
+		letters, _, err := e.a.ListDead(t.Context(), "default", 10, "")
 		if err != nil || len(letters) != 0 {
 			t.Fatalf("after purge: %d letters (%v)", len(letters), err)
 		}

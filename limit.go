@@ -61,11 +61,11 @@ type LimitInfo struct {
 // attempt used). Workers read the limit when they start, when it is set
 // (told on the queue's cancels channel) and every 5 s, in case that
 // message was missed. It is audited (limit-set).
-func (c *Client) SetConcurrencyLimit(ctx context.Context, queue string, max int64) error {
-	if err := c.CheckLimits(LimitSpec{MaxRunning: max}); err != nil {
+func (a *Admin) SetConcurrencyLimit(ctx context.Context, queue string, max int64) error {
+	if err := checkLimits(LimitSpec{MaxRunning: max}); err != nil {
 		return err
 	}
-	return c.setLimits(ctx, queue, fmt.Sprintf("max_running=%d", max), func(q *store.Queue) error {
+	return a.setLimits(ctx, queue, fmt.Sprintf("max_running=%d", max), func(q *store.Queue) error {
 		return q.SetConcurrencyLimit(ctx, max)
 	})
 }
@@ -78,12 +78,12 @@ func (c *Client) SetConcurrencyLimit(ctx context.Context, queue string, max int6
 // the queue returning RetryAfter(d, err) pauses the queue's limits for d:
 // the remote asked everyone to slow down. Workers read it as
 // SetConcurrencyLimit's. It is audited (limit-set).
-func (c *Client) SetRateLimit(ctx context.Context, queue string, rate int64, per time.Duration, burst int64) error {
+func (a *Admin) SetRateLimit(ctx context.Context, queue string, rate int64, per time.Duration, burst int64) error {
 	spec := LimitSpec{Rate: rate, Per: per, Burst: burst}
-	if err := c.CheckLimits(spec); err != nil {
+	if err := checkLimits(spec); err != nil {
 		return err
 	}
-	return c.setLimits(ctx, queue, rateDetail(spec), func(q *store.Queue) error {
+	return a.setLimits(ctx, queue, rateDetail(spec), func(q *store.Queue) error {
 		return q.SetRateLimit(ctx, rate, per, max(burst, 1))
 	})
 }
@@ -91,18 +91,18 @@ func (c *Client) SetRateLimit(ctx context.Context, queue string, rate int64, per
 // SetLimits replaces both of queue's limits with spec's, in one step (a
 // zero field removes its limit; the zero LimitSpec removes both). It is
 // audited (limit-set).
-func (c *Client) SetLimits(ctx context.Context, queue string, spec LimitSpec) error {
-	if err := c.CheckLimits(spec); err != nil {
+func (a *Admin) SetLimits(ctx context.Context, queue string, spec LimitSpec) error {
+	if err := checkLimits(spec); err != nil {
 		return err
 	}
 	detail := fmt.Sprintf("max_running=%d %s", spec.MaxRunning, rateDetail(spec))
-	return c.setLimits(ctx, queue, detail, func(q *store.Queue) error {
+	return a.setLimits(ctx, queue, detail, func(q *store.Queue) error {
 		return q.SetLimits(ctx, store.LimitDef{MaxRunning: spec.MaxRunning, Rate: spec.Rate, Per: spec.Per, Burst: max(spec.Burst, 1)})
 	})
 }
 
 // setLimits registers queue, runs set on its store and audits detail.
-func (c *Client) setLimits(ctx context.Context, queue, detail string, set func(*store.Queue) error) error {
+func (c *engine) setLimits(ctx context.Context, queue, detail string, set func(*store.Queue) error) error {
 	if err := checkQueue("queue", queue); err != nil {
 		return err
 	}
@@ -125,7 +125,9 @@ func rateDetail(s LimitSpec) string {
 }
 
 // CheckLimits validates spec as SetLimits would, writing nothing.
-func (c *Client) CheckLimits(spec LimitSpec) error {
+func (a *Admin) CheckLimits(spec LimitSpec) error { return checkLimits(spec) }
+
+func checkLimits(spec LimitSpec) error {
 	switch {
 	case spec.MaxRunning < 0 || spec.MaxRunning > MaxConcurrencyLimit:
 		return invalid("max_running", "must be from 0 (no limit) to %d (got %d)", MaxConcurrencyLimit, spec.MaxRunning)
@@ -140,11 +142,11 @@ func (c *Client) CheckLimits(spec LimitSpec) error {
 }
 
 // Limit returns queue's limits and how many of its leases are held now.
-func (c *Client) Limit(ctx context.Context, queue string) (*LimitInfo, error) {
+func (a *Admin) Limit(ctx context.Context, queue string) (*LimitInfo, error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, err
 	}
-	all, err := c.limitsOf(ctx, []string{queue})
+	all, err := a.limitsOf(ctx, []string{queue})
 	if err != nil {
 		return nil, err
 	}
@@ -153,13 +155,13 @@ func (c *Client) Limit(ctx context.Context, queue string) (*LimitInfo, error) {
 
 // Limits returns the limits of the namespace's queues that have any, by
 // queue name.
-func (c *Client) Limits(ctx context.Context) ([]*LimitInfo, error) {
-	names, err := c.store.QueueNames(ctx)
+func (a *Admin) Limits(ctx context.Context) ([]*LimitInfo, error) {
+	names, err := a.store.QueueNames(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sortStrings(names)
-	all, err := c.limitsOf(ctx, names)
+	all, err := a.limitsOf(ctx, names)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +176,7 @@ func (c *Client) Limits(ctx context.Context) ([]*LimitInfo, error) {
 
 // limitsOf reads the limits of queues names in two round trips, and two
 // more per queue with limits of task types or limit keys.
-func (c *Client) limitsOf(ctx context.Context, names []string) ([]*LimitInfo, error) {
+func (c *engine) limitsOf(ctx context.Context, names []string) ([]*LimitInfo, error) {
 	defs, inUse, err := c.store.Limits(ctx, names)
 	if err != nil {
 		return nil, err

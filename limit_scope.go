@@ -49,11 +49,11 @@ type ScopeLimitInfo struct {
 // every 2 s); a start the rate holds back makes the task SCHEDULED at the
 // start the rate reserves for it. RetryAfter from such a task's handler
 // pauses them for its delay. It is audited (limit-set).
-func (c *Client) SetTypeLimits(ctx context.Context, queue, taskType string, spec LimitSpec) error {
+func (a *Admin) SetTypeLimits(ctx context.Context, queue, taskType string, spec LimitSpec) error {
 	if err := checkType(taskType); err != nil {
 		return err
 	}
-	return c.setScopeLimits(ctx, queue, store.ScopeType+taskType, "type "+taskType, spec)
+	return a.setScopeLimits(ctx, queue, store.ScopeType+taskType, "type "+taskType, spec)
 }
 
 // SetKeyLimits replaces the limits of queue's tasks submitted with
@@ -62,15 +62,15 @@ func (c *Client) SetTypeLimits(ctx context.Context, queue, taskType string, spec
 // task type. A customer's tasks, say: SetKeyLimits(ctx, q, dtq.EachKey,
 // LimitSpec{MaxRunning: 2}) runs at most two of any one customer's tasks
 // at once. It is audited (limit-set).
-func (c *Client) SetKeyLimits(ctx context.Context, queue, limitKey string, spec LimitSpec) error {
+func (a *Admin) SetKeyLimits(ctx context.Context, queue, limitKey string, spec LimitSpec) error {
 	if limitKey != EachKey && !keys.ValidName(limitKey) {
 		return invalid("limit_key", "must be %s, or %q for each key (got %q)", keys.NameRule, EachKey, limitKey)
 	}
-	return c.setScopeLimits(ctx, queue, store.ScopeKey+limitKey, "limit_key "+limitKey, spec)
+	return a.setScopeLimits(ctx, queue, store.ScopeKey+limitKey, "limit_key "+limitKey, spec)
 }
 
-func (c *Client) setScopeLimits(ctx context.Context, queue, scope, what string, spec LimitSpec) error {
-	if err := c.CheckLimits(spec); err != nil {
+func (c *engine) setScopeLimits(ctx context.Context, queue, scope, what string, spec LimitSpec) error {
+	if err := checkLimits(spec); err != nil {
 		return err
 	}
 	per := spec.Per
@@ -85,7 +85,7 @@ func (c *Client) setScopeLimits(ctx context.Context, queue, scope, what string, 
 }
 
 // scopeInfos reads the scoped limits of queue.
-func (c *Client) scopeInfos(ctx context.Context, queue string) ([]ScopeLimitInfo, error) {
+func (c *engine) scopeInfos(ctx context.Context, queue string) ([]ScopeLimitInfo, error) {
 	ss, err := c.queue(queue).store.ScopeLimits(ctx)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ func TestTypeLimitAcrossProcesses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		const vt = time.Second
-		if err := e.c.SetTypeLimits(ctx, dtq.DefaultQueue, "nap", dtq.LimitSpec{MaxRunning: 3}); err != nil {
+		if err := e.a.SetTypeLimits(ctx, dtq.DefaultQueue, "nap", dtq.LimitSpec{MaxRunning: 3}); err != nil {
 			t.Fatal(err)
 		}
 		log, effects, procs := runLimitedNaps(t, e, vt, 30)
@@ -39,7 +39,7 @@ func TestTypeLimitAcrossProcesses(t *testing.T) {
 		if most := mostAtOnce(readEffects(t, log), "", killed.UnixNano(), victim); most != 3 {
 			t.Fatalf("%d ran at once after the kill", most)
 		}
-		info, err := e.c.Limit(ctx, dtq.DefaultQueue)
+		info, err := e.a.Limit(ctx, dtq.DefaultQueue)
 		if err != nil || len(info.Scopes) != 1 || info.Scopes[0].TaskType != "nap" || info.Scopes[0].MaxRunning != 3 {
 			t.Fatalf("limits: %+v %v", info, err)
 		}
@@ -52,7 +52,7 @@ func TestTypeLimitAcrossProcesses(t *testing.T) {
 func TestKeyLimitEachKey(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetKeyLimits(ctx, dtq.DefaultQueue, dtq.EachKey, dtq.LimitSpec{MaxRunning: 1}); err != nil {
+		if err := e.a.SetKeyLimits(ctx, dtq.DefaultQueue, dtq.EachKey, dtq.LimitSpec{MaxRunning: 1}); err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
@@ -87,7 +87,7 @@ func TestKeyLimitEachKey(t *testing.T) {
 		// a1 and b1 run, held; the worker's other claims are held back by
 		// their keys' limits.
 		eventually(t, 10*time.Second, "tasks held back by their keys' limits", func() bool {
-			st, err := e.c.Stats(ctx, dtq.DefaultQueue)
+			st, err := e.a.Stats(ctx, dtq.DefaultQueue)
 			return err == nil && st.LimitWaiting >= 2 && st.Queued >= st.LimitWaiting
 		})
 		held := false
@@ -116,7 +116,7 @@ func TestKeyLimitEachKey(t *testing.T) {
 func TestTypeRateLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetTypeLimits(ctx, dtq.DefaultQueue, "call", dtq.LimitSpec{Rate: 20, Per: time.Second, Burst: 2}); err != nil {
+		if err := e.a.SetTypeLimits(ctx, dtq.DefaultQueue, "call", dtq.LimitSpec{Rate: 20, Per: time.Second, Burst: 2}); err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex

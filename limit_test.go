@@ -16,7 +16,7 @@ import (
 func TestConcurrencyLimitAcrossWorkers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetConcurrencyLimit(ctx, "capped", 3); err != nil {
+		if err := e.a.SetConcurrencyLimit(ctx, "capped", 3); err != nil {
 			t.Fatal(err)
 		}
 		var running, most atomic.Int64
@@ -47,22 +47,22 @@ func TestConcurrencyLimitAcrossWorkers(t *testing.T) {
 		if m := most.Load(); m != 3 {
 			t.Fatalf("at most %d ran at once, want 3 (the limit)", m)
 		}
-		info, err := e.c.Limit(ctx, "capped")
+		info, err := e.a.Limit(ctx, "capped")
 		if err != nil || info.MaxRunning != 3 {
 			t.Fatalf("ConcurrencyLimit: %+v, %v", info, err)
 		}
 		eventually(t, 5*time.Second, "the leases of running tasks given back", func() bool {
-			info, err := e.c.Limit(ctx, "capped")
+			info, err := e.a.Limit(ctx, "capped")
 			return err == nil && info.InUse <= 2 // each idle worker waits with one
 		})
 		// Removed, the limit no longer holds (read again within a beat).
-		if err := e.c.SetConcurrencyLimit(ctx, "capped", 0); err != nil {
+		if err := e.a.SetConcurrencyLimit(ctx, "capped", 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.c.SetConcurrencyLimit(ctx, "capped", -1); !errors.Is(err, dtq.ErrInvalid) {
+		if err := e.a.SetConcurrencyLimit(ctx, "capped", -1); !errors.Is(err, dtq.ErrInvalid) {
 			t.Fatalf("a negative limit: %v", err)
 		}
-		if err := e.c.SetConcurrencyLimit(ctx, "..", 1); !errors.Is(err, dtq.ErrInvalid) {
+		if err := e.a.SetConcurrencyLimit(ctx, "..", 1); !errors.Is(err, dtq.ErrInvalid) {
 			t.Fatalf("a bad queue: %v", err)
 		}
 	})
@@ -74,7 +74,7 @@ func TestRetryAfterPausesTheLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		const pause = 400 * time.Millisecond
-		if err := e.c.SetConcurrencyLimit(ctx, "remote", 1); err != nil {
+		if err := e.a.SetConcurrencyLimit(ctx, "remote", 1); err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
@@ -108,7 +108,7 @@ func TestRetryAfterPausesTheLimit(t *testing.T) {
 				t.Fatalf("a task started %v after the RetryAfter(%v)", s.Sub(slowedAt), pause)
 			}
 		}
-		if info, err := e.c.Limit(ctx, "remote"); err != nil || info.PausedUntil != nil {
+		if info, err := e.a.Limit(ctx, "remote"); err != nil || info.PausedUntil != nil {
 			t.Fatalf("after the pause: %+v, %v", info, err)
 		}
 	})

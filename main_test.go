@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/leakcheck"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -15,15 +16,17 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childWorkerEnv) != "" {
 		os.Exit(runChildWorker())
 	}
-	os.Exit(redistest.Main(m))
+	os.Exit(leakcheck.After(redistest.Main(m)))
 }
 
 // env is one conformance run of the task engine: a backend and a client in a
 // fresh namespace.
 type env struct {
 	*redistest.Backend
-	t *testing.T
-	c *dtq.Client
+	t  *testing.T
+	c  *dtq.Client
+	a  *dtq.Admin
+	ls *dtq.LeaseServer // started, stopped at cleanup
 }
 
 func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
@@ -55,7 +58,21 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *dtq.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{Backend: b, t: t, c: client}
+	ls, err := dtq.NewLeaseServer(client, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := ls.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return &env{Backend: b, t: t, c: client, a: dtq.NewAdmin(client), ls: ls}
 }
 
 // worker starts a worker with handlers, stopped at cleanup.

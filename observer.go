@@ -220,7 +220,7 @@ func (x observer) reclaimed(queue string, tasks []TaskRef) {
 }
 
 // redisError reports err of op to the observer, if any.
-func (c *Client) redisError(op string, err error) {
+func (c *engine) redisError(op string, err error) {
 	if o := c.cfg.Observer; o != nil && err != nil && !errors.Is(err, context.Canceled) {
 		o.RedisError(op, err)
 	}

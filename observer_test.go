@@ -296,9 +296,10 @@ func TestTaskLogLinesCarryTheTask(t *testing.T) {
 	e := newEnv(t, &redistest.Backend{Name: "embedded", Client: be.Client, Namespace: "logs", Embedded: be},
 		&dtq.Config{Logger: log})
 	e.worker(fast(dtq.WorkerConfig{Queues: []string{"lq"}}), map[string]dtq.HandlerFunc{
-		"flaky": func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("try again") },
+		"flaky":  func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("try again") },
+		"doomed": func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("no") },
 	})
-	e.enqueue("orphan", nil, &dtq.EnqueueOpts{Queue: "lq"})                         // no handler: dead
+	e.enqueue("doomed", nil, &dtq.EnqueueOpts{Queue: "lq", MaxAttempts: 1})         // dead at once
 	flaky := e.enqueue("flaky", nil, &dtq.EnqueueOpts{Queue: "lq", MaxAttempts: 2}) // retried, then dead
 	e.waitStatus(flaky.ID, dtq.StatusDead, 10*time.Second)
 	var lines []map[string]any
@@ -316,7 +317,7 @@ func TestTaskLogLinesCarryTheTask(t *testing.T) {
 		return len(lines) >= 3
 	})
 	for _, m := range lines {
-		if m["task_id"] == "" || m["task_id"] == nil || m["queue"] != "lq" || (m["task_type"] != "flaky" && m["task_type"] != "orphan") {
+		if m["task_id"] == "" || m["task_id"] == nil || m["queue"] != "lq" || (m["task_type"] != "flaky" && m["task_type"] != "doomed") {
 			t.Errorf("task log line without its task: %v", m)
 		}
 	}

@@ -76,7 +76,7 @@ func TestRetentionReturnsToBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, 20*time.Second, "all 200 succeeded", func() bool {
-			st, err := c.Stats(t.Context(), "default")
+			st, err := dtq.NewAdmin(c).Stats(t.Context(), "default")
 			return err == nil && st.Succeeded == 200
 		})
 		k := store.NewKeys(e.Namespace, "default")
@@ -116,7 +116,7 @@ func TestWorkerRegistry(t *testing.T) {
 		var ws []dtq.WorkerInfo
 		deadline := time.Now().Add(10 * time.Second)
 		for len(ws) == 0 && time.Now().Before(deadline) {
-			ws, _ = e.c.Workers(t.Context())
+			ws, _ = e.a.Workers(t.Context())
 			time.Sleep(5 * time.Millisecond)
 		}
 		if len(ws) != 1 || ws[0].ID != "reg-1" || !slices.Equal(ws[0].Queues, []string{"a", "b"}) || ws[0].Concurrency != 7 || ws[0].PID == 0 {
@@ -124,11 +124,11 @@ func TestWorkerRegistry(t *testing.T) {
 		}
 		// Busy counts running tasks, not the slots an idle reader holds.
 		time.Sleep(50 * time.Millisecond) // the readers are waiting for tasks
-		if ws, _ := e.c.Workers(t.Context()); len(ws) != 1 || ws[0].Busy != 0 {
+		if ws, _ := e.a.Workers(t.Context()); len(ws) != 1 || ws[0].Busy != 0 {
 			t.Fatalf("idle worker: %+v", ws)
 		}
 		w.Stop(t.Context())
-		if ws, _ := e.c.Workers(t.Context()); len(ws) != 0 {
+		if ws, _ := e.a.Workers(t.Context()); len(ws) != 0 {
 			t.Fatalf("after stop: %+v", ws)
 		}
 	})
@@ -331,25 +331,25 @@ func TestNamesAreNotOnlyDots(t *testing.T) {
 			want("EnqueueMany", res[0].Err, "queue")
 			_, err = dtq.NewWorker(e.c, &dtq.WorkerConfig{Queues: []string{name}})
 			want("NewWorker", err, "WorkerConfig.Queues")
-			_, err = e.c.Stats(ctx, name)
+			_, err = e.a.Stats(ctx, name)
 			want("Stats", err, "queue")
-			want("Pause", e.c.Pause(ctx, name), "queue")
+			want("Pause", e.a.Pause(ctx, name), "queue")
 			_, err = e.c.List(ctx, dtq.ListOpts{Queue: name})
 			want("List", err, "queue")
-			_, _, err = e.c.ListDead(ctx, name, 10, "")
+			_, _, err = e.a.ListDead(ctx, name, 10, "")
 			want("ListDead", err, "queue")
-			_, err = e.c.UpsertSchedule(ctx, dtq.Schedule{Name: name, Cron: "@hourly", TaskType: "job"})
+			_, err = e.a.UpsertSchedule(ctx, dtq.Schedule{Name: name, Cron: "@hourly", TaskType: "job"})
 			want("UpsertSchedule", err, "name")
-			_, err = e.c.UpsertSchedule(ctx, dtq.Schedule{Name: "n", Queue: name, Cron: "@hourly", TaskType: "job"})
+			_, err = e.a.UpsertSchedule(ctx, dtq.Schedule{Name: "n", Queue: name, Cron: "@hourly", TaskType: "job"})
 			want("UpsertSchedule", err, "queue")
-			_, err = e.c.GetSchedule(ctx, "", name)
+			_, err = e.a.GetSchedule(ctx, "", name)
 			want("GetSchedule", err, "name")
-			want("DeleteSchedule", e.c.DeleteSchedule(ctx, "", name), "name")
-			want("PauseSchedule", e.c.PauseSchedule(ctx, "", name), "name")
-			_, err = e.c.ListSchedules(ctx, name)
+			want("DeleteSchedule", e.a.DeleteSchedule(ctx, "", name), "name")
+			want("PauseSchedule", e.a.PauseSchedule(ctx, "", name), "name")
+			_, err = e.a.ListSchedules(ctx, name)
 			want("ListSchedules", err, "queue")
 		}
-		if qs, err := e.c.Queues(ctx); err != nil || len(qs) != 0 {
+		if qs, err := e.a.Queues(ctx); err != nil || len(qs) != 0 {
 			t.Errorf("refused names made queues: %v %v", qs, err)
 		}
 	})
@@ -470,14 +470,14 @@ func TestQueueSharesDoNotStarveAcrossProcesses(t *testing.T) {
 			e.enqueue("block", nil, &dtq.EnqueueOpts{Queue: "long"})
 		}
 		eventually(t, 10*time.Second, "the long queue's share busy", func() bool {
-			st, err := e.c.Stats(ctx, "long")
+			st, err := e.a.Stats(ctx, "long")
 			return err == nil && st.Running == 2
 		})
 		for range 3 {
 			task := e.enqueue("nap", 0, &dtq.EnqueueOpts{Queue: "short"})
 			e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
 		}
-		if st, err := e.c.Stats(ctx, "long"); err != nil || st.Running != 2 || st.Queued != 8 {
+		if st, err := e.a.Stats(ctx, "long"); err != nil || st.Running != 2 || st.Queued != 8 {
 			t.Errorf("long: %+v %v, want its share of 2 running and 8 queued", st, err)
 		}
 	})

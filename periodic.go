@@ -83,23 +83,23 @@ type ScheduleInfo struct {
 // changed one keeps its last fired tick (a tick fires once, whatever the
 // changes); an unchanged one is not written (its UpdatedAt stays). It
 // returns the schedule as stored.
-func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo, error) {
+func (a *Admin) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo, error) {
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
 	}
-	def, spec, err := c.scheduleDef(s)
+	def, spec, err := a.scheduleDef(s)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.register(ctx, c.queue(s.Queue)); err != nil {
+	if err := a.register(ctx, a.queue(s.Queue)); err != nil {
 		return nil, err
 	}
-	q := c.store.Queue(s.Queue)
+	q := a.store.Queue(s.Queue)
 	now, err := q.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
-	_, old, err := c.scheduleState(ctx, s.Queue, s.Name)
+	_, old, err := a.scheduleState(ctx, s.Queue, s.Name)
 	if err != nil && !errors.Is(err, ErrScheduleNotFound) {
 		return nil, err
 	}
@@ -116,8 +116,8 @@ func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleInfo,
 	if _, err := q.PutSchedule(ctx, def, nextTick(spec, def, now), now, restart); err != nil {
 		return nil, err
 	}
-	c.audit(ctx, auditScheduleUpsert, s.Queue, "", s.Name)
-	return c.GetSchedule(ctx, s.Queue, s.Name)
+	a.audit(ctx, auditScheduleUpsert, s.Queue, "", s.Name)
+	return a.GetSchedule(ctx, s.Queue, s.Name)
 }
 
 // sameDef reports whether two definitions differ at most in their times.
@@ -130,11 +130,11 @@ func sameDef(a, b store.ScheduleDef) bool {
 
 // CheckSchedule validates s as UpsertSchedule would, writing nothing: a
 // *ValidationError names the field at fault.
-func (c *Client) CheckSchedule(s Schedule) error {
+func (a *Admin) CheckSchedule(s Schedule) error {
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
 	}
-	_, _, err := c.scheduleDef(s)
+	_, _, err := a.scheduleDef(s)
 	return err
 }
 
@@ -151,7 +151,7 @@ func nextTick(spec *periodic.Spec, def store.ScheduleDef, now int64) int64 {
 }
 
 // scheduleDef validates s (filling its defaults) into the stored form.
-func (c *Client) scheduleDef(s Schedule) (store.ScheduleDef, *periodic.Spec, error) {
+func (c *engine) scheduleDef(s Schedule) (store.ScheduleDef, *periodic.Spec, error) {
 	var def store.ScheduleDef
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
@@ -196,8 +196,8 @@ func (c *Client) scheduleDef(s Schedule) (store.ScheduleDef, *periodic.Spec, err
 }
 
 // GetSchedule returns schedule name of queue.
-func (c *Client) GetSchedule(ctx context.Context, queue, name string) (*ScheduleInfo, error) {
-	queue, st, err := c.scheduleState(ctx, queue, name)
+func (a *Admin) GetSchedule(ctx context.Context, queue, name string) (*ScheduleInfo, error) {
+	queue, st, err := a.scheduleState(ctx, queue, name)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func scheduleRef(queue, name string) (string, error) {
 }
 
 // scheduleState reads schedule name of queue, with the queue's name.
-func (c *Client) scheduleState(ctx context.Context, queue, name string) (string, *store.ScheduleState, error) {
+func (c *engine) scheduleState(ctx context.Context, queue, name string) (string, *store.ScheduleState, error) {
 	queue, err := scheduleRef(queue, name)
 	if err != nil {
 		return queue, nil, err
@@ -246,12 +246,12 @@ func (c *Client) scheduleState(ctx context.Context, queue, name string) (string,
 }
 
 // ListSchedules returns the schedules of queue, by name.
-func (c *Client) ListSchedules(ctx context.Context, queue string) ([]ScheduleInfo, error) {
+func (a *Admin) ListSchedules(ctx context.Context, queue string) ([]ScheduleInfo, error) {
 	queue, err := scheduleQueue(queue)
 	if err != nil {
 		return nil, err
 	}
-	all, err := c.store.Queue(queue).Schedules(ctx)
+	all, err := a.store.Queue(queue).Schedules(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -283,34 +283,34 @@ func scheduleInfo(queue string, st *store.ScheduleState) *ScheduleInfo {
 
 // DeleteSchedule deletes schedule name of queue; the tasks it created
 // stay.
-func (c *Client) DeleteSchedule(ctx context.Context, queue, name string) error {
+func (a *Admin) DeleteSchedule(ctx context.Context, queue, name string) error {
 	queue, err := scheduleRef(queue, name)
 	if err != nil {
 		return err
 	}
-	existed, err := c.store.Queue(queue).DeleteSchedule(ctx, name)
+	existed, err := a.store.Queue(queue).DeleteSchedule(ctx, name)
 	if err != nil {
 		return err
 	}
 	if !existed {
 		return ErrScheduleNotFound
 	}
-	c.audit(ctx, auditScheduleDelete, queue, "", name)
+	a.audit(ctx, auditScheduleDelete, queue, "", name)
 	return nil
 }
 
 // PauseSchedule stops schedule name of queue from firing.
-func (c *Client) PauseSchedule(ctx context.Context, queue, name string) error {
-	return c.setSchedulePaused(ctx, queue, name, true)
+func (a *Admin) PauseSchedule(ctx context.Context, queue, name string) error {
+	return a.setSchedulePaused(ctx, queue, name, true)
 }
 
 // ResumeSchedule lets a paused schedule fire again from its next tick
 // after now: the ticks missed while it was paused do not fire.
-func (c *Client) ResumeSchedule(ctx context.Context, queue, name string) error {
-	return c.setSchedulePaused(ctx, queue, name, false)
+func (a *Admin) ResumeSchedule(ctx context.Context, queue, name string) error {
+	return a.setSchedulePaused(ctx, queue, name, false)
 }
 
-func (c *Client) setSchedulePaused(ctx context.Context, queue, name string, paused bool) error {
+func (c *engine) setSchedulePaused(ctx context.Context, queue, name string, paused bool) error {
 	queue, st, err := c.scheduleState(ctx, queue, name)
 	if err != nil {
 		return err

@@ -36,19 +36,19 @@ func TestScheduleValidation(t *testing.T) {
 		} {
 			s := good
 			c.edit(&s)
-			_, err := e.c.UpsertSchedule(t.Context(), s)
+			_, err := e.a.UpsertSchedule(t.Context(), s)
 			var ve *dtq.ValidationError
 			if !errors.As(err, &ve) || ve.Field != c.field || !errors.Is(err, dtq.ErrInvalid) {
 				t.Errorf("%s: err %v, want a ValidationError of field %q", c.name, err, c.field)
 			}
 		}
-		if all, err := e.c.ListSchedules(t.Context(), ""); err != nil || len(all) != 0 {
+		if all, err := e.a.ListSchedules(t.Context(), ""); err != nil || len(all) != 0 {
 			t.Errorf("refused schedules were stored: %v %v", all, err)
 		}
-		if _, err := e.c.GetSchedule(t.Context(), "", "nightly"); !errors.Is(err, dtq.ErrScheduleNotFound) {
+		if _, err := e.a.GetSchedule(t.Context(), "", "nightly"); !errors.Is(err, dtq.ErrScheduleNotFound) {
 			t.Errorf("Get of a missing schedule: %v", err)
 		}
-		if err := e.c.DeleteSchedule(t.Context(), "", "nightly"); !errors.Is(err, dtq.ErrScheduleNotFound) {
+		if err := e.a.DeleteSchedule(t.Context(), "", "nightly"); !errors.Is(err, dtq.ErrScheduleNotFound) {
 			t.Errorf("Delete of a missing schedule: %v", err)
 		}
 	})
@@ -70,7 +70,7 @@ func TestScheduleFiresTasks(t *testing.T) {
 			},
 		})
 		count := func() int { mu.Lock(); defer mu.Unlock(); return len(ran) }
-		info, err := e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "every", Cron: "@every 1s", TaskType: "tick",
+		info, err := e.a.UpsertSchedule(t.Context(), dtq.Schedule{Name: "every", Cron: "@every 1s", TaskType: "tick",
 			Payload: json.RawMessage(`{"n":1}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -92,12 +92,12 @@ func TestScheduleFiresTasks(t *testing.T) {
 		if got.Schedule != "every" || got.ScheduleTick == nil || got.ScheduleTick.UnixMilli()%1000 != 0 || string(got.Payload) != `{"n":1}` {
 			t.Errorf("fired task %+v: want schedule every, a tick on a whole second, the payload", got)
 		}
-		info, err = e.c.GetSchedule(t.Context(), "", "every")
+		info, err = e.a.GetSchedule(t.Context(), "", "every")
 		if err != nil || info.LastTaskID == "" || info.LastTick == nil || info.Queue != dtq.DefaultQueue {
 			t.Fatalf("after ticks: %+v %v, want the last tick and its task, in the default queue", info, err)
 		}
 
-		if err := e.c.PauseSchedule(t.Context(), "", "every"); err != nil {
+		if err := e.a.PauseSchedule(t.Context(), "", "every"); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(300 * time.Millisecond) // a tick being fired as it was paused
@@ -106,10 +106,10 @@ func TestScheduleFiresTasks(t *testing.T) {
 		if n := count(); n != paused {
 			t.Errorf("paused: %d more tasks ran", n-paused)
 		}
-		if info, _ := e.c.GetSchedule(t.Context(), "", "every"); info == nil || !info.Paused || info.NextRun != nil {
+		if info, _ := e.a.GetSchedule(t.Context(), "", "every"); info == nil || !info.Paused || info.NextRun != nil {
 			t.Errorf("paused schedule: %+v, want paused with no next run", info)
 		}
-		if err := e.c.ResumeSchedule(t.Context(), "", "every"); err != nil {
+		if err := e.a.ResumeSchedule(t.Context(), "", "every"); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 10*time.Second, "a tick after the resume", func() bool { return count() > paused })
@@ -117,11 +117,11 @@ func TestScheduleFiresTasks(t *testing.T) {
 			t.Errorf("resume fired %d tasks at once: the ticks missed while paused must not fire", n-paused)
 		}
 
-		all, err := e.c.ListSchedules(t.Context(), "")
+		all, err := e.a.ListSchedules(t.Context(), "")
 		if err != nil || len(all) != 1 || all[0].Name != "every" {
 			t.Fatalf("list: %+v %v", all, err)
 		}
-		if err := e.c.DeleteSchedule(t.Context(), "", "every"); err != nil {
+		if err := e.a.DeleteSchedule(t.Context(), "", "every"); err != nil {
 			t.Fatal(err)
 		}
 		deleted := count()
@@ -132,7 +132,7 @@ func TestScheduleFiresTasks(t *testing.T) {
 		if _, err := e.c.Get(t.Context(), first.ID); err != nil {
 			t.Errorf("a task of the deleted schedule: %v", err)
 		}
-		if _, err := e.c.GetSchedule(t.Context(), "", "every"); !errors.Is(err, dtq.ErrScheduleNotFound) {
+		if _, err := e.a.GetSchedule(t.Context(), "", "every"); !errors.Is(err, dtq.ErrScheduleNotFound) {
 			t.Errorf("deleted schedule: %v", err)
 		}
 	})
@@ -142,11 +142,11 @@ func TestScheduleFiresTasks(t *testing.T) {
 // fired tick; the error of a bad cron names the expression.
 func TestScheduleUpsertReplaces(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		a, err := e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "0 3 * * *", TaskType: "x", TimeZone: "Europe/Berlin"})
+		a, err := e.a.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "0 3 * * *", TaskType: "x", TimeZone: "Europe/Berlin"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "30 4 * * *", TaskType: "y", TimeZone: "Europe/Berlin",
+		b, err := e.a.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "30 4 * * *", TaskType: "y", TimeZone: "Europe/Berlin",
 			Missed: dtq.MissedCatchUp, CatchUpMax: 5})
 		if err != nil {
 			t.Fatal(err)
@@ -159,12 +159,12 @@ func TestScheduleUpsertReplaces(t *testing.T) {
 			t.Errorf("next run %v, want 04:30 in Europe/Berlin", n)
 		}
 		time.Sleep(2 * time.Millisecond)
-		same, err := e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "30 4 * * *", TaskType: "y", TimeZone: "Europe/Berlin",
+		same, err := e.a.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "30 4 * * *", TaskType: "y", TimeZone: "Europe/Berlin",
 			Missed: dtq.MissedCatchUp, CatchUpMax: 5})
 		if err != nil || !same.UpdatedAt.Equal(b.UpdatedAt) {
 			t.Errorf("the same definition again: %+v %v, want it unchanged (updated %v)", same, err, b.UpdatedAt)
 		}
-		_, err = e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "61 * * * *", TaskType: "y"})
+		_, err = e.a.UpsertSchedule(t.Context(), dtq.Schedule{Name: "s", Cron: "61 * * * *", TaskType: "y"})
 		if err == nil || !strings.Contains(err.Error(), "61 * * * *") {
 			t.Errorf("bad cron: %v, want an error naming the expression", err)
 		}

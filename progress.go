@@ -44,7 +44,7 @@ func checkProgress(fraction float64, note string) error {
 }
 
 // reportProgress records and publishes the progress of task id's run.
-func (c *Client) reportProgress(ctx context.Context, queue, id string, f store.Fence, typ string, attempt, prio int, fraction float64,
+func (c *engine) reportProgress(ctx context.Context, queue, id string, f store.Fence, typ string, attempt, prio int, fraction float64,
 	note string) error {
 	if err := checkProgress(fraction, note); err != nil {
 		return err
@@ -68,13 +68,13 @@ func (c *Client) reportProgress(ctx context.Context, queue, id string, f store.F
 
 // LeaseProgress reports the progress of lease token's task, as Progress
 // does for a Go handler's. A lease no longer held is ErrLeaseLost.
-func (c *Client) LeaseProgress(ctx context.Context, token string, fraction float64, note string) error {
+func (s *LeaseServer) LeaseProgress(ctx context.Context, token string, fraction float64, note string) error {
 	l, err := parseLeaseToken(token)
 	if err != nil {
 		return err
 	}
 	f := store.Fence{Run: l.run, Band: l.band, EntryID: l.entry, Worker: l.consumer, Started: l.started}
-	err = c.reportProgress(ctx, l.queue, l.id, f, "", l.attempt, l.band, fraction, note)
+	err = s.reportProgress(ctx, l.queue, l.id, f, "", l.attempt, l.band, fraction, note)
 	if errors.Is(err, ErrLost) {
 		return ErrLeaseLost
 	}

@@ -79,21 +79,21 @@ func TestLeaseProgress(t *testing.T) {
 		ctx := t.Context()
 		task := e.enqueue("remote", nil, nil)
 		first := e.lease(dtq.LeaseRequest{Worker: "a", Timeout: 100 * time.Millisecond}, 1)[0]
-		if err := e.c.LeaseProgress(ctx, first.Token, 0.5, "half"); err != nil {
+		if err := e.ls.LeaseProgress(ctx, first.Token, 0.5, "half"); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := e.c.Get(ctx, task.ID); got.Progress == nil || got.Progress.Note != "half" {
 			t.Fatalf("leased task's progress: %+v", got.Progress)
 		}
 		var ve *dtq.ValidationError
-		if err := e.c.LeaseProgress(ctx, first.Token, -0.1, ""); !errors.As(err, &ve) || ve.Field != "fraction" {
+		if err := e.ls.LeaseProgress(ctx, first.Token, -0.1, ""); !errors.As(err, &ve) || ve.Field != "fraction" {
 			t.Fatalf("a negative fraction: %v", err)
 		}
 		second := e.takeOver("b", 100*time.Millisecond)
 		if got, _ := e.c.Get(ctx, task.ID); got.Progress != nil {
 			t.Fatalf("the new run shows the lost run's progress: %+v", got.Progress)
 		}
-		if err := e.c.LeaseProgress(ctx, first.Token, 0.9, "late"); !errors.Is(err, dtq.ErrLeaseLost) {
+		if err := e.ls.LeaseProgress(ctx, first.Token, 0.9, "late"); !errors.Is(err, dtq.ErrLeaseLost) {
 			t.Fatalf("the lost lease's report: %v", err)
 		}
 		k := store.NewKeys(e.Namespace, "default")
@@ -101,7 +101,7 @@ func TestLeaseProgress(t *testing.T) {
 			n, err := e.Client.Do(ctx, e.Client.B().Hlen().Key(k.Progress()).Build()).AsInt64()
 			return err == nil && n == 0
 		})
-		if _, err := e.c.CompleteLease(ctx, second.Token, nil); err != nil {
+		if _, err := e.ls.CompleteLease(ctx, second.Token, nil); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -51,7 +51,7 @@ type RedriveResult struct {
 // counts them. Only the dead letters there when it starts are considered
 // (a task requeued here that dies again is not requeued twice). A redrive
 // (not a dry run) is recorded in the audit stream with its filter.
-func (c *Client) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*RedriveResult, error) {
+func (a *Admin) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*RedriveResult, error) {
 	if err := checkQueue("queue", f.Queue); err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (c *Client) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*
 	case o.Rate < 0.1 || o.Rate > 100000:
 		return nil, invalid("redrive_rate", "must be 0.1-100000 per second (got %v)", o.Rate)
 	}
-	q := c.store.Queue(f.Queue)
+	q := a.store.Queue(f.Queue)
 	last, err := q.DeadLetters(ctx, 1, "")
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func (c *Client) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*
 			batch = batch[:0]
 			return nil
 		}
-		done, err := q.DLQ(ctx, store.Requeue, batch, c.keepOthers())
+		done, err := q.DLQ(ctx, store.Requeue, batch, a.keepOthers())
 		for _, r := range done {
 			if r == store.DLQDone {
 				res.Requeued++
@@ -130,7 +130,7 @@ func (c *Client) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*
 			for i, e := range cands {
 				ids[i] = e.TaskID
 			}
-			recs, err := c.store.GetMany(ctx, ids)
+			recs, err := a.store.GetMany(ctx, ids)
 			if err != nil {
 				return res, err
 			}
@@ -166,7 +166,7 @@ func (c *Client) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*
 		return res, err
 	}
 	if !o.DryRun {
-		c.audit(ctx, auditRedrive, f.Queue, "", fmt.Sprintf("type=%q error~%q after=%s before=%s: %d requeued of %d matched",
+		a.audit(ctx, auditRedrive, f.Queue, "", fmt.Sprintf("type=%q error~%q after=%s before=%s: %d requeued of %d matched",
 			f.Type, f.ErrorContains, fmtOpenTime(f.After), fmtOpenTime(f.Before), res.Requeued, res.Matched))
 	}
 	return res, nil

@@ -50,22 +50,22 @@ func TestRedrive(t *testing.T) {
 			{dtq.RedriveFilter{Queue: "default", After: before}, 6},
 			{dtq.RedriveFilter{Queue: "default", After: time.Now().Add(time.Hour)}, 0},
 		} {
-			res, err := e.c.Redrive(ctx, tc.f, dtq.RedriveOpts{DryRun: true})
+			res, err := e.a.Redrive(ctx, tc.f, dtq.RedriveOpts{DryRun: true})
 			if err != nil || res.Matched != tc.want || res.Requeued != 0 || !res.DryRun || res.More {
 				t.Errorf("dry run %+v: %+v %v, want %d matched", tc.f, res, err, tc.want)
 			}
 		}
-		if st, _ := e.c.Stats(ctx, "default"); st.Dead != 6 {
+		if st, _ := e.a.Stats(ctx, "default"); st.Dead != 6 {
 			t.Fatalf("dry runs changed the dead letters: %d", st.Dead)
 		}
 
 		fixed.Store(true)
 		f := dtq.RedriveFilter{Queue: "default", Type: "upload", ErrorContains: "s3"}
-		res, err := e.c.Redrive(ctx, f, dtq.RedriveOpts{Limit: 3, Rate: 20})
+		res, err := e.a.Redrive(ctx, f, dtq.RedriveOpts{Limit: 3, Rate: 20})
 		if err != nil || res.Matched != 3 || res.Requeued != 3 || !res.More {
 			t.Fatalf("redrive of 3: %+v %v", res, err)
 		}
-		res, err = e.c.Redrive(ctx, f, dtq.RedriveOpts{})
+		res, err = e.a.Redrive(ctx, f, dtq.RedriveOpts{})
 		if err != nil || res.Matched != 2 || res.Requeued != 2 || res.More {
 			t.Fatalf("redrive of the rest: %+v %v", res, err)
 		}
@@ -77,7 +77,7 @@ func TestRedrive(t *testing.T) {
 		if got, _ := e.c.Get(ctx, parse); got.Status != dtq.StatusDead {
 			t.Fatalf("the parse task, filtered out, is %s", got.Status)
 		}
-		audit, err := e.c.Audit(ctx, 2)
+		audit, err := e.a.Audit(ctx, 2)
 		if err != nil || len(audit) != 2 || audit[0].Action != "redrive" || audit[1].Action != "redrive" {
 			t.Fatalf("audit %+v %v", audit, err)
 		}
@@ -91,7 +91,7 @@ func TestRedrive(t *testing.T) {
 			{q, dtq.RedriveOpts{Rate: 0.01}},
 			{dtq.RedriveFilter{Queue: "default", After: time.Now(), Before: time.Now().Add(-time.Hour)}, dtq.RedriveOpts{}},
 		} {
-			if _, err := e.c.Redrive(ctx, bad.f, bad.o); !errors.As(err, &ve) {
+			if _, err := e.a.Redrive(ctx, bad.f, bad.o); !errors.As(err, &ve) {
 				t.Errorf("redrive %+v %+v: %v, want a ValidationError", bad.f, bad.o, err)
 			}
 		}
@@ -104,7 +104,7 @@ func (e *env) deadLetter(typ string) string {
 	e.t.Helper()
 	id := e.enqueue(typ, nil, nil).ID
 	l := e.lease(dtq.LeaseRequest{Worker: "w"}, 1)[0]
-	if got, err := e.c.FailLease(e.t.Context(), l.Token, dtq.LeaseFailure{Error: "bad input", Permanent: true}); err != nil ||
+	if got, err := e.ls.FailLease(e.t.Context(), l.Token, dtq.LeaseFailure{Error: "bad input", Permanent: true}); err != nil ||
 		got.ID != id || got.Status != dtq.StatusDead {
 		e.t.Fatalf("fail %s for good: %+v %v", id, got, err)
 	}
@@ -114,7 +114,7 @@ func (e *env) deadLetter(typ string) string {
 // audited counts the audit entries of action on task id.
 func (e *env) audited(action, id string) int {
 	e.t.Helper()
-	audit, err := e.c.Audit(e.t.Context(), 100)
+	audit, err := e.a.Audit(e.t.Context(), 100)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestDiscardAgainChangesNothing(t *testing.T) {
 		ctx := t.Context()
 		id := e.deadLetter("parse")
 		for i := range 3 {
-			if err := e.c.Discard(ctx, id); err != nil {
+			if err := e.a.Discard(ctx, id); err != nil {
 				t.Fatalf("discard %d: %v", i+1, err)
 			}
 		}
@@ -167,22 +167,22 @@ func TestRequeueOfADiscardedLetterIsNotDead(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		id := e.deadLetter("parse")
-		if err := e.c.Discard(ctx, id); err != nil {
+		if err := e.a.Discard(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := e.c.Requeue(ctx, id); !errors.Is(err, dtq.ErrNotDead) {
+		if got, err := e.a.Requeue(ctx, id); !errors.Is(err, dtq.ErrNotDead) {
 			t.Fatalf("requeue of a discarded letter: %+v %v, want ErrNotDead", got, err)
 		}
-		if res, err := e.c.Redrive(ctx, dtq.RedriveFilter{Queue: "default"}, dtq.RedriveOpts{}); err != nil || res.Matched != 0 {
+		if res, err := e.a.Redrive(ctx, dtq.RedriveFilter{Queue: "default"}, dtq.RedriveOpts{}); err != nil || res.Matched != 0 {
 			t.Fatalf("redrive after the discard: %+v %v, want nothing matched", res, err)
 		}
-		if n, err := e.c.RequeueAll(ctx, "default"); err != nil || n != 0 {
+		if n, err := e.a.RequeueAll(ctx, "default"); err != nil || n != 0 {
 			t.Fatalf("RequeueAll after the discard: %d %v", n, err)
 		}
 		if got, err := e.c.Get(ctx, id); err != nil || got.Status != dtq.StatusDead || got.Attempt != 1 {
 			t.Fatalf("the discarded task: %+v %v, want DEAD, attempt 1", got, err)
 		}
-		if ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "w"}); err != nil || len(ls) != 0 {
+		if ls, err := e.ls.Lease(ctx, dtq.LeaseRequest{Worker: "w"}); err != nil || len(ls) != 0 {
 			t.Fatalf("a lease after the requeue: %d %v, want none", len(ls), err)
 		}
 		if n := e.audited("requeue", id); n != 0 {

@@ -26,7 +26,7 @@ import (
 // of the caller's the task holds goes on, else the entry starts as
 // claimed), waiting at most maxWait between tries, until Redis answers or
 // wait ends; then it returns nil and the last error.
-func askAgain(wait context.Context, log *slog.Logger, c *Client, queue string, entries []store.Entry, maxWait time.Duration,
+func askAgain(wait context.Context, log *slog.Logger, c *engine, queue string, entries []store.Entry, maxWait time.Duration,
 	err error, start func() ([]store.Started, error)) ([]store.Started, error) {
 	for i := range entries {
 		entries[i].Resumed = true

@@ -114,7 +114,7 @@ func TestMemoryBoundedAfterBurst(t *testing.T) {
 	}
 	wg.Wait()
 	eventually(t, 60*time.Second, "the burst succeeded", func() bool {
-		st, err := e.c.Stats(t.Context(), dtq.DefaultQueue)
+		st, err := e.a.Stats(t.Context(), dtq.DefaultQueue)
 		return err == nil && st.Succeeded == burst+1
 	})
 	peakKeys := countKeys(t, rc, pattern)
@@ -144,7 +144,7 @@ func TestFinishedCapDeletesOldest(t *testing.T) {
 		}
 		// All 200 ran (the first ones may be gone already: the cap).
 		eventually(t, 20*time.Second, "200 tasks succeeded", func() bool {
-			st, err := e.c.Stats(t.Context(), dtq.DefaultQueue)
+			st, err := e.a.Stats(t.Context(), dtq.DefaultQueue)
 			return err == nil && st.Succeeded == 200
 		})
 		k := store.NewKeys(e.Namespace, dtq.DefaultQueue)
@@ -184,13 +184,13 @@ func TestDeadLetterCapDeletesRecords(t *testing.T) {
 			e.waitStatus(id, dtq.StatusDead, 20*time.Second)
 		}
 		eventually(t, 15*time.Second, "10 dead letters and their 10 records kept", func() bool {
-			st, err := e.c.Stats(t.Context(), dtq.DefaultQueue)
+			st, err := e.a.Stats(t.Context(), dtq.DefaultQueue)
 			return err == nil && st.Dead == 10 && countKeys(t, e.Client, e.Namespace+":{default}:task:*") == 10
 		})
 		if _, err := e.c.Get(t.Context(), ids[0]); !errors.Is(err, dtq.ErrNotFound) {
 			t.Errorf("the oldest dead letter's task: %v, want it deleted with its letter", err)
 		}
-		letters, _, err := e.c.ListDead(t.Context(), dtq.DefaultQueue, 100, "")
+		letters, _, err := e.a.ListDead(t.Context(), dtq.DefaultQueue, 100, "")
 		if err != nil || len(letters) != 10 || letters[0].Task.ID != ids[len(ids)-1] {
 			t.Fatalf("dead letters: %d %v", len(letters), err)
 		}
@@ -227,7 +227,7 @@ func TestRetainNoneDeletesSucceeded(t *testing.T) {
 				return errors.Is(err, dtq.ErrNotFound)
 			})
 		}
-		st, err := c.Stats(t.Context(), dtq.DefaultQueue)
+		st, err := dtq.NewAdmin(c).Stats(t.Context(), dtq.DefaultQueue)
 		if err != nil || st.Succeeded != 2 {
 			t.Fatalf("stats %+v %v", st, err)
 		}

@@ -147,12 +147,12 @@ func TestSchedulerFailover(t *testing.T) {
 // Pausing a queue stops workers from starting its tasks; resuming lets them.
 func TestPauseResume(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		if err := e.c.Pause(t.Context(), "default"); err != nil {
+		if err := e.a.Pause(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		e.worker(nil, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
 		task := e.enqueue("job", nil, nil)
-		st, _ := e.c.Stats(t.Context(), "default")
+		st, _ := e.a.Stats(t.Context(), "default")
 		if !st.Paused {
 			t.Fatalf("stats %+v, want paused", st)
 		}
@@ -160,11 +160,11 @@ func TestPauseResume(t *testing.T) {
 		if got, _ := e.c.Get(t.Context(), task.ID); got.Status != dtq.StatusQueued {
 			t.Fatalf("paused queue: task is %s, want QUEUED", got.Status)
 		}
-		if err := e.c.Resume(t.Context(), "default"); err != nil {
+		if err := e.a.Resume(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
-		audit, _ := e.c.Audit(t.Context(), 10)
+		audit, _ := e.a.Audit(t.Context(), 10)
 		if len(audit) < 2 || audit[0].Action != "resume" || audit[1].Action != "pause" {
 			t.Fatalf("audit %+v", audit)
 		}
@@ -191,7 +191,7 @@ func TestEnqueueMany(t *testing.T) {
 		if res[30].Err == nil {
 			t.Fatal("priority 10 accepted")
 		}
-		qs, err := e.c.Queues(t.Context())
+		qs, err := e.a.Queues(t.Context())
 		if err != nil || len(qs) != 3 {
 			t.Fatalf("queues %+v (%v)", qs, err)
 		}

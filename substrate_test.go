@@ -85,7 +85,7 @@ func TestWorkerStopsWhenStartContextEnds(t *testing.T) {
 			t.Fatalf("history %+v, want the stopped run recorded as a retry", got.History)
 		}
 		eventually(t, 10*time.Second, "the worker out of the registry", func() bool {
-			ws, err := e.c.Workers(t.Context())
+			ws, err := e.a.Workers(t.Context())
 			return err == nil && len(ws) == 0
 		})
 	})
@@ -105,7 +105,7 @@ func TestMalformedBandEntryDeadLettered(t *testing.T) {
 		e.waitStatus(after.ID, dtq.StatusSucceeded, 10*time.Second)
 		var letters []dtq.DeadLetter
 		eventually(t, 10*time.Second, "the malformed entry dead-lettered", func() bool {
-			letters, _, _ = e.c.ListDead(t.Context(), dtq.DefaultQueue, 10, "")
+			letters, _, _ = e.a.ListDead(t.Context(), dtq.DefaultQueue, 10, "")
 			return len(letters) == 1
 		})
 		if !strings.Contains(letters[0].Reason, "malformed band entry") || !strings.Contains(letters[0].Reason, "junk=x") ||
@@ -151,7 +151,7 @@ func TestLayoutMismatchRefused(t *testing.T) {
 			if _, err := client.Enqueue(t.Context(), "x", nil, nil); !errors.Is(err, dtq.ErrLayout) {
 				t.Fatalf("Enqueue on layout %s: %v", c.found, err)
 			}
-			if err := client.CheckLayout(t.Context()); !errors.As(err, &le) {
+			if err := dtq.NewAdmin(client).CheckLayout(t.Context()); !errors.As(err, &le) {
 				t.Fatalf("CheckLayout on layout %s: %v", c.found, err)
 			}
 		}

@@ -92,7 +92,7 @@ func coreCases(t *testing.T, e *env) {
 	doomed := e.enqueue("doomed", nil, &dtq.EnqueueOpts{Queue: "media"})
 	e.waitStatus(doomed.ID, dtq.StatusDead, 30*time.Second)
 	fail.Store(false)
-	if _, err := e.c.Requeue(t.Context(), doomed.ID); err != nil {
+	if _, err := e.a.Requeue(t.Context(), doomed.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.waitStatus(doomed.ID, dtq.StatusSucceeded, 30*time.Second)
@@ -114,7 +114,7 @@ func coreCases(t *testing.T, e *env) {
 	}
 	e.waitStatus(soon.ID, dtq.StatusSucceeded, 30*time.Second)
 
-	qs, err := e.c.Queues(t.Context())
+	qs, err := e.a.Queues(t.Context())
 	if err != nil || len(qs) != len(queues) {
 		t.Fatalf("queues: %d (%v)", len(qs), err)
 	}
@@ -128,7 +128,7 @@ func coreCases(t *testing.T, e *env) {
 	// holds the queue's slot.
 	idem := &dtq.EnqueueOpts{Queue: "scratch", Delay: time.Hour, IdempotencyKey: "k"}
 	old := e.enqueue("ok", nil, idem)
-	if _, err := e.c.DeleteQueue(t.Context(), "scratch", &dtq.DeleteQueueOpts{Force: true}); err != nil {
+	if _, err := e.a.DeleteQueue(t.Context(), "scratch", &dtq.DeleteQueueOpts{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.c.Get(t.Context(), old.ID); !errors.Is(err, dtq.ErrNotFound) {

@@ -27,7 +27,7 @@ var w3c = propagation.TraceContext{}
 
 // tracer returns the Client's tracer: made once (the global provider's
 // follows a provider set later).
-func (c *Client) tracer() trace.Tracer {
+func (c *engine) tracer() trace.Tracer {
 	c.tracerOnce.Do(func() {
 		tp := c.cfg.TracerProvider
 		if tp == nil {
@@ -71,7 +71,7 @@ func TraceContext(ctx context.Context, tp string) context.Context { return withT
 // startEnqueueSpan starts the span of a submission of taskType to queue.
 // (Attributes are set only on a span that records: a submission with no
 // tracing costs one no-op span.)
-func (c *Client) startEnqueueSpan(ctx context.Context, taskType, queue string) (context.Context, trace.Span) {
+func (c *engine) startEnqueueSpan(ctx context.Context, taskType, queue string) (context.Context, trace.Span) {
 	ctx, span := c.tracer().Start(ctx, "dtq.enqueue "+taskType, producerSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(systemAttr, attribute.String("dtq.queue", queue), attribute.String("dtq.task.type", taskType))
@@ -85,7 +85,7 @@ var tickSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer
 // traceTick returns the scheduler hook that starts the trace of a task a
 // schedule of queue creates: a root "dtq.enqueue <type>" span per tick,
 // with the schedule and tick as attributes.
-func (c *Client) traceTick(queue string) func(context.Context, string, string, time.Time) (string, func()) {
+func (c *engine) traceTick(queue string) func(context.Context, string, string, time.Time) (string, func()) {
 	return func(ctx context.Context, schedule, taskType string, tick time.Time) (string, func()) {
 		ctx, span := c.tracer().Start(ctx, "dtq.enqueue "+taskType, tickSpan...)
 		if span.IsRecording() {
@@ -109,7 +109,7 @@ func endSpan(span trace.Span, err error, attrs ...attribute.KeyValue) {
 
 // startRunSpan starts the span of an execution of t, under the span of its
 // submission, at start (zero: now).
-func (c *Client) startRunSpan(ctx context.Context, t *Task, start time.Time) (context.Context, trace.Span) {
+func (c *engine) startRunSpan(ctx context.Context, t *Task, start time.Time) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 	if !start.IsZero() {
 		opts = append(opts, trace.WithTimestamp(start))

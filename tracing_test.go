@@ -92,7 +92,7 @@ func TestTraceOfScheduleTicks(t *testing.T) {
 				return nil, nil
 			},
 		})
-		if _, err := e.c.UpsertSchedule(t.Context(), dtq.Schedule{Name: "every", Cron: "@every 1s", TaskType: "tick"}); err != nil {
+		if _, err := e.a.UpsertSchedule(t.Context(), dtq.Schedule{Name: "every", Cron: "@every 1s", TaskType: "tick"}); err != nil {
 			t.Fatal(err)
 		}
 		var run trace.SpanContext

@@ -70,7 +70,7 @@ func uniqueLock(typ string, u *UniqueOpts, data []byte) string {
 }
 
 // enqueueUnique creates a unique task, or finds the one holding its lock.
-func (c *Client) enqueueUnique(ctx context.Context, q *queueState, item store.EnqueueItem, opts *EnqueueOpts, states string) (*EnqueueResult, error) {
+func (c *engine) enqueueUnique(ctx context.Context, q *queueState, item store.EnqueueItem, opts *EnqueueOpts, states string) (*EnqueueResult, error) {
 	u := opts.Unique
 	res, err := q.store.EnqueueUnique(ctx, store.EnqueueConfig{Durability: c.durability()}, store.UniqueItem{
 		Item: item, Lock: uniqueLock(item.Type, u, item.Payload), Period: u.Period, States: states})

@@ -130,7 +130,7 @@ func TestUniqueLockReleasedByEachEnd(t *testing.T) {
 			a := e.enqueue("fail", nil, o)
 			e.waitStatus(a.ID, dtq.StatusDead, 10*time.Second)
 			held("dead, DEAD a state", "fail", o, a.ID)
-			if err := e.c.Discard(t.Context(), a.ID); err != nil {
+			if err := e.a.Discard(t.Context(), a.ID); err != nil {
 				t.Fatal(err)
 			}
 			again("discarded", "fail", o, a.ID)

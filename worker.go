@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,14 +143,21 @@ func (c *WorkerConfig) withDefaults() (WorkerConfig, error) {
 }
 
 // Worker runs registered handlers on tasks of its queues. Register handlers
-// with Handle, then Start it; stop it with Stop or StopAndCancel.
+// with Handle, then Start it; stop it with Stop or StopAndCancel. It runs
+// the task types it has handlers for only: a task of another type stays
+// QUEUED for a worker that runs it, Go or HTTP (CONTRACT 3.3.1c).
 type Worker struct {
 	c   *Client
 	cfg WorkerConfig
 	log *slog.Logger
 
-	mu        sync.Mutex
-	handlers  map[string]HandlerFunc
+	mu       sync.Mutex
+	handlers map[string]HandlerFunc
+	// types are the task types it runs, those of handlers, fixed at
+	// Start (typeList sorted): entries of others are given back
+	// (claim_types.go)
+	types     map[string]bool
+	typeList  []string
 	state     int // 0 new, 1 started, 2 stopping/stopped
 	running   map[string]*execution
 	recording chan struct{} // tokens: outcomes being recorded
@@ -283,7 +291,7 @@ func (w *Worker) Handle(taskType string, fn HandlerFunc) {
 // stops the worker as StopAndCancel does (handlers cancelled, their tasks
 // retried) — for a graceful stop, call Stop before.
 func (w *Worker) Start(ctx context.Context) error {
-	if err := w.c.CheckLayout(ctx); err != nil {
+	if err := w.c.checkLayout(ctx); err != nil {
 		return err
 	}
 	for _, q := range w.queues {
@@ -298,6 +306,12 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.state = 1
 	w.started = time.Now()
+	w.types, w.typeList = map[string]bool{}, []string{}
+	for t := range w.handlers {
+		w.types[t] = true
+		w.typeList = append(w.typeList, t)
+	}
+	slices.Sort(w.typeList)
 	base := context.WithoutCancel(ctx)
 	readCtx, stopReading := context.WithCancel(base)
 	upkeepCtx, stopUpkeep := context.WithCancel(base)

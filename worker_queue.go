@@ -60,6 +60,13 @@ type workerQueue struct {
 	// lostClaims: a claim failed with its call in flight, so Redis may
 	// have made it (reader only): recoverClaims runs before the next read
 	lostClaims bool
+	// others and marks follow the reads that brought back only tasks of
+	// types the worker does not run (reader only, claim_types.go): marks
+	// are the bands' ends once such a read saw nothing new; the next
+	// such read waits for a task of its types after them
+	others    otherTypes
+	marks     []string
+	waitTypes bool
 
 	limited atomic.Bool // the queue has a limit: claims are granted first
 	leases  leases      // held under a concurrency limit
@@ -146,6 +153,9 @@ func (wq *workerQueue) read(ctx context.Context) {
 			}
 			wq.lostClaims = false
 		}
+		if !wq.waitForTypes(ctx) {
+			return
+		}
 		limit, want := maxFetch, 1
 		if wq.busy {
 			// Tasks are waiting: gather a few free slots to claim them in
@@ -213,6 +223,7 @@ func (wq *workerQueue) read(ctx context.Context) {
 			continue
 		}
 		retry.Reset()
+		wq.passOthers(ctx, entries)
 		if len(entries) > n { // a blocking read can return more than asked
 			for i := range entries[n:] {
 				entries[n+i].GiveBack = true
@@ -299,6 +310,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 			wq.hot = entries[0].Band
 		}
 		if implicit && len(entries) > 0 && wq.implicitStarts() { // (a limit set meanwhile holds them)
+			giveBackOthers(entries, w.types)
 			pre = store.StartImplicit(entries, st)
 		}
 		return entries, pre, nil
@@ -360,6 +372,7 @@ func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration
 			for i := n; i < len(entries); i++ {
 				entries[i].GiveBack = true // beyond n (up to n per band): start.lua gives them back
 			}
+			giveBackOthers(entries, wq.w.types)
 			pre = store.StartImplicit(entries, st)
 		}
 	} else {
@@ -382,6 +395,7 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 // answer is lost is asked again (resumeStarts) until stop ends.
 func (wq *workerQueue) start(ctx, stop context.Context, entries []store.Entry, pre []store.Started, claimed time.Time, slots, mode, granted int) {
 	w := wq.w
+	giveBackOthers(entries, w.types)
 	for i := range entries {
 		entries[i].Scopes = wq.scopesFor(&entries[i])
 	}
@@ -493,7 +507,7 @@ func (wq *workerQueue) startRest(ctx context.Context, entries []store.Entry, pre
 func (wq *workerQueue) startConfig() store.StartConfig {
 	w := wq.w
 	return store.StartConfig{Worker: w.cfg.ID, MaxCrashes: w.cfg.MaxCrashes, Retention: w.c.keepOthers(),
-		Durability: w.c.durability(), LeaseTTL: w.cfg.VisibilityTimeout}
+		Durability: w.c.durability(), LeaseTTL: w.cfg.VisibilityTimeout, Types: w.typeList}
 }
 
 // notReplicated reports starts the replicas did not acknowledge in time:

@@ -14,7 +14,7 @@ import (
 // claims among the entries pending for the worker.
 func (wq *workerQueue) resumeStarts(ctx, stop context.Context, entries []store.Entry, pre []store.Started, err error) ([]store.Started, error) {
 	w := wq.w
-	started, err := askAgain(stop, w.log, w.c, wq.q.name, entries, min(time.Second, w.cfg.VisibilityTimeout/4), err,
+	started, err := askAgain(stop, w.log, w.c.engine, wq.q.name, entries, min(time.Second, w.cfg.VisibilityTimeout/4), err,
 		func() ([]store.Started, error) { return wq.startRest(ctx, entries, pre) })
 	if started == nil {
 		started = pre

@@ -34,7 +34,7 @@ func lossyEnv(t *testing.T) (*env, *faults.Proxy) {
 	// a lost answer is then a script's, not a NOSCRIPT error's.
 	e.enqueue("echo", nil, &dtq.EnqueueOpts{Queue: "warm"})
 	l := e.lease(dtq.LeaseRequest{Worker: "warm", Queues: []string{"warm"}}, 1)[0]
-	if _, err := e.c.CompleteLease(t.Context(), l.Token, nil); err != nil {
+	if _, err := e.ls.CompleteLease(t.Context(), l.Token, nil); err != nil {
 		t.Fatal(err)
 	}
 	return e, p
@@ -92,7 +92,7 @@ func TestLostLeaseAnswerRecordsNoCrash(t *testing.T) {
 			req := dtq.LeaseRequest{Worker: "py-1", Timeout: 3 * time.Second}
 			var l *dtq.Lease
 			for l == nil {
-				ls, err := e.c.Lease(ctx, req)
+				ls, err := e.ls.Lease(ctx, req)
 				if err != nil {
 					t.Logf("lease: %v (its answer lost)", err)
 					continue
@@ -102,7 +102,7 @@ func TestLostLeaseAnswerRecordsNoCrash(t *testing.T) {
 				}
 				l = ls[0]
 			}
-			if _, err := e.c.CompleteLease(ctx, l.Token, json.RawMessage(`1`)); err != nil {
+			if _, err := e.ls.CompleteLease(ctx, l.Token, json.RawMessage(`1`)); err != nil {
 				t.Fatal(err)
 			}
 			e.checkOneRun(task.ID, func() int32 { return 1 })

@@ -124,7 +124,7 @@ func TestWorkflowCallbackExactlyOnceUnderKills(t *testing.T) {
 				t.Errorf("workflow %s: progress %+v", id, w.Progress)
 			}
 		}
-		st, err := e.c.Stats(ctx, "default")
+		st, err := e.a.Stats(ctx, "default")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +242,7 @@ func TestWorkflowBatchAtomicAcrossRedisRestart(t *testing.T) {
 			t.Errorf("acknowledged workflow %s is gone after the restart", id)
 		}
 	}
-	st, err := e.c.Stats(ctx, "default")
+	st, err := e.a.Stats(ctx, "default")
 	if err != nil {
 		t.Fatal(err)
 	}

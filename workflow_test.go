@@ -283,7 +283,7 @@ func TestWorkflowChainStopsAtADeadStep(t *testing.T) {
 		}
 		// Requeued, the dead task runs again, but its step ended: nothing
 		// of the workflow changes.
-		if _, err := e.c.Requeue(t.Context(), dead.ID); err != nil {
+		if _, err := e.a.Requeue(t.Context(), dead.ID); err != nil {
 			t.Fatal(err)
 		}
 		e.waitStatus(dead.ID, dtq.StatusDead, 10*time.Second)
@@ -531,7 +531,7 @@ func TestWorkflowValidation(t *testing.T) {
 		if _, err := e.c.GetWorkflow(ctx, "nonsense"); !errors.Is(err, dtq.ErrWorkflowNotFound) {
 			t.Errorf("bad id: %v", err)
 		}
-		st, err := e.c.Stats(ctx, "default")
+		st, err := e.a.Stats(ctx, "default")
 		if err != nil || st.Queued != 0 || st.Scheduled != 0 {
 			t.Errorf("a refused workflow left tasks: %+v %v", st, err)
 		}
@@ -563,7 +563,7 @@ func TestWorkflowIdempotentSubmission(t *testing.T) {
 		if _, err := e.c.Enqueue(ctx, "idle", nil, &dtq.EnqueueOpts{Queue: "idle", IdempotencyKey: "order-7"}); err != nil {
 			t.Fatalf("a task with the workflow's key: %v", err)
 		}
-		st, err := e.c.Stats(ctx, "idle")
+		st, err := e.a.Stats(ctx, "idle")
 		if err != nil || st.Queued != 2 {
 			t.Fatalf("queued %d (%v), want 2: the workflow's first step and the task", st.Queued, err)
 		}

@@ -27,7 +27,7 @@ func (s *Server) listDead(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	letters, next, err := s.c.ListDead(r.Context(), queue, limit, q.Get("cursor"))
+	letters, next, err := s.admin.ListDead(r.Context(), queue, limit, q.Get("cursor"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -39,7 +39,7 @@ func (s *Server) listDead(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) requeue(w http.ResponseWriter, r *http.Request) {
-	t, err := s.c.Requeue(r.Context(), r.PathValue("id"))
+	t, err := s.admin.Requeue(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -48,7 +48,7 @@ func (s *Server) requeue(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
-	if err := s.c.Discard(r.Context(), r.PathValue("id")); err != nil {
+	if err := s.admin.Discard(r.Context(), r.PathValue("id")); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -57,11 +57,11 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 
 // requeueAll and purge act on ?queue= or, without it, on every queue.
 func (s *Server) requeueAll(w http.ResponseWriter, r *http.Request) {
-	s.eachQueue(w, r, "requeued", s.c.RequeueAll)
+	s.eachQueue(w, r, "requeued", s.admin.RequeueAll)
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
-	s.eachQueue(w, r, "discarded", s.c.Purge)
+	s.eachQueue(w, r, "discarded", s.admin.Purge)
 }
 
 // queuesOf returns the request's ?queue=, or without it every queue.
@@ -69,7 +69,7 @@ func (s *Server) queuesOf(r *http.Request) ([]string, error) {
 	if q, err := queueParam(r.URL.Query(), ""); q != "" || err != nil {
 		return []string{q}, err
 	}
-	all, err := s.c.Queues(r.Context())
+	all, err := s.admin.Queues(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Server) eachQueue(w http.ResponseWriter, r *http.Request, what string, 
 }
 
 func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.c.Queues(r.Context())
+	qs, err := s.admin.Queues(r.Context())
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -117,7 +117,7 @@ func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
 	if !s.existingQueue(w, r, r.PathValue("name")) {
 		return
 	}
-	st, err := s.c.Stats(r.Context(), r.PathValue("name"))
+	st, err := s.admin.Stats(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -139,7 +139,7 @@ func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
 	if !s.existingQueue(w, r, r.PathValue("name")) {
 		return
 	}
-	d, err := s.c.DeleteQueue(r.Context(), r.PathValue("name"), &dtq.DeleteQueueOpts{Force: force})
+	d, err := s.admin.DeleteQueue(r.Context(), r.PathValue("name"), &dtq.DeleteQueueOpts{Force: force})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -148,11 +148,11 @@ func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
-	s.setPaused(w, r, s.c.Pause)
+	s.setPaused(w, r, s.admin.Pause)
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
-	s.setPaused(w, r, s.c.Resume)
+	s.setPaused(w, r, s.admin.Resume)
 }
 
 func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, act func(ctx context.Context, queue string) error) {
@@ -170,9 +170,9 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, act func(ctx 
 // name that is none) and then returns false: an admin action on a queue
 // never makes one, so a misspelt name is an error, not a new queue.
 // Submissions, schedules and the PUT of limits and group weights, which
-// set up a queue for its tasks, make queues (dtq.Client.QueueExists).
+// set up a queue for its tasks, make queues (dtq.Admin.QueueExists).
 func (s *Server) existingQueue(w http.ResponseWriter, r *http.Request, name string) bool {
-	ok, err := s.c.QueueExists(r.Context(), name)
+	ok, err := s.admin.QueueExists(r.Context(), name)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return false
@@ -206,7 +206,7 @@ func queueName(q string) (string, error) {
 }
 
 func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
-	ws, err := s.c.Workers(r.Context())
+	ws, err := s.admin.Workers(r.Context())
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -227,7 +227,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	entries, err := s.c.Audit(r.Context(), limit)
+	entries, err := s.admin.Audit(r.Context(), limit)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -152,6 +152,9 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 			notEmpty.Queue, notEmpty.Queued, notEmpty.Scheduled, notEmpty.Running, notEmpty.Dead)}, ""
 	case errors.Is(err, dtq.ErrNotDead):
 		return http.StatusConflict, errorDetail{Code: codeNotDead, Message: "the task is not in the dead-letter stream (not DEAD, or discarded)"}, ""
+	case errors.Is(err, dtq.ErrLeaseServerStopped):
+		return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable,
+			Message: "this server is shutting down and leases no more tasks; ask another server or try again"}, "1"
 	case errors.Is(err, dtq.ErrNotReplicated):
 		return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable,
 			Message: "the task was written but not acknowledged by enough replicas in time; submit again with the same Idempotency-Key"}, "1"

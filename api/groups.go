@@ -16,7 +16,7 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 	if !s.existingQueue(w, r, r.PathValue("name")) {
 		return
 	}
-	gs, err := s.c.GroupWeights(r.Context(), r.PathValue("name"))
+	gs, err := s.admin.GroupWeights(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -51,7 +51,7 @@ func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) setGroup(w http.ResponseWriter, r *http.Request, weight int) {
 	group := r.PathValue("group")
-	if err := s.c.SetGroupWeight(r.Context(), r.PathValue("name"), group, weight); err != nil {
+	if err := s.admin.SetGroupWeight(r.Context(), r.PathValue("name"), group, weight); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

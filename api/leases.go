@@ -105,7 +105,7 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := dtq.LeaseRequest{Worker: *b.Worker, Queues: b.Queues, Types: b.TaskTypes, Max: lw.max, Wait: lw.wait, Timeout: lw.lease}
-	ls, err := s.c.Lease(r.Context(), req)
+	ls, err := s.leases.Lease(r.Context(), req)
 	if err != nil && len(ls) == 0 {
 		s.writeErr(w, r, err)
 		return
@@ -119,7 +119,7 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
 // extendLease: POST /api/v1/leases/{lease}/extend → 200, or 409 once lost.
 func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 	token := r.PathValue("lease")
-	deadline, cancel, err := s.c.ExtendLease(r.Context(), token)
+	deadline, cancel, err := s.leases.ExtendLease(r.Context(), token)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -135,7 +135,7 @@ func (s *Server) completeLease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	t, err := s.c.CompleteLease(r.Context(), r.PathValue("lease"), b.Result)
+	t, err := s.leases.CompleteLease(r.Context(), r.PathValue("lease"), b.Result)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -174,7 +174,7 @@ func (s *Server) failLease(w http.ResponseWriter, r *http.Request) {
 		}
 		f.RetryAfter = d
 	}
-	t, err := s.c.FailLease(r.Context(), r.PathValue("lease"), f)
+	t, err := s.leases.FailLease(r.Context(), r.PathValue("lease"), f)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -209,7 +209,7 @@ func (s *Server) leaseProgress(w http.ResponseWriter, r *http.Request) {
 	if b.Note != nil {
 		note = *b.Note
 	}
-	if err := s.c.LeaseProgress(r.Context(), r.PathValue("lease"), f, note); err != nil {
+	if err := s.leases.LeaseProgress(r.Context(), r.PathValue("lease"), f, note); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

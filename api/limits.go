@@ -61,7 +61,7 @@ func viewOfLimit(l *dtq.LimitInfo) limitView {
 
 // listLimits serves GET /api/v1/limits: every queue's limits that are set.
 func (s *Server) listLimits(w http.ResponseWriter, r *http.Request) {
-	ls, err := s.c.Limits(r.Context())
+	ls, err := s.admin.Limits(r.Context())
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -79,7 +79,7 @@ func (s *Server) getLimit(w http.ResponseWriter, r *http.Request) {
 	if !s.existingQueue(w, r, r.PathValue("queue")) {
 		return
 	}
-	l, err := s.c.Limit(r.Context(), r.PathValue("queue"))
+	l, err := s.admin.Limit(r.Context(), r.PathValue("queue"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -97,14 +97,14 @@ func (s *Server) putLimit(w http.ResponseWriter, r *http.Request) {
 // putTypeLimit serves PUT /api/v1/limits/{queue}/types/{type}.
 func (s *Server) putTypeLimit(w http.ResponseWriter, r *http.Request) {
 	if spec, ok := s.readLimitBody(w, r); ok {
-		s.setScope(w, r, spec, s.c.SetTypeLimits, r.PathValue("type"))
+		s.setScope(w, r, spec, s.admin.SetTypeLimits, r.PathValue("type"))
 	}
 }
 
 // putKeyLimit serves PUT /api/v1/limits/{queue}/keys/{key}.
 func (s *Server) putKeyLimit(w http.ResponseWriter, r *http.Request) {
 	if spec, ok := s.readLimitBody(w, r); ok {
-		s.setScope(w, r, spec, s.c.SetKeyLimits, r.PathValue("key"))
+		s.setScope(w, r, spec, s.admin.SetKeyLimits, r.PathValue("key"))
 	}
 }
 
@@ -112,7 +112,7 @@ func (s *Server) putKeyLimit(w http.ResponseWriter, r *http.Request) {
 // for a queue that does not exist; PUT makes one).
 func (s *Server) deleteTypeLimit(w http.ResponseWriter, r *http.Request) {
 	if s.existingQueue(w, r, r.PathValue("queue")) {
-		s.setScope(w, r, dtq.LimitSpec{}, s.c.SetTypeLimits, r.PathValue("type"))
+		s.setScope(w, r, dtq.LimitSpec{}, s.admin.SetTypeLimits, r.PathValue("type"))
 	}
 }
 
@@ -120,7 +120,7 @@ func (s *Server) deleteTypeLimit(w http.ResponseWriter, r *http.Request) {
 // a queue that does not exist).
 func (s *Server) deleteKeyLimit(w http.ResponseWriter, r *http.Request) {
 	if s.existingQueue(w, r, r.PathValue("queue")) {
-		s.setScope(w, r, dtq.LimitSpec{}, s.c.SetKeyLimits, r.PathValue("key"))
+		s.setScope(w, r, dtq.LimitSpec{}, s.admin.SetKeyLimits, r.PathValue("key"))
 	}
 }
 
@@ -187,7 +187,7 @@ func (s *Server) deleteLimit(w http.ResponseWriter, r *http.Request) {
 
 // setLimits replaces the queue's limits with spec and answers them.
 func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, spec dtq.LimitSpec) {
-	if err := s.c.SetLimits(r.Context(), r.PathValue("queue"), spec); err != nil {
+	if err := s.admin.SetLimits(r.Context(), r.PathValue("queue"), spec); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

@@ -15,10 +15,11 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/internal/leakcheck"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(redistest.Main(m))) }
 
 // env is one API server over one backend, with a worker running the test
 // handlers: "echo" (returns its payload), "fail" (always fails).
@@ -70,8 +71,10 @@ func newEnv(t *testing.T, b *redistest.Backend, o *opts) *env {
 		})
 	}
 	acfg := o.api
-	srv := httptest.NewServer(api.New(c, b.Client, &acfg).Handler())
+	as := api.New(c, b.Client, &acfg)
+	srv := httptest.NewServer(as.Handler())
 	t.Cleanup(srv.Close)
+	t.Cleanup(as.Close) // runs first
 	return &env{t: t, b: b, c: c, srv: srv}
 }
 

@@ -696,7 +696,9 @@ func (p *prober) down() {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	hs := httptest.NewServer(api.New(c, b.Client, nil).Handler())
+	as := api.New(c, b.Client, nil)
+	defer as.Close()
+	hs := httptest.NewServer(as.Handler())
 	defer hs.Close()
 	b.Client.Close()
 	e := &env{t: p.t, c: c, srv: hs}

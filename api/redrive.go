@@ -81,7 +81,7 @@ func (s *Server) redrive(w http.ResponseWriter, r *http.Request) {
 	if !s.existingQueue(w, r, f.Queue) {
 		return
 	}
-	res, err := s.c.Redrive(r.Context(), f, o)
+	res, err := s.admin.Redrive(r.Context(), f, o)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -118,7 +118,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []scheduleJSON{}
 	for _, q := range queues {
-		list, err := s.c.ListSchedules(r.Context(), q)
+		list, err := s.admin.ListSchedules(r.Context(), q)
 		if err != nil {
 			s.writeErr(w, r, err)
 			return
@@ -131,7 +131,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
-	in, err := s.c.GetSchedule(r.Context(), r.PathValue("queue"), r.PathValue("name"))
+	in, err := s.admin.GetSchedule(r.Context(), r.PathValue("queue"), r.PathValue("name"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -153,9 +153,9 @@ func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	_, err = s.c.GetSchedule(r.Context(), queue, name)
+	_, err = s.admin.GetSchedule(r.Context(), queue, name)
 	existed := err == nil
-	in, err := s.c.UpsertSchedule(r.Context(), sc)
+	in, err := s.admin.UpsertSchedule(r.Context(), sc)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -169,7 +169,7 @@ func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
-	if err := s.c.DeleteSchedule(r.Context(), r.PathValue("queue"), r.PathValue("name")); err != nil {
+	if err := s.admin.DeleteSchedule(r.Context(), r.PathValue("queue"), r.PathValue("name")); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -177,11 +177,11 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pauseSchedule(w http.ResponseWriter, r *http.Request) {
-	s.scheduleAction(w, r, s.c.PauseSchedule)
+	s.scheduleAction(w, r, s.admin.PauseSchedule)
 }
 
 func (s *Server) resumeSchedule(w http.ResponseWriter, r *http.Request) {
-	s.scheduleAction(w, r, s.c.ResumeSchedule)
+	s.scheduleAction(w, r, s.admin.ResumeSchedule)
 }
 
 func (s *Server) scheduleAction(w http.ResponseWriter, r *http.Request, act func(ctx context.Context, queue, name string) error) {

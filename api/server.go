@@ -60,6 +60,8 @@ type Config struct {
 // Server serves the API. Build it with New; serve Handler.
 type Server struct {
 	c       *dtq.Client
+	admin   *dtq.Admin
+	leases  *dtq.LeaseServer // runs from New to Close
 	redis   rueidis.Client
 	cfg     Config
 	log     *slog.Logger
@@ -94,7 +96,13 @@ func New(client *dtq.Client, redis rueidis.Client, cfg *Config) *Server {
 	if c.WSBuffer <= 0 {
 		c.WSBuffer = 256
 	}
-	s := &Server{c: client, redis: redis, cfg: c, log: c.Logger.With("component", "api"), mux: http.NewServeMux()}
+	leases, err := dtq.NewLeaseServer(client, nil)
+	if err != nil {
+		panic(err) // the default configuration is valid
+	}
+	_ = leases.Start(context.Background()) // a new server starts; its schedulers stop at Close
+	s := &Server{c: client, admin: dtq.NewAdmin(client), leases: leases, redis: redis, cfg: c,
+		log: c.Logger.With("component", "api"), mux: http.NewServeMux()}
 	if c.APIKey != "" {
 		h := sha256.Sum256([]byte(c.APIKey))
 		s.keyHash = h[:]
@@ -172,9 +180,16 @@ func (s *Server) routes() {
 // most about 10 seconds for a client that does not answer the close
 // handshake. Later WebSocket requests get 503. The HTTP routes keep working.
 // http.Server.Shutdown does not wait for WebSocket connections (they are
-// hijacked): call Close after it. Close may be called more than once.
+// hijacked): call Close after it. Close also stops the schedulers the
+// lease routes run (leases handed out stay valid). Close may be called
+// more than once.
 func (s *Server) Close() {
 	s.hub.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.leases.Stop(ctx); err != nil {
+		s.log.Warn("closing the API", "err", err)
+	}
 }
 
 // Handler returns the API's handler. Unknown paths answer 404 and known

@@ -33,7 +33,7 @@ func ReadState(ctx context.Context, c *dtq.Client, queue string) (*State, error)
 	}
 	cursor = ""
 	for {
-		letters, next, err := c.ListDead(ctx, queue, 500, cursor)
+		letters, next, err := dtq.NewAdmin(c).ListDead(ctx, queue, 500, cursor)
 		if err != nil {
 			return nil, err
 		}

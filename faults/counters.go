@@ -7,7 +7,7 @@ import (
 	"github.com/dtq-dev/dtq"
 )
 
-// CheckCounters compares a drained queue's counters (Client.Stats) with
+// CheckCounters compares a drained queue's counters (Admin.Stats) with
 // what its tasks say (State, read after the run drained; nothing trimmed,
 // nothing requeued): every total must equal the transitions the tasks'
 // histories and statuses record, and nothing may be left queued, running

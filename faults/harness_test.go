@@ -407,7 +407,7 @@ func (r *rig) finish(flushed map[string]dtq.Status) *Report {
 		// The counters against the tasks (a run that lost data on purpose
 		// lost counts with it).
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		stats, err := r.client.Stats(ctx, queue)
+		stats, err := dtq.NewAdmin(r.client).Stats(ctx, queue)
 		cancel()
 		if err != nil {
 			r.t.Fatalf("reading the queue's counters: %v", err)

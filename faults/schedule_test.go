@@ -56,7 +56,7 @@ func TestScheduleTicksUnderFaults(t *testing.T) {
 		if err != nil {
 			return nil
 		}
-		ws, err := c.Workers(ctx)
+		ws, err := dtq.NewAdmin(c).Workers(ctx)
 		if err != nil {
 			return nil
 		}

@@ -85,7 +85,9 @@ func newAPIEnv(t *testing.T, b *redistest.Backend, o *apiEnvOpts) *apiEnv {
 		})
 	}
 	cfg := o.api
-	srv := httptest.NewServer(api.New(c, b.Client, &cfg).Handler())
+	as := api.New(c, b.Client, &cfg)
+	t.Cleanup(as.Close)
+	srv := httptest.NewServer(as.Handler())
 	t.Cleanup(srv.Close)
 	return &apiEnv{t: t, c: c, url: srv.URL}
 }
@@ -212,4 +214,23 @@ func rowOf(t *testing.T, out, id string) []string {
 	}
 	t.Fatalf("no line contains %s:\n%s", id, out)
 	return nil
+}
+
+// leaseServer returns a started LeaseServer on e's client, stopped at
+// cleanup: a holder of leases beside the API's own.
+func (e *apiEnv) leaseServer() *dtq.LeaseServer {
+	e.t.Helper()
+	ls, err := dtq.NewLeaseServer(e.c, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := ls.Start(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		if err := ls.Stop(context.Background()); err != nil {
+			e.t.Error(err)
+		}
+	})
+	return ls
 }

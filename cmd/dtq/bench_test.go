@@ -43,7 +43,7 @@ func TestBenchDirect(t *testing.T) {
 	if r["bench"] != "enqueue" || r["tasks"] != 300.0 || r["backend"] != "redis" || r["tasks_per_sec"].(float64) <= 0 {
 		t.Fatalf("enqueue: %v", r)
 	}
-	if st, err := c.Stats(t.Context(), "q1"); err != nil || st.Submitted != 300 {
+	if st, err := dtq.NewAdmin(c).Stats(t.Context(), "q1"); err != nil || st.Submitted != 300 {
 		t.Fatalf("enqueue reported 300 tasks; queue has %+v (%v)", st, err)
 	}
 
@@ -54,7 +54,7 @@ func TestBenchDirect(t *testing.T) {
 	if r := benchLine(t, out); r["bench"] != "drain" || r["tasks"] != 200.0 {
 		t.Fatalf("drain: %v", r)
 	}
-	if st, err := c.Stats(t.Context(), "q2"); err != nil || st.Succeeded != 200 {
+	if st, err := dtq.NewAdmin(c).Stats(t.Context(), "q2"); err != nil || st.Succeeded != 200 {
 		t.Fatalf("drain reported 200 tasks; queue has %+v (%v)", st, err)
 	}
 
@@ -125,7 +125,7 @@ func TestBenchHTTP(t *testing.T) {
 		if tasks == 0 || r["statuses"].(map[string]any)["200"] == nil || len(r["statuses"].(map[string]any)) != 1 {
 			t.Fatalf("http: %v", r)
 		}
-		st, err := e.c.Stats(t.Context(), "parked")
+		st, err := dtq.NewAdmin(e.c).Stats(t.Context(), "parked")
 		// The measure sends one warm-up request before it starts counting.
 		if err != nil || st.Submitted != tasks+3 {
 			t.Fatalf("http reported %d tasks (+3 warm-up); the queue has %+v (%v)", tasks, st, err)
@@ -138,7 +138,7 @@ func TestBenchHTTP(t *testing.T) {
 		if r := benchLine(t, out); r["tasks"] != 150.0 || r["backend"] != "http" {
 			t.Fatalf("drain: %v", r)
 		}
-		if st, err := e.c.Stats(t.Context(), "default"); err != nil || st.Succeeded < 150 {
+		if st, err := dtq.NewAdmin(e.c).Stats(t.Context(), "default"); err != nil || st.Succeeded < 150 {
 			t.Fatalf("drain: %+v (%v)", st, err)
 		}
 	})

@@ -45,7 +45,7 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := collectAtScrape(m, client); err != nil {
+	if err := collectAtScrape(m, dtq.NewAdmin(client)); err != nil {
 		t.Fatal(err)
 	}
 	descs := make(chan *prometheus.Desc)
@@ -81,7 +81,7 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		t.Fatal(err)
 	}
 	// The series that a short healthy run does not create.
-	if err := client.SetConcurrencyLimit(t.Context(), "limited", 2); err != nil {
+	if err := dtq.NewAdmin(client).SetConcurrencyLimit(t.Context(), "limited", 2); err != nil {
 		t.Fatal(err)
 	}
 	m.ClaimsThrottled("limited", 1)

@@ -139,11 +139,11 @@ func TestDLQRedrive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "w", Queues: []string{"dead"}})
+			ls, err := e.leaseServer().Lease(ctx, dtq.LeaseRequest{Worker: "w", Queues: []string{"dead"}})
 			if err != nil || len(ls) != 1 {
 				t.Fatalf("lease: %d %v", len(ls), err)
 			}
-			if _, err := e.c.FailLease(ctx, ls[0].Token, dtq.LeaseFailure{Error: reason, Permanent: true}); err != nil {
+			if _, err := e.leaseServer().FailLease(ctx, ls[0].Token, dtq.LeaseFailure{Error: reason, Permanent: true}); err != nil {
 				t.Fatal(err)
 			}
 			ids = append(ids, res.Task.ID)

@@ -69,11 +69,11 @@ func TestGetShowsProgress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls, err := e.c.Lease(ctx, dtq.LeaseRequest{Worker: "py-1", Queues: []string{"remote"}})
+		ls, err := e.leaseServer().Lease(ctx, dtq.LeaseRequest{Worker: "py-1", Queues: []string{"remote"}})
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("lease: %d %v", len(ls), err)
 		}
-		if err := e.c.LeaseProgress(ctx, ls[0].Token, 0.25, "pass 1 of 4"); err != nil {
+		if err := e.leaseServer().LeaseProgress(ctx, ls[0].Token, 0.25, "pass 1 of 4"); err != nil {
 			t.Fatal(err)
 		}
 		out := e.ok("get", ls[0].Task.ID)

@@ -142,7 +142,7 @@ func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string)
 
 // collectAtScrape adds to m the metrics a dtq process reads from Redis at
 // each scrape: the queues' depths and the live workers.
-func collectAtScrape(m *metrics.Metrics, client *dtq.Client) error {
+func collectAtScrape(m *metrics.Metrics, client *dtq.Admin) error {
 	if err := m.CollectLimits(client); err != nil {
 		return err
 	}
@@ -192,13 +192,13 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if err != nil {
 		return err
 	}
-	if err := collectAtScrape(m, client); err != nil {
+	if err := collectAtScrape(m, dtq.NewAdmin(client)); err != nil {
 		return err
 	}
 
 	var worker *dtq.Worker
 	if r.worker && o.schedulesFile != "" {
-		if err := applySchedules(ctx, log, client, o.schedulesFile); err != nil {
+		if err := applySchedules(ctx, log, dtq.NewAdmin(client), o.schedulesFile); err != nil {
 			return err
 		}
 	}

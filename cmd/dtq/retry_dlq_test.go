@@ -16,7 +16,7 @@ func TestRetryDLQ(t *testing.T) {
 		e.fails([]string{"retry-dlq"}, "give --queue NAME or --all-queues")
 		e.fails([]string{"retry-dlq", "--queue", ""}, "give --queue NAME or --all-queues")
 		e.fails([]string{"retry-dlq", "--queue", "other", "--all-queues"}, "none of the others can be")
-		if st, err := e.c.Stats(t.Context(), "other"); err != nil || st.Dead != 2 {
+		if st, err := dtq.NewAdmin(e.c).Stats(t.Context(), "other"); err != nil || st.Dead != 2 {
 			t.Fatalf("after refused retry-dlq: %+v %v", st, err)
 		}
 

@@ -151,19 +151,19 @@ func jsonable(v any) any {
 // stay as they are) and logs what changed. A schedule the engine refuses
 // stops it, before anything is written, with an error naming the file and
 // the schedule.
-func applySchedules(ctx context.Context, log *slog.Logger, c *dtq.Client, path string) error {
+func applySchedules(ctx context.Context, log *slog.Logger, a *dtq.Admin, path string) error {
 	list, err := loadSchedules(path)
 	if err != nil {
 		return err
 	}
 	for _, s := range list { // all or nothing: check every one first
-		if err := c.CheckSchedule(s); err != nil {
+		if err := a.CheckSchedule(s); err != nil {
 			return fmt.Errorf("--schedules %s: schedule %s/%s: %v", path, s.Queue, s.Name, err)
 		}
 	}
 	var created, updated, unchanged int
 	for _, s := range list {
-		old, err := c.GetSchedule(ctx, s.Queue, s.Name)
+		old, err := a.GetSchedule(ctx, s.Queue, s.Name)
 		if err != nil && !errors.Is(err, dtq.ErrScheduleNotFound) {
 			var ve *dtq.ValidationError
 			if errors.As(err, &ve) {
@@ -171,7 +171,7 @@ func applySchedules(ctx context.Context, log *slog.Logger, c *dtq.Client, path s
 			}
 			return err
 		}
-		in, err := c.UpsertSchedule(ctx, s)
+		in, err := a.UpsertSchedule(ctx, s)
 		if err != nil {
 			return fmt.Errorf("--schedules %s: schedule %s/%s: %v", path, s.Queue, s.Name, err)
 		}

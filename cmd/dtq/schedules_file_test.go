@@ -49,20 +49,20 @@ func TestSchedulesFileAppliesIdempotently(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, err := c.UpsertSchedule(ctx, dtq.Schedule{Name: "mine", Cron: "@hourly", TaskType: "x"})
+		other, err := dtq.NewAdmin(c).UpsertSchedule(ctx, dtq.Schedule{Name: "mine", Cron: "@hourly", TaskType: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var logs bytes.Buffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
 		path := writeFile(t, scheduleYAML)
-		if err := applySchedules(ctx, log, c, path); err != nil {
+		if err := applySchedules(ctx, log, dtq.NewAdmin(c), path); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(logs.String(), "created=2 updated=0 unchanged=0") {
 			t.Errorf("first apply logged:\n%s", logs.String())
 		}
-		n, err := c.GetSchedule(ctx, "reports", "nightly")
+		n, err := dtq.NewAdmin(c).GetSchedule(ctx, "reports", "nightly")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestSchedulesFileAppliesIdempotently(t *testing.T) {
 			t.Errorf("nightly as stored: %+v payload %s", n, n.Payload)
 		}
 		audit := func() int {
-			es, err := c.Audit(ctx, 1000)
+			es, err := dtq.NewAdmin(c).Audit(ctx, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,26 +79,26 @@ func TestSchedulesFileAppliesIdempotently(t *testing.T) {
 		}
 		before := audit()
 		logs.Reset()
-		if err := applySchedules(ctx, log, c, path); err != nil {
+		if err := applySchedules(ctx, log, dtq.NewAdmin(c), path); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(logs.String(), "created=0 updated=0 unchanged=2") {
 			t.Errorf("second apply logged:\n%s", logs.String())
 		}
-		if again, _ := c.GetSchedule(ctx, "reports", "nightly"); !again.UpdatedAt.Equal(n.UpdatedAt) {
+		if again, _ := dtq.NewAdmin(c).GetSchedule(ctx, "reports", "nightly"); !again.UpdatedAt.Equal(n.UpdatedAt) {
 			t.Errorf("the second apply rewrote nightly: updated %v, was %v", again.UpdatedAt, n.UpdatedAt)
 		}
 		if a := audit(); a != before {
 			t.Errorf("the second apply wrote %d audit entries", a-before)
 		}
 		logs.Reset()
-		if err := applySchedules(ctx, log, c, writeFile(t, strings.Replace(scheduleYAML, "@every 30s", "@every 1m", 1))); err != nil {
+		if err := applySchedules(ctx, log, dtq.NewAdmin(c), writeFile(t, strings.Replace(scheduleYAML, "@every 30s", "@every 1m", 1))); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(logs.String(), "created=0 updated=1 unchanged=1") {
 			t.Errorf("apply of a changed file logged:\n%s", logs.String())
 		}
-		if m, err := c.GetSchedule(ctx, "", "mine"); err != nil || !m.UpdatedAt.Equal(other.UpdatedAt) {
+		if m, err := dtq.NewAdmin(c).GetSchedule(ctx, "", "mine"); err != nil || !m.UpdatedAt.Equal(other.UpdatedAt) {
 			t.Errorf("a schedule the file does not name: %+v %v", m, err)
 		}
 	})
@@ -121,15 +121,15 @@ func TestSchedulesFileRefusesBadInput(t *testing.T) {
 		{"schedules:\n  - name: a\n    cron: '@hourly'\n    task_type: x\n    timeout: soon\n", "line 5: `soon` is not a duration"},
 		{"schedules: [", "schedules"},
 	} {
-		err := applySchedules(t.Context(), log, c, writeFile(t, tc.body))
+		err := applySchedules(t.Context(), log, dtq.NewAdmin(c), writeFile(t, tc.body))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--schedules") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v, want an error containing %q", tc.body, err, tc.want)
 		}
 	}
-	if err := applySchedules(t.Context(), log, c, filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if err := applySchedules(t.Context(), log, dtq.NewAdmin(c), filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing file: %v", err)
 	}
-	if all, _ := c.ListSchedules(t.Context(), ""); len(all) != 0 {
+	if all, _ := dtq.NewAdmin(c).ListSchedules(t.Context(), ""); len(all) != 0 {
 		t.Errorf("refused files stored %v", all)
 	}
 }

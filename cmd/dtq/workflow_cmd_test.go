@@ -347,7 +347,7 @@ func TestWorkflowSubmitIdempotent(t *testing.T) {
 		}
 		other := writeWorkflowFile(t, `{"queue":"parked","root":{"task":{"task_type":"echo"}}}`)
 		e.fails([]string{"workflow", "submit", "--file", other, "--idempotency-key", "k1"}, "422", "idempotency_key_reused")
-		st, err := e.c.Stats(t.Context(), "parked")
+		st, err := dtq.NewAdmin(e.c).Stats(t.Context(), "parked")
 		if err != nil || st.Queued != 1 {
 			t.Fatalf("queued %d (%v), want the one workflow's first step", st.Queued, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -126,23 +127,26 @@ func TestTaskDataRendersAsText(t *testing.T) {
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	payload, _ := json.Marshal(map[string]string{"note": markup, markup: "as a key"})
 	echo := p.Submit(fmt.Sprintf(`{"task_type":"echo","payload":%s}`, payload))
-	// No handler has this type: the task fails for good, with an error
-	// that quotes the type.
+	// A task of this type, run by a worker over HTTP that fails it for
+	// good with an error quoting the type (the serve process's Go worker
+	// leaves the type to it, CONTRACT 3.3.1c).
 	odd := p.Submit(fmt.Sprintf(`{"task_type":%s,"payload":%s}`, js(markup), payload))
+	failOverHTTP(t, p, odd)
 	p.WaitStatus(echo, "SUCCEEDED")
 	p.WaitStatus(odd, "DEAD")
 	// A workflow whose first step has that type: drawn with the type on its
 	// box and the error quoting it.
 	wf := p.Must(http.StatusCreated, "POST", "/api/v1/workflows",
 		fmt.Sprintf(`{"root":{"chain":[{"task":{"task_type":%s,"payload":%s}},{"task":{"task_type":"echo"}}]}}`, js(markup), payload)).Str("id")
+	failOverHTTP(t, p, "")
 
 	tb := newTab(t, 1280, 800)
 	pages := []struct{ name, hash, want string }{
 		{"task detail (payload and result)", "#/tasks/" + echo, `"note": "` + markup},
-		{"task detail (type and error)", "#/tasks/" + odd, `no handler registered for task type "<img src=x`},
+		{"task detail (type and error)", "#/tasks/" + odd, `cannot run task type "<img src=x`},
 		{"tasks", "#/tasks?queue=default", markup},
 		{"dead letters", "#/dlq?queue=default", markup},
-		{"workflow (type and error)", "#/workflows/" + wf, `no handler registered for task type "<img src=x`},
+		{"workflow (type and error)", "#/workflows/" + wf, `cannot run task type "<img src=x`},
 		{"overview", "#/", "Queues"},
 	}
 	for _, pg := range pages {
@@ -269,4 +273,25 @@ func TestTaskSearch(t *testing.T) {
 	tb.open(p.URL + "/#/tasks?queue=default&created_before=2020-01-01T00:00:00.000Z")
 	tb.waitFor("none created before 2020", mainHas("No tasks of queue default match these filters."))
 	tb.noScriptRan("Tasks")
+}
+
+// failOverHTTP leases the next task of the markup type (id, when not "")
+// as a worker over HTTP and fails it for good with an error that quotes
+// its type.
+func failOverHTTP(t *testing.T, p *proctest.Proc, id string) {
+	t.Helper()
+	r := p.Must(http.StatusOK, "POST", "/api/v1/leases",
+		fmt.Sprintf(`{"worker":"markup","task_types":[%s],"wait_seconds":10}`, js(markup)))
+	leases, _ := r.Body["leases"].([]any)
+	if len(leases) != 1 {
+		t.Fatalf("leased %s, want the task of the markup type", r.Raw)
+	}
+	l := leases[0].(map[string]any)
+	task := l["task"].(map[string]any)
+	if id != "" && task["id"] != id {
+		t.Fatalf("leased %v, want %s", task["id"], id)
+	}
+	errText, _ := json.Marshal(fmt.Sprintf("cannot run task type %q", task["task_type"]))
+	p.Must(http.StatusOK, "POST", "/api/v1/leases/"+l["lease"].(string)+"/fail",
+		fmt.Sprintf(`{"error":%s,"class":"permanent"}`, errText))
 }

@@ -218,7 +218,7 @@ func TestExampleWorkers(t *testing.T) {
 				t.Fatal(err)
 			}
 			eventually(t, 120*time.Second, "1,000 tasks succeed", func() bool {
-				st, err := c.Stats(ctx, "poly")
+				st, err := dtq.NewAdmin(c).Stats(ctx, "poly")
 				return err == nil && st.Succeeded == 1000
 			})
 			for i, r := range res {
@@ -237,7 +237,7 @@ func TestExampleWorkers(t *testing.T) {
 					t.Fatalf("task %d: result %s", i, task.Result)
 				}
 			}
-			if st, _ := c.Stats(ctx, "poly"); st.Dead != 0 || st.Retried != 200 {
+			if st, _ := dtq.NewAdmin(c).Stats(ctx, "poly"); st.Dead != 0 || st.Retried != 200 {
 				t.Fatalf("stats %+v: want 200 retries and nothing dead", st)
 			}
 

@@ -402,6 +402,9 @@ func StartImplicit(entries []Entry, st ReadState) []Started {
 func (q *Queue) Take(ctx context.Context, cfg StartConfig, n, low int) (entries []Entry, started []Started, missingGroup bool, err error) {
 	ks := q.k.bands([]string{q.k.Info(), q.k.Run()})
 	args := []string{Group, cfg.Worker, itoa(n), itoa(low)}
+	if cfg.Types != nil {
+		args = append(append(args, "types"), cfg.Types...)
+	}
 	res, err := takeScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	var nre *NotReplicatedError
 	if err != nil && !errors.As(err, &nre) {
@@ -473,6 +476,10 @@ type StartConfig struct {
 	// LeaseTTL is the lifetime of the leases of scoped limits a start
 	// takes (the visibility timeout: they are renewed with the task).
 	LeaseTTL time.Duration
+	// Types are the task types the worker runs (nil: every type; empty:
+	// none): Take leaves entries of other types unstarted, for the caller
+	// to give back.
+	Types []string
 }
 
 // StartCode is the outcome of starting one entry.

@@ -14,6 +14,9 @@
 -- ARGV[2]        consumer (the worker's id)
 -- ARGV[3]        credit (> 0): entries to start at most
 -- ARGV[4]        low: the lowest band read (0..9)
+-- ARGV[5]        "types" when the worker runs some task types only, listed
+--                in ARGV[6..] (absent: every type): an entry of another
+--                type is left unstarted, for start.lua to give back
 --
 -- One XREADGROUP returns up to credit entries per band: those beyond the
 -- credit, in band order, are returned to be given back (start.lua puts
@@ -30,6 +33,11 @@
 local info, runs = KEYS[1], KEYS[2]
 local group, worker = ARGV[1], ARGV[2]
 local credit, low = tonumber(ARGV[3]), tonumber(ARGV[4])
+local runs_type = nil -- nil: every type
+if ARGV[5] == 'types' then
+  runs_type = {}
+  for i = 6, #ARGV do runs_type[ARGV[i]] = true end
+end
 
 local args = { 'GROUP', group, worker, 'COUNT', ARGV[3], 'STREAMS' }
 local bandOf = {}
@@ -71,7 +79,8 @@ for _, s in ipairs(r) do
       code = 2
     else
       taken = taken + 1
-      if not paused and born(e[2]) and not (last and id_le(e[1], last)) then
+      if not paused and born(e[2]) and not (last and id_le(e[1], last)) and
+          (runs_type == nil or runs_type[e[2][2]]) then
         local u = born_ulid(p, e[1], msCache)
         if u then
           ulids[#ulids + 1] = u

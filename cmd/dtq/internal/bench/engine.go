@@ -151,7 +151,7 @@ func Drain(ctx context.Context, c *dtq.Client, o EngineOpts) (Result, error) {
 // waitSucceeded polls the queue's stats until n tasks succeeded.
 func waitSucceeded(ctx context.Context, c *dtq.Client, queue string, n int64) error {
 	for {
-		st, err := c.Stats(ctx, queue)
+		st, err := dtq.NewAdmin(c).Stats(ctx, queue)
 		if err != nil {
 			return err
 		}

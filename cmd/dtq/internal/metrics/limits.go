@@ -12,7 +12,7 @@ import (
 // dtq_limit_rate and dtq_limit_waiting for the queues that have limits,
 // read from client at each scrape within Config.ScrapeTimeout (a failed
 // read: none of them, and dtq_redis_errors_total{op="limits"}).
-func (m *Metrics) CollectLimits(client *dtq.Client) error {
+func (m *Metrics) CollectLimits(client *dtq.Admin) error {
 	if client == nil {
 		return &dtq.ValidationError{Field: "client", Problem: "must not be nil"}
 	}
@@ -36,7 +36,7 @@ var (
 // limitCollector reads the queues' limits at scrape time.
 type limitCollector struct {
 	m *Metrics
-	c *dtq.Client
+	c *dtq.Admin
 }
 
 func (l *limitCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -14,10 +14,10 @@ import (
 func TestLimitMetrics(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetConcurrencyLimit(ctx, "capped", 1); err != nil {
+		if err := dtq.NewAdmin(e.c).SetConcurrencyLimit(ctx, "capped", 1); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.c.SetRateLimit(ctx, "capped", 50, 2*time.Second, 1); err != nil {
+		if err := dtq.NewAdmin(e.c).SetRateLimit(ctx, "capped", 50, 2*time.Second, 1); err != nil {
 			t.Fatal(err)
 		}
 		defer blockThree(e, "capped")()
@@ -44,10 +44,10 @@ func TestLimitMetrics(t *testing.T) {
 func TestScopeLimitMetrics(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.c.SetTypeLimits(ctx, "typed", "block", dtq.LimitSpec{MaxRunning: 1, Rate: 10, Per: time.Second, Burst: 5}); err != nil {
+		if err := dtq.NewAdmin(e.c).SetTypeLimits(ctx, "typed", "block", dtq.LimitSpec{MaxRunning: 1, Rate: 10, Per: time.Second, Burst: 5}); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.c.SetKeyLimits(ctx, "typed", dtq.EachKey, dtq.LimitSpec{MaxRunning: 3}); err != nil {
+		if err := dtq.NewAdmin(e.c).SetKeyLimits(ctx, "typed", dtq.EachKey, dtq.LimitSpec{MaxRunning: 3}); err != nil {
 			t.Fatal(err)
 		}
 		defer blockThree(e, "typed")()

@@ -47,13 +47,13 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *metrics.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CollectQueues(c); err != nil {
+	if err := m.CollectQueues(dtq.NewAdmin(c)); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CollectWorkers(c); err != nil {
+	if err := m.CollectWorkers(dtq.NewAdmin(c)); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CollectLimits(c); err != nil {
+	if err := m.CollectLimits(dtq.NewAdmin(c)); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(m.Handler())
@@ -191,7 +191,7 @@ func TestTaskMetrics(t *testing.T) {
 		e.enqueue("ok", &dtq.EnqueueOpts{Queue: q, IdempotencyKey: "once"})
 		e.enqueue("ok", &dtq.EnqueueOpts{Queue: q, IdempotencyKey: "once"}) // a duplicate: not counted
 		e.enqueue("flaky", &dtq.EnqueueOpts{Queue: q, MaxAttempts: 2})
-		e.enqueue("mystery", opts) // no handler: DEAD
+		e.enqueue("mystery", opts) // no handler: it waits QUEUED for a worker of its type
 		later := e.enqueue("ok", &dtq.EnqueueOpts{Queue: q, Delay: time.Hour})
 		if _, err := e.c.Cancel(t.Context(), later.ID); err != nil {
 			t.Fatal(err)
@@ -203,25 +203,25 @@ func TestTaskMetrics(t *testing.T) {
 		want := map[string]float64{
 			series("dtq_tasks_succeeded_total", q, "ok"):              2,
 			series("dtq_tasks_dead_total", q, "flaky"):                1,
-			series("dtq_tasks_dead_total", q, "mystery"):              1,
+			series("dtq_tasks_dead_total", q, "mystery"):              0,
 			series("dtq_tasks_cancelled_total", q, "ok"):              1,
-			`dtq_task_run_seconds_count{queue="mq"}`:                  5,
+			`dtq_task_run_seconds_count{queue="mq"}`:                  4,
 			`dtq_tasks_running{queue="mq"}`:                           0,
-			`dtq_queue_depth{priority="",queue="mq",state="dead"}`:    2,
+			`dtq_queue_depth{priority="",queue="mq",state="dead"}`:    1,
 			series("dtq_tasks_submitted_total", q, "ok"):              3,
 			series("dtq_tasks_submitted_total", q, "flaky"):           1,
 			series("dtq_tasks_submitted_total", q, "mystery"):         1,
 			series("dtq_tasks_started_total", q, "ok"):                2,
 			series("dtq_tasks_started_total", q, "flaky"):             2,
-			series("dtq_tasks_started_total", q, "mystery"):           1,
+			series("dtq_tasks_started_total", q, "mystery"):           0,
 			series("dtq_tasks_failed_total", q, "flaky"):              2,
 			series("dtq_tasks_retried_total", q, "flaky"):             1,
-			series("dtq_tasks_failed_total", q, "mystery"):            1,
+			series("dtq_tasks_failed_total", q, "mystery"):            0,
 			series("dtq_tasks_failed_total", q, "ok"):                 0,
 			series("dtq_tasks_lost_total", q, "ok"):                   0,
-			`dtq_task_pickup_seconds_count{queue="mq"}`:               5,
+			`dtq_task_pickup_seconds_count{queue="mq"}`:               4,
 			`dtq_tasks_reclaimed_total{queue="mq"}`:                   0,
-			`dtq_queue_depth{priority="5",queue="mq",state="queued"}`: 0,
+			`dtq_queue_depth{priority="5",queue="mq",state="queued"}`: 1,
 			`dtq_queue_paused{queue="mq"}`:                            0,
 		}
 		e.waitFor(want)
@@ -274,7 +274,7 @@ func TestQueueDepth(t *testing.T) {
 		}
 		e.enqueue("job", &dtq.EnqueueOpts{Queue: "depth", Priority: dtq.Ptr(9)})
 		e.enqueue("job", &dtq.EnqueueOpts{Queue: "depth", Priority: dtq.Ptr(0), Delay: time.Hour})
-		if err := e.c.Pause(t.Context(), "depth"); err != nil {
+		if err := dtq.NewAdmin(e.c).Pause(t.Context(), "depth"); err != nil {
 			t.Fatal(err)
 		}
 		got := scrape(t, e.srv.URL)
@@ -331,7 +331,9 @@ func TestQueueDepthWithRedisDown(t *testing.T) {
 // status code, through api.Config.ObserveRequest.
 func TestHTTPMetrics(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, e *env) {
-		srv := httptest.NewServer(api.New(e.c, e.b.Client, &api.Config{ObserveRequest: e.m.ObserveHTTP}).Handler())
+		as := api.New(e.c, e.b.Client, &api.Config{ObserveRequest: e.m.ObserveHTTP})
+		t.Cleanup(as.Close)
+		srv := httptest.NewServer(as.Handler())
 		defer srv.Close()
 		for _, r := range []struct{ method, path, body string }{
 			{"POST", "/api/v1/tasks", `{"task_type":"job"}`},
@@ -555,7 +557,7 @@ func BenchmarkDrainObserved(b *testing.B) {
 	w.Start(context.Background())
 	<-finished
 	for { // until the last outcomes are recorded
-		st, err := c.Stats(context.Background(), dtq.DefaultQueue)
+		st, err := dtq.NewAdmin(c).Stats(context.Background(), dtq.DefaultQueue)
 		if err == nil && st.Succeeded >= int64(b.N) {
 			break
 		}

@@ -9,11 +9,11 @@ import (
 )
 
 // CollectQueues adds dtq_queue_depth and dtq_queue_paused, read from client
-// (Client.Queues: every queue of its namespace) at each scrape, within
+// (Admin.Queues: every queue of its namespace) at each scrape, within
 // Config.ScrapeTimeout. When that read fails the scrape has neither metric
 // (nothing stale) and dtq_redis_errors_total{op="queues"} counts it. Call it
 // once, with the Client that has m as its Observer.
-func (m *Metrics) CollectQueues(client *dtq.Client) error {
+func (m *Metrics) CollectQueues(client *dtq.Admin) error {
 	if client == nil {
 		return &dtq.ValidationError{Field: "client", Problem: "must not be nil"}
 	}
@@ -32,7 +32,7 @@ var (
 // queueCollector reads the queues' stats at scrape time.
 type queueCollector struct {
 	m *Metrics
-	c *dtq.Client
+	c *dtq.Admin
 }
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -9,12 +9,12 @@ import (
 
 // CollectWorkers adds dtq_workers, dtq_workers_busy,
 // dtq_workers_concurrency and dtq_queue_workers, read from client
-// (Client.Workers: the workers of its namespace whose heartbeat has not
+// (Admin.Workers: the workers of its namespace whose heartbeat has not
 // expired) at each scrape, within Config.ScrapeTimeout. When that read fails
 // the scrape has none of them (nothing stale) and
 // dtq_redis_errors_total{op="workers"} counts it. Call it once, with the
 // Client that has m as its Observer.
-func (m *Metrics) CollectWorkers(client *dtq.Client) error {
+func (m *Metrics) CollectWorkers(client *dtq.Admin) error {
 	if client == nil {
 		return &dtq.ValidationError{Field: "client", Problem: "must not be nil"}
 	}
@@ -39,7 +39,7 @@ var (
 // workerCollector reads the worker registry at scrape time.
 type workerCollector struct {
 	m *Metrics
-	c *dtq.Client
+	c *dtq.Admin
 }
 
 func (w *workerCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -1,0 +1,170 @@
+package dtq
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dtq-dev/dtq/internal/scheduler"
+)
+
+// LeaseServer hands out leases: tasks run by workers outside this process
+// (over HTTP, in any language), on the delivery the Go Worker uses. It
+// keeps, per queue it serves, the reclaim cursors and limit state of its
+// leases, and runs the queue's scheduler while holders poll it, so that
+// retries and delayed tasks become due with no Go worker of the queue.
+//
+// Build it with NewLeaseServer, Start it, and Stop it when done: Stop ends
+// the schedulers it started. Lease needs a started server; ExtendLease,
+// CompleteLease, FailLease and LeaseProgress work before Start and after
+// Stop, so holders can settle what they hold while a process shuts down.
+type LeaseServer struct {
+	*engine
+	idle  time.Duration
+	owner string // its name as a lease scheduler's owner
+
+	mu      sync.Mutex
+	ctx     context.Context // the schedulers run under it; nil until Start
+	cancel  context.CancelFunc
+	stopped bool
+	states  map[string]*leaseState // per queue
+	wg      sync.WaitGroup         // its scheduler goroutines
+}
+
+// LeaseServerConfig configures a LeaseServer; the zero value is the
+// default.
+type LeaseServerConfig struct {
+	// SchedulerIdle is how long after its last Lease a queue's scheduler
+	// keeps running in this server (default one minute).
+	SchedulerIdle time.Duration
+}
+
+// ErrLeaseServerStopped is Lease's answer on a LeaseServer that is not
+// running: not started yet, or stopped.
+var ErrLeaseServerStopped = errors.New("dtq: the lease server is not running (Start it first; a stopped one stays stopped)")
+
+// NewLeaseServer returns a LeaseServer on c's connection. It does no I/O
+// and starts nothing.
+func NewLeaseServer(c *Client, cfg *LeaseServerConfig) (*LeaseServer, error) {
+	var o LeaseServerConfig
+	if cfg != nil {
+		o = *cfg
+	}
+	switch {
+	case o.SchedulerIdle < 0:
+		return nil, invalid("LeaseServerConfig.SchedulerIdle", "must not be negative (got %v)", o.SchedulerIdle)
+	case o.SchedulerIdle == 0:
+		o.SchedulerIdle = time.Minute
+	}
+	host, _ := os.Hostname()
+	return &LeaseServer{engine: c.engine, idle: o.SchedulerIdle, states: map[string]*leaseState{},
+		owner: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])}, nil
+}
+
+// Start makes s serve leases. The schedulers it runs stop when ctx is
+// done or at Stop. Starting twice, or after Stop, is an error.
+func (s *LeaseServer) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx != nil || s.stopped {
+		return errors.New("dtq: the lease server was started already")
+	}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	return nil
+}
+
+// Stop ends s: later Lease calls fail with ErrLeaseServerStopped, and the
+// schedulers it runs stop. It waits for them until ctx is done. Leases
+// handed out stay valid: their holders settle them as before.
+func (s *LeaseServer) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopped = true
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("dtq: the lease server's schedulers did not stop in time: %w", ctx.Err())
+	}
+}
+
+// running reports whether s serves leases.
+func (s *LeaseServer) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ctx != nil && !s.stopped && s.ctx.Err() == nil
+}
+
+func (s *LeaseServer) leaseStateOf(queue string) *leaseState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.states[queue]
+	if st == nil {
+		st = &leaseState{}
+		s.states[queue] = st
+	}
+	return st
+}
+
+// keepScheduling runs q's scheduler in s until no Lease read q for s.idle
+// or s stops (with other processes' schedulers, the leader lock keeps one
+// at work).
+func (s *LeaseServer) keepScheduling(q *queueState, st *leaseState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil || s.stopped {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.leased = time.Now()
+	if st.schedStop != nil {
+		return
+	}
+	ctx, stop := context.WithCancel(s.ctx)
+	st.schedStop = stop
+	sched := &scheduler.Scheduler{Queue: q.store, Owner: "leases-" + s.owner, Retention: s.keepOthers(), MaxFinished: s.cfg.MaxFinished,
+		MaxDead: s.cfg.DeadLetterMaxLen, Log: s.log.With("component", "scheduler", "queue", q.name), TraceTick: s.traceTick(q.name)}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		sched.Run(ctx)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.stopWhenIdle(ctx, st)
+	}()
+}
+
+// stopWhenIdle stops st's scheduler once no Lease read its queue for
+// s.idle; it returns then, or when ctx is done.
+func (s *LeaseServer) stopWhenIdle(ctx context.Context, st *leaseState) {
+	t := time.NewTicker(s.idle / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st.mu.Lock()
+		idle := time.Since(st.leased) > s.idle
+		if idle {
+			st.schedStop()
+			st.schedStop = nil
+		}
+		st.mu.Unlock()
+		if idle {
+			return
+		}
+	}
+}
