@@ -38,7 +38,7 @@ func TestWaitingPublisherDoesNotPoll(t *testing.T) {
 // also counts the commands a script runs, which are not round trips.)
 func commandCalls(t *testing.T, e *env) int {
 	t.Helper()
-	info, err := e.Client.Do(t.Context(), e.Client.B().Info().Section("commandstats").Build()).ToString()
+	info, err := redistest.Do(t.Context(), e.Client, "INFO", "commandstats").ToString()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ type redisCPU struct{ cmdUsec, procUsec float64 }
 
 func readRedisCPU(b *testing.B, c rueidis.Client, clientXadd bool) redisCPU {
 	b.Helper()
-	info, err := c.Do(context.Background(), c.B().Info().Section("everything").Build()).ToString()
+	info, err := redistest.Do(context.Background(), c, "INFO", "everything").ToString()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 )
 
@@ -117,13 +118,11 @@ func TestFenceRejectsOlderDeliveryToSameSubscription(t *testing.T) {
 		// Redeliver the entry to the same consumer, as its reclaim would.
 		stream := keys.NewQueue(e.Namespace, "q").Stream("a")
 		c := e.Client
-		cmd := c.B().Xclaim().Key(stream).Group("dtq").Consumer(queue.Consumer(s)).MinIdleTime("0").Id(old.ID).Justid().Build()
-		if err := c.Do(t.Context(), cmd).Error(); err != nil {
+		if err := redistest.Do(t.Context(), c, "XCLAIM", stream, "dtq", queue.Consumer(s), "0", old.ID, "JUSTID").Error(); err != nil {
 			t.Fatal(err)
 		}
 		if e.Name == "redis" { // Redis's JUSTID keeps the count; bump it as a real redelivery does
-			cmd = c.B().Xclaim().Key(stream).Group("dtq").Consumer(queue.Consumer(s)).MinIdleTime("0").Id(old.ID).Retrycount(2).Justid().Build()
-			if err := c.Do(t.Context(), cmd).Error(); err != nil {
+			if err := redistest.Do(t.Context(), c, "XCLAIM", stream, "dtq", queue.Consumer(s), "0", old.ID, "RETRYCOUNT", "2", "JUSTID").Error(); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 	"github.com/redis/rueidis"
 )
@@ -120,7 +121,7 @@ type pendingEntry struct {
 func (e *env) pendingOf(stream, id string) pendingEntry {
 	e.t.Helper()
 	c := e.Client
-	res, err := c.Do(e.t.Context(), c.B().Xpending().Key(stream).Group("dtq").Start(id).End(id).Count(1).Build()).ToArray()
+	res, err := redistest.Do(e.t.Context(), c, "XPENDING", stream, "dtq", id, id, "1").ToArray()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func (e *env) pendingOf(stream, id string) pendingEntry {
 func (e *env) redisNow() time.Time {
 	e.t.Helper()
 	c := e.Client
-	res, err := c.Do(e.t.Context(), c.B().Time().Build()).AsStrSlice()
+	res, err := redistest.Do(e.t.Context(), c, "TIME").AsStrSlice()
 	if err != nil || len(res) != 2 {
 		e.t.Fatalf("TIME: %v %v", res, err)
 	}

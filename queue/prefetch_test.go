@@ -79,7 +79,7 @@ func TestReclaimReachesStaleMessagesBehindLiveOnes(t *testing.T) {
 		// A dead process claimed the last 3 and vanished.
 		stream := keys.NewQueue(e.Namespace, "q").Stream("a")
 		c := e.Client
-		if err := c.Do(t.Context(), c.B().Xreadgroup().Group("dtq", "dead").Count(3).Streams().Key(stream).Id(">").Build()).Error(); err != nil {
+		if err := redistest.Do(t.Context(), c, "XREADGROUP", "GROUP", "dtq", "dead", "COUNT", "3", "STREAMS", stream, ">").Error(); err != nil {
 			t.Fatal(err)
 		}
 		r := e.subscribe(q, map[string]int{"a": 0}, &queue.SubscribeOpts{VisibilityTimeout: 300 * time.Millisecond, MaxInFlight: 1})

@@ -36,7 +36,7 @@ func TestGroupDestroyedUnderLiveSubscription(t *testing.T) {
 		e.receive(s, 5*time.Second) // held, never settled
 		stream := keys.NewQueue(e.Namespace, "q").Stream("a")
 		c := e.Client
-		if err := c.Do(t.Context(), c.B().XgroupDestroy().Key(stream).Group("dtq").Build()).Error(); err != nil {
+		if err := redistest.Do(t.Context(), c, "XGROUP", "DESTROY", stream, "dtq").Error(); err != nil {
 			t.Fatal(err)
 		}
 		e.put(q, "a", "after", &queue.PutOpts{Key: "after"})
@@ -53,7 +53,7 @@ func TestStreamDeletedUnderLiveSubscription(t *testing.T) {
 		e.put(q, "a", "first", &queue.PutOpts{Key: "first"})
 		e.ack(e.receive(s, 5*time.Second))
 		stream := keys.NewQueue(e.Namespace, "q").Stream("a")
-		if err := e.Client.Do(t.Context(), e.Client.B().Del().Key(stream).Build()).Error(); err != nil {
+		if err := redistest.Do(t.Context(), e.Client, "DEL", stream).Error(); err != nil {
 			t.Fatal(err)
 		}
 		e.put(q, "a", "second", &queue.PutOpts{Key: "second"})
@@ -69,7 +69,7 @@ func TestReceiveReportsUnrecoverableErrors(t *testing.T) {
 		q := e.queue("q", nil)
 		stream := keys.NewQueue(e.Namespace, "q").Stream("a")
 		c := e.Client
-		if err := c.Do(t.Context(), c.B().Set().Key(stream).Value("not a stream").Build()).Error(); err != nil {
+		if err := redistest.Do(t.Context(), c, "SET", stream, "not a stream").Error(); err != nil {
 			t.Fatal(err)
 		}
 		s := e.subscribe(q, map[string]int{"a": 0}, nil)
@@ -77,7 +77,7 @@ func TestReceiveReportsUnrecoverableErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Fatalf("receive: %v, want a WRONGTYPE error", err)
 		}
-		if err := c.Do(t.Context(), c.B().Del().Key(stream).Build()).Error(); err != nil {
+		if err := redistest.Do(t.Context(), c, "DEL", stream).Error(); err != nil {
 			t.Fatal(err)
 		}
 		e.put(q, "a", "x", &queue.PutOpts{Key: "x"})
@@ -101,7 +101,7 @@ func TestFlushAllUnderLiveSubscription(t *testing.T) {
 		done <- err
 	}()
 	pending(t, done, 100*time.Millisecond, "put into a full topic")
-	if err := e.Client.Do(t.Context(), e.Client.B().Flushall().Build()).Error(); err != nil {
+	if err := redistest.Do(t.Context(), e.Client, "FLUSHALL").Error(); err != nil {
 		t.Fatal(err)
 	}
 	waitDone(t, done, 5*time.Second, "waiting put after FLUSHALL emptied the topic")
@@ -159,7 +159,7 @@ func TestMalformedEntryIsDeadLettered(t *testing.T) {
 		q := e.queue("q", nil)
 		stream := keys.NewQueue(e.Namespace, "q").Stream("a")
 		c := e.Client
-		if err := c.Do(t.Context(), c.B().Xadd().Key(stream).Id("*").FieldValue().FieldValue("k", "no-data").Build()).Error(); err != nil {
+		if err := redistest.Do(t.Context(), c, "XADD", stream, "*", "k", "no-data").Error(); err != nil {
 			t.Fatal(err)
 		}
 		e.put(q, "a", "good", &queue.PutOpts{Key: "good"})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 )
 
@@ -70,7 +71,7 @@ func validation(t *testing.T, e *env) {
 		wantInvalid(t, c.err, c.field)
 	}
 	// Nothing was written by the rejected calls.
-	written, err := client.Do(ctx, client.B().Keys().Pattern(e.Namespace+"*").Build()).AsStrSlice()
+	written, err := redistest.Do(ctx, client, "KEYS", e.Namespace+"*").AsStrSlice()
 	if err != nil || len(written) != 0 {
 		t.Fatalf("keys after rejected calls: %v (%v), want none", written, err)
 	}
