@@ -2,7 +2,8 @@
 // primitive (queue/) share about handing stream entries to competing
 // consumers: the shortest visibility timeout either accepts, and how a
 // Redis error is told apart — one a retry can fix, a consumer group that
-// is gone (to recreate), a command that never left the client.
+// is gone (to recreate), a command that never left the client — and the
+// Lua that recreates a lost consumer group inside their scripts (GroupLib).
 package delivery
 
 import (

@@ -20,7 +20,8 @@
 --   2. reclaim pass (if asked): XAUTOCLAIM from the topic's cursor;
 --   3. new entries: XREADGROUP ">".
 -- A missing group or stream (NOGROUP) is recreated at id 0, so every entry
--- still in the stream (nothing acknowledged is kept) is delivered again.
+-- still in the stream (nothing acknowledged is kept) is delivered again
+-- (nogroup and ensure_group: internal/delivery/group.lua, prepended).
 --
 -- Returns { entries, cursors, wait, next due }:
 --   entries  flat, 7 values per message: topic j, entry id, delivery count
@@ -44,14 +45,6 @@ local readNewEntries = ARGV[8 + 2 * T] ~= '1'
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
-local function nogroup(r)
-  return type(r) == 'table' and r.err and string.sub(r.err, 1, 7) == 'NOGROUP'
-end
-
-local function ensureGroup(stream)
-  redis.pcall('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
-end
 
 -- fields returns the key, data, prior delivery count and keyed flag of an
 -- entry's field list, or nil when the key or data field is missing. Entries
@@ -111,7 +104,7 @@ end
 local function reclaim(j, name, stream, cursor)
   local r = redis.pcall('XAUTOCLAIM', stream, group, consumer, minIdle, cursor, 'COUNT', credit)
   if nogroup(r) then
-    ensureGroup(stream)
+    ensure_group(stream, group)
     return '0-0'
   elseif type(r) == 'table' and r.err then
     redis.call('XAUTOCLAIM', stream, group, consumer, minIdle, cursor, 'COUNT', credit) -- raises r.err
@@ -128,7 +121,7 @@ end
 local function readNew(j, name, stream)
   local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', stream, '>')
   if nogroup(r) then
-    ensureGroup(stream)
+    ensure_group(stream, group)
     r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', stream, '>')
   elseif type(r) == 'table' and r.err then
     redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', credit, 'STREAMS', stream, '>') -- raises

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/script"
 )
 
@@ -27,7 +28,7 @@ var (
 	ackSource string
 
 	putScript    = script.New("put", putSource)
-	fetchScript  = script.New("fetch", fetchSource)
+	fetchScript  = script.New("fetch", delivery.GroupLib(), fetchSource)
 	settleScript = script.New("settle", settleSource)
 	ackScript    = script.New("ack", ackSource)
 )

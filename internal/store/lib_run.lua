@@ -2,13 +2,13 @@
 -- field, implicit first runs, records); part of the store's library (lib.go).
 
 -- create_group creates band p's consumer group at id 0 (MKSTREAM) unless
--- it exists, and keeps in info field g<p> the last entry a recreated group
--- may deliver again: the first group of a band records "0-0" (its entries
--- were never delivered), a later one the band's last entry (those up to it
--- may be acknowledged leftovers of finished tasks: start.lua checks them).
+-- it exists (ensure_group, internal/delivery/group.lua), and keeps in info
+-- field g<p> the last entry a recreated group may deliver again: the first
+-- group of a band records "0-0" (its entries were never delivered), a later
+-- one the band's last entry (those up to it may be acknowledged leftovers of
+-- finished tasks: start.lua checks them).
 local function create_group(info, band, group, p)
-  local r = redis.pcall('XGROUP', 'CREATE', band, group, '0', 'MKSTREAM')
-  if type(r) == 'table' and r.err then return end -- BUSYGROUP: it exists
+  if not ensure_group(band, group) then return end -- BUSYGROUP: it exists
   local f = 'g' .. p
   if redis.call('HEXISTS', info, f) == 0 then
     redis.call('HSET', info, f, '0-0')

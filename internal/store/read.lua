@@ -20,9 +20,9 @@
 -- entries (XREADGROUP >) of band 9 down to 0. The reclaim pass looks at
 -- every band before new entries take the credit: a reclaimed task was
 -- started once already, and a backlog of new higher-priority entries must
--- not keep it from being taken over. A missing group or stream is recreated
--- at id 0: entries of running or finished tasks delivered again are skipped
--- by start.lua.
+-- not keep it from being taken over. A missing group or stream (nogroup) is
+-- recreated at id 0 (create_group): entries of running or finished tasks
+-- delivered again are skipped by start.lua.
 --
 -- A task born as its entry taken over with no Run field lost its implicit
 -- first run (first_runs; or a claim not started yet): the reclaim notes
@@ -46,10 +46,6 @@ local cursors = {}
 for p = 0, 9 do cursors[p + 1] = ARGV[5 + p] end
 if redis.call('HGET', info, 'paused') == '1' then
   return { 1, {}, cursors }
-end
-
-local function nogroup(r)
-  return type(r) == 'table' and r.err and string.sub(r.err, 1, 7) == 'NOGROUP'
 end
 
 if ARGV[15] == '1' then

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/script"
 	"github.com/dtq-dev/dtq/internal/taskid"
 	"github.com/redis/rueidis"
@@ -71,8 +72,9 @@ var (
 	libWorkflow string
 	// libSource is the store's library, by feature, in the order its
 	// definitions depend on one another: libFor takes from it what a
-	// script needs.
-	libSource = libCore + libGroup + libRun + libDone + libScope + libWorkflow
+	// script needs. It opens with the consumer-group recovery the queue
+	// primitive's scripts share (delivery.GroupLib).
+	libSource = delivery.GroupLib() + libCore + libGroup + libRun + libDone + libScope + libWorkflow
 	//go:embed enqueue.lua
 	enqueueSource string
 	//go:embed read.lua

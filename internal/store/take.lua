@@ -48,7 +48,7 @@ end
 for _ = 9, low, -1 do args[#args + 1] = '>' end
 local r = redis.pcall('XREADGROUP', unpack(args))
 if type(r) == 'table' and r.err then
-  if string.sub(r.err, 1, 7) == 'NOGROUP' then return { -1, '', {} } end
+  if nogroup(r) then return { -1, '', {} } end
   return redis.error_reply(r.err)
 end
 if not r then return { 0, '', {} } end
