@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/internal/keys"
 )
 
@@ -32,10 +33,11 @@ func (s *Server) listDead(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if letters == nil {
-		letters = []dtq.DeadLetter{}
+	page := wire.DeadLetterPage{DeadLetters: make([]wire.DeadLetter, len(letters)), NextCursor: next}
+	for i := range letters {
+		page.DeadLetters[i] = deadLetterOf(&letters[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": letters, "next_cursor": next})
+	writeJSON(w, http.StatusOK, page)
 }
 
 func (s *Server) requeue(w http.ResponseWriter, r *http.Request) {
@@ -44,7 +46,7 @@ func (s *Server) requeue(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, http.StatusOK, taskOf(t))
 }
 
 func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
@@ -52,7 +54,7 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"discarded": r.PathValue("id")})
+	writeJSON(w, http.StatusOK, wire.DiscardedTask{Discarded: r.PathValue("id")})
 }
 
 // requeueAll and purge act on ?queue= or, without it, on every queue.
@@ -80,6 +82,9 @@ func (s *Server) queuesOf(r *http.Request) ([]string, error) {
 	return queues, nil
 }
 
+// eachQueue runs act on the queues of the request and answers the total:
+// what is "requeued" (wire.RequeuedCount) or "discarded"
+// (wire.DiscardedCount).
 func (s *Server) eachQueue(w http.ResponseWriter, r *http.Request, what string, act func(ctx context.Context, queue string) (int, error)) {
 	queues, err := s.queuesOf(r)
 	if err != nil {
@@ -98,7 +103,11 @@ func (s *Server) eachQueue(w http.ResponseWriter, r *http.Request, what string, 
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]int{what: total})
+	if what == "requeued" {
+		writeJSON(w, http.StatusOK, wire.RequeuedCount{Requeued: total})
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.DiscardedCount{Discarded: total})
 }
 
 func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
@@ -107,10 +116,11 @@ func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if qs == nil {
-		qs = []*dtq.QueueStats{}
+	list := wire.QueueList{Queues: make([]wire.QueueStats, len(qs))}
+	for i, q := range qs {
+		list.Queues[i] = queueStatsOf(q)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queues": qs})
+	writeJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +132,7 @@ func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, queueStatsOf(st))
 }
 
 // deleteQueue serves DELETE /api/v1/queues/{name}[?force=true].
@@ -144,7 +154,7 @@ func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	writeJSON(w, http.StatusOK, deletedOf(d))
 }
 
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +188,7 @@ func (s *Server) existingQueue(w http.ResponseWriter, r *http.Request, name stri
 		return false
 	}
 	if !ok {
-		s.writeErr(w, r, &httpError{http.StatusNotFound, codeNotFound,
+		s.writeErr(w, r, &httpError{http.StatusNotFound, wire.CodeNotFound,
 			sprintf("no such queue %q (a queue exists once a task, workflow or schedule is submitted to it or a limit is set on it)", name)})
 	}
 	return ok
@@ -211,10 +221,11 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if ws == nil {
-		ws = []dtq.WorkerInfo{}
+	list := wire.WorkerList{Workers: make([]wire.WorkerInfo, len(ws))}
+	for i := range ws {
+		list.Workers[i] = workerOf(&ws[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"workers": ws})
+	writeJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
@@ -232,8 +243,9 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if entries == nil {
-		entries = []dtq.AuditEntry{}
+	list := wire.AuditList{Entries: make([]wire.AuditEntry, len(entries))}
+	for i := range entries {
+		list.Entries[i] = auditOf(&entries[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+	writeJSON(w, http.StatusOK, list)
 }

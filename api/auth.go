@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
 // auth guards a handler with the API key: required on mutating and admin
@@ -26,7 +27,7 @@ func (s *Server) authFor(read bool, extra time.Duration, h http.HandlerFunc) htt
 		if !open {
 			got := sha256.Sum256([]byte(r.Header.Get("X-API-Key")))
 			if subtle.ConstantTimeCompare(got[:], s.keyHash) != 1 {
-				writeError(w, http.StatusUnauthorized, codeUnauthorized, "a valid X-API-Key header is required")
+				writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "a valid X-API-Key header is required")
 				return
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"reflect"
 	"unicode/utf8"
+
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
 // maxDepth bounds the nesting of a request's JSON.
@@ -26,10 +28,10 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json"}
+			return &httpError{http.StatusUnsupportedMediaType, wire.CodeUnsupported, "the body must be application/json"}
 		}
 	} else {
-		return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json (no Content-Type given)"}
+		return &httpError{http.StatusUnsupportedMediaType, wire.CodeUnsupported, "the body must be application/json (no Content-Type given)"}
 	}
 	if r.ContentLength > limit {
 		// Refused before a byte is read (nor a 100 Continue sent): the
@@ -60,13 +62,13 @@ func readOptionalJSON(w http.ResponseWriter, r *http.Request, limit int64, v any
 		if len(body) == 0 {
 			return nil
 		}
-		return &httpError{http.StatusUnsupportedMediaType, codeUnsupported, "the body must be application/json (no Content-Type given)"}
+		return &httpError{http.StatusUnsupportedMediaType, wire.CodeUnsupported, "the body must be application/json (no Content-Type given)"}
 	}
 	return readJSON(w, r, limit, v)
 }
 
 func tooLarge(limit int64) error {
-	return &httpError{http.StatusRequestEntityTooLarge, codeTooLarge, sprintf("the body is over %d bytes", limit)}
+	return &httpError{http.StatusRequestEntityTooLarge, wire.CodeTooLarge, sprintf("the body is over %d bytes", limit)}
 }
 
 // decodeJSON decodes body into v with the checks of readJSON.

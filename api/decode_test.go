@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
 // submitBody is a typical submission: a small object payload and a few
@@ -20,7 +22,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for b.Loop() {
-			var s submission
+			var s wire.Submission
 			if err := decodeJSON(body, &s); err != nil {
 				b.Fatal(err)
 			}
@@ -31,9 +33,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for b.Loop() {
-			var s struct {
-				Tasks []submission `json:"tasks"`
-			}
+			var s wire.BatchRequest
 			if err := decodeJSON(body, &s); err != nil {
 				b.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func reference(b []byte) (dup, deep bool) {
 
 // Each request type's shape knows its fields by their exact names.
 func TestShapes(t *testing.T) {
-	s := shapeOf(reflect.TypeFor[*submission]())
+	s := shapeOf(reflect.TypeFor[*wire.Submission]())
 	var names []string
 	for _, f := range s.fields {
 		names = append(names, f.name)
@@ -141,7 +141,7 @@ func TestShapes(t *testing.T) {
 	if u := s.fields[7].shape; !u.object || len(u.fields) != 3 || u.fields[1].shape.object {
 		t.Errorf("unique: %+v", u)
 	}
-	if sh := shapeOf(reflect.TypeFor[*scheduleBody]()); !sh.object || len(sh.fields) != 10 {
-		t.Errorf("scheduleBody: %+v", sh)
+	if sh := shapeOf(reflect.TypeFor[*wire.ScheduleBody]()); !sh.object || len(sh.fields) != 10 {
+		t.Errorf("ScheduleBody: %+v", sh)
 	}
 }

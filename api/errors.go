@@ -9,66 +9,22 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/queue"
 )
 
-// errorBody is the one error shape of the API:
-// {"error":{"code":"…","message":"…"}}.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	TaskID  string `json:"task_id,omitempty"`
-}
-
-// Error codes.
-const (
-	codeBadRequest     = "bad_request"
-	codeInvalid        = "invalid_field"
-	codeUnauthorized   = "unauthorized"
-	codeNotFound       = "not_found"
-	codeMethod         = "method_not_allowed"
-	codeConflict       = "conflict"
-	codeTooLarge       = "too_large"
-	codeUnsupported    = "unsupported_media_type"
-	codeIdempotency    = "idempotency_key_reused"
-	codeQueueFull      = "queue_full"
-	codeUnavailable    = "unavailable"
-	codeOutOfMemory    = "out_of_memory"
-	codeInProgress     = "in_progress"
-	codeExpired        = "expired"
-	codeNotCancellable = "not_cancellable"
-	codeNotDead        = "not_dead"
-	codeNotEmpty       = "queue_not_empty"
-	codeLeaseLost      = "lease_lost"
-	codeTopicFull      = "topic_full"
-	codeInternal       = "internal"
-)
-
-// writeJSON writes v with status.
+// writeJSON writes v, a value of a type of package wire, with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	// A Marshaler's output is written as it is: the Encoder would compact
-	// (re-scan) it, which cost a fifth of the time of a submit's answer.
-	// (Task's MarshalJSON, via json.Marshal, escapes HTML as the Encoder does.)
-	if m, ok := v.(json.Marshaler); ok {
-		if b, err := m.MarshalJSON(); err == nil {
-			w.Write(append(b, '\n'))
-			return
-		}
-	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(true)
 	enc.Encode(v)
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: msg}})
+	writeJSON(w, status, wire.Error{Error: wire.ErrorDetail{Code: code, Message: msg}})
 }
 
 // httpError is an error with the status and code it maps to.
@@ -81,11 +37,11 @@ type httpError struct {
 func (e *httpError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) error {
-	return &httpError{http.StatusBadRequest, codeBadRequest, sprintf(format, args...)}
+	return &httpError{http.StatusBadRequest, wire.CodeBadRequest, sprintf(format, args...)}
 }
 
 func invalidField(field, problem string) error {
-	return &httpError{http.StatusBadRequest, codeInvalid, field + " " + problem}
+	return &httpError{http.StatusBadRequest, wire.CodeInvalid, field + " " + problem}
 }
 
 // writeErr maps an error from decoding or from the engine to a response.
@@ -98,12 +54,12 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	if retryAfter != "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	writeJSON(w, status, errorBody{Error: detail})
+	writeJSON(w, status, wire.Error{Error: detail})
 }
 
 // classify returns the status, error detail and Retry-After (or "") that
 // err maps to.
-func classify(err error) (status int, detail errorDetail, retryAfter string) {
+func classify(err error) (status int, detail wire.ErrorDetail, retryAfter string) {
 	var he *httpError
 	var ve *dtq.ValidationError
 	var full *dtq.QueueFullError
@@ -113,16 +69,16 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 	var qve *queue.ValidationError
 	switch {
 	case errors.As(err, &he):
-		return he.status, errorDetail{Code: he.code, Message: he.msg}, ""
+		return he.status, wire.ErrorDetail{Code: he.code, Message: he.msg}, ""
 	case errors.As(err, &ve):
-		return http.StatusBadRequest, errorDetail{Code: codeInvalid, Message: httpField(ve.Field) + " " + ve.Problem}, ""
+		return http.StatusBadRequest, wire.ErrorDetail{Code: wire.CodeInvalid, Message: httpField(ve.Field) + " " + ve.Problem}, ""
 	case errors.As(err, &full):
 		secs := int(full.RetryAfter.Round(time.Second) / time.Second)
-		return http.StatusTooManyRequests, errorDetail{Code: codeQueueFull, Message: full.Error()[len("dtq: "):]}, strconv.Itoa(max(secs, 1))
+		return http.StatusTooManyRequests, wire.ErrorDetail{Code: wire.CodeQueueFull, Message: full.Error()[len("dtq: "):]}, strconv.Itoa(max(secs, 1))
 	case errors.As(err, &big):
-		return http.StatusRequestEntityTooLarge, errorDetail{Code: codeTooLarge, Message: big.Error()[len("dtq: "):]}, ""
+		return http.StatusRequestEntityTooLarge, wire.ErrorDetail{Code: wire.CodeTooLarge, Message: big.Error()[len("dtq: "):]}, ""
 	case errors.As(err, &conflict):
-		return http.StatusUnprocessableEntity, errorDetail{Code: codeIdempotency,
+		return http.StatusUnprocessableEntity, wire.ErrorDetail{Code: wire.CodeIdempotency,
 			Message: "Idempotency-Key was used for a different request", TaskID: conflict.TaskID}, ""
 	case errors.As(err, &qve):
 		msg := mqField(qve.Field) + " " + qve.Problem
@@ -130,42 +86,42 @@ func classify(err error) (status int, detail errorDetail, retryAfter string) {
 		case "topic", "topics", "group", "name":
 			msg = qve.Problem // names the field itself: topic "a b" is invalid: …
 		}
-		return http.StatusBadRequest, errorDetail{Code: codeInvalid, Message: msg}, ""
+		return http.StatusBadRequest, wire.ErrorDetail{Code: wire.CodeInvalid, Message: msg}, ""
 	case errors.Is(err, queue.ErrNotOwner):
-		return http.StatusConflict, errorDetail{Code: codeLeaseLost,
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeLeaseLost,
 			Message: "the lease is lost: it was not extended in time and the message was leased again, or it was settled already; nothing was changed"}, ""
 	case errors.Is(err, queue.ErrFull):
-		return http.StatusTooManyRequests, errorDetail{Code: codeTopicFull, Message: "the topic holds max_size messages: nothing was changed; try again later"}, "1"
+		return http.StatusTooManyRequests, wire.ErrorDetail{Code: wire.CodeTopicFull, Message: "the topic holds max_size messages: nothing was changed; try again later"}, "1"
 	case errors.Is(err, dtq.ErrLeaseLost):
-		return http.StatusConflict, errorDetail{Code: codeLeaseLost,
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeLeaseLost,
 			Message: "the lease is lost: it timed out and its task was taken over, or the task ended otherwise; nothing was changed"}, ""
 	case errors.Is(err, dtq.ErrWorkflowNotFound):
-		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such workflow"}, ""
+		return http.StatusNotFound, wire.ErrorDetail{Code: wire.CodeNotFound, Message: "no such workflow"}, ""
 	case errors.Is(err, dtq.ErrNotFound):
-		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such task"}, ""
+		return http.StatusNotFound, wire.ErrorDetail{Code: wire.CodeNotFound, Message: "no such task"}, ""
 	case errors.Is(err, dtq.ErrScheduleNotFound):
-		return http.StatusNotFound, errorDetail{Code: codeNotFound, Message: "no such schedule"}, ""
+		return http.StatusNotFound, wire.ErrorDetail{Code: wire.CodeNotFound, Message: "no such schedule"}, ""
 	case errors.Is(err, dtq.ErrNotCancellable):
-		return http.StatusConflict, errorDetail{Code: codeNotCancellable, Message: "the task has already finished"}, ""
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotCancellable, Message: "the task has already finished"}, ""
 	case errors.As(err, &notEmpty):
-		return http.StatusConflict, errorDetail{Code: codeNotEmpty, Message: sprintf("queue %q holds %d queued, %d scheduled, %d running and %d dead tasks: nothing was deleted; ?force=true deletes them too",
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotEmpty, Message: sprintf("queue %q holds %d queued, %d scheduled, %d running and %d dead tasks: nothing was deleted; ?force=true deletes them too",
 			notEmpty.Queue, notEmpty.Queued, notEmpty.Scheduled, notEmpty.Running, notEmpty.Dead)}, ""
 	case errors.Is(err, dtq.ErrNotDead):
-		return http.StatusConflict, errorDetail{Code: codeNotDead, Message: "the task is not in the dead-letter stream (not DEAD, or discarded)"}, ""
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotDead, Message: "the task is not in the dead-letter stream (not DEAD, or discarded)"}, ""
 	case errors.Is(err, dtq.ErrLeaseServerStopped):
-		return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable,
+		return http.StatusServiceUnavailable, wire.ErrorDetail{Code: wire.CodeUnavailable,
 			Message: "this server is shutting down and leases no more tasks; ask another server or try again"}, "1"
 	case errors.Is(err, dtq.ErrNotReplicated):
-		return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable,
+		return http.StatusServiceUnavailable, wire.ErrorDetail{Code: wire.CodeUnavailable,
 			Message: "the task was written but not acknowledged by enough replicas in time; submit again with the same Idempotency-Key"}, "1"
 	}
 	if dtq.IsOutOfMemory(err) {
-		return http.StatusServiceUnavailable, errorDetail{Code: codeOutOfMemory,
+		return http.StatusServiceUnavailable, wire.ErrorDetail{Code: wire.CodeOutOfMemory,
 			Message: "Redis is out of memory (maxmemory reached): nothing was stored; try again later"}, "5"
 	}
 	// Redis refused the connection or answered an error (at once), or did
 	// not answer within the request timeout: a client may retry soon.
-	return http.StatusServiceUnavailable, errorDetail{Code: codeUnavailable, Message: "the task store is unavailable; try again"}, "1"
+	return http.StatusServiceUnavailable, wire.ErrorDetail{Code: wire.CodeUnavailable, Message: "the task store is unavailable; try again"}, "1"
 }
 
 // mqField names a field of package queue as the HTTP API spells it.

@@ -3,13 +3,8 @@ package api
 import (
 	"net/http"
 
-	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 )
-
-// groupBody is the body of PUT /api/v1/queues/{name}/groups/{group}.
-type groupBody struct {
-	Weight *int `json:"weight"`
-}
 
 // listGroups serves GET /api/v1/queues/{name}/groups: the weighted groups.
 func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
@@ -21,15 +16,16 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if gs == nil {
-		gs = []dtq.GroupInfo{}
+	list := wire.GroupList{Groups: make([]wire.GroupWeight, len(gs))}
+	for i := range gs {
+		list.Groups[i] = groupOf(&gs[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"groups": gs})
+	writeJSON(w, http.StatusOK, list)
 }
 
 // putGroup serves PUT /api/v1/queues/{name}/groups/{group}: its weight.
 func (s *Server) putGroup(w http.ResponseWriter, r *http.Request) {
-	var b groupBody
+	var b wire.GroupRequest
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -55,5 +51,5 @@ func (s *Server) setGroup(w http.ResponseWriter, r *http.Request, weight int) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"group": group, "weight": weight})
+	writeJSON(w, http.StatusOK, wire.GroupWeight{Group: group, Weight: weight})
 }

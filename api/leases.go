@@ -7,46 +7,13 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/internal/wiretime"
 )
 
 // maxHTTPLeaseWait bounds a long poll over HTTP (under the server's 30 s
 // write timeout, with the request's own time besides).
 const maxHTTPLeaseWait = 20 * time.Second
-
-// leaseBody is the body of POST /api/v1/leases.
-type leaseBody struct {
-	Worker       *string         `json:"worker"`
-	Queues       []string        `json:"queues"`
-	TaskTypes    []string        `json:"task_types"`
-	Max          json.RawMessage `json:"max"`
-	WaitSeconds  json.RawMessage `json:"wait_seconds"`
-	LeaseSeconds json.RawMessage `json:"lease_seconds"`
-}
-
-// leaseList is the answer of POST /api/v1/leases.
-type leaseList struct {
-	Leases []*dtq.Lease `json:"leases"`
-}
-
-// extended is the answer of POST /api/v1/leases/{lease}/extend.
-type extended struct {
-	Lease           string        `json:"lease"`
-	Deadline        wiretime.Time `json:"deadline"`
-	CancelRequested bool          `json:"cancel_requested"`
-}
-
-// completion is the body of POST /api/v1/leases/{lease}/complete.
-type completion struct {
-	Result json.RawMessage `json:"result"`
-}
-
-// failure is the body of POST /api/v1/leases/{lease}/fail.
-type failure struct {
-	Error             *string         `json:"error"`
-	Class             *string         `json:"class"`
-	RetryAfterSeconds json.RawMessage `json:"retry_after_seconds"`
-}
 
 // leaseWindow is what the max, wait_seconds and lease_seconds of a lease
 // request (of tasks or of messages) say; zero for one left out.
@@ -90,7 +57,7 @@ func readLeaseWindow(max, wait, lease json.RawMessage) (leaseWindow, error) {
 
 // lease: POST /api/v1/leases → 200 {"leases": […]} (none after the wait).
 func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
-	var b leaseBody
+	var b wire.LeaseRequest
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -110,10 +77,11 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if ls == nil {
-		ls = []*dtq.Lease{}
+	out := wire.LeaseList{Leases: make([]*wire.Lease, len(ls))}
+	for i, l := range ls {
+		out.Leases[i] = leaseOf(l)
 	}
-	writeJSON(w, http.StatusOK, leaseList{Leases: ls})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // extendLease: POST /api/v1/leases/{lease}/extend → 200, or 409 once lost.
@@ -124,13 +92,13 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, extended{Lease: token, Deadline: wiretime.Time(deadline), CancelRequested: cancel})
+	writeJSON(w, http.StatusOK, wire.LeaseExtended{Token: token, Deadline: wiretime.Time(deadline), CancelRequested: cancel})
 }
 
 // completeLease: POST /api/v1/leases/{lease}/complete {"result"} → 200 +
 // the task, or 409 once lost.
 func (s *Server) completeLease(w http.ResponseWriter, r *http.Request) {
-	var b completion
+	var b wire.LeaseCompletion
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -140,13 +108,13 @@ func (s *Server) completeLease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, http.StatusOK, taskOf(t))
 }
 
 // failLease: POST /api/v1/leases/{lease}/fail {"error", "class",
 // "retry_after_seconds"} → 200 + the task, or 409 once lost.
 func (s *Server) failLease(w http.ResponseWriter, r *http.Request) {
-	var b failure
+	var b wire.LeaseFailure
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -179,19 +147,13 @@ func (s *Server) failLease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
-}
-
-// progressBody is the body of POST /api/v1/leases/{lease}/progress.
-type progressBody struct {
-	Fraction json.RawMessage `json:"fraction"`
-	Note     *string         `json:"note"`
+	writeJSON(w, http.StatusOK, taskOf(t))
 }
 
 // leaseProgress: POST /api/v1/leases/{lease}/progress {"fraction", "note"}
 // → 204, or 409 once lost.
 func (s *Server) leaseProgress(w http.ResponseWriter, r *http.Request) {
-	var b progressBody
+	var b wire.LeaseProgress
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -2,62 +2,12 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/wiretime"
+	"github.com/dtq-dev/dtq/api/wire"
 )
-
-// limitBody is the body of PUT /api/v1/limits/{queue}: the queue's limits,
-// replacing those it had (a limit left out is removed).
-type limitBody struct {
-	MaxRunning *int64          `json:"max_running"`
-	Rate       *int64          `json:"rate"`
-	PerSeconds json.RawMessage `json:"per_seconds"`
-	Burst      *int64          `json:"burst"`
-}
-
-// limitView is a queue's limits as the API answers them.
-type limitView struct {
-	Queue       string         `json:"queue"`
-	MaxRunning  int64          `json:"max_running"`
-	InUse       int64          `json:"in_use"`
-	Rate        int64          `json:"rate,omitempty"`
-	PerSeconds  float64        `json:"per_seconds,omitempty"`
-	Burst       int64          `json:"burst,omitempty"`
-	PausedUntil *wiretime.Time `json:"paused_until,omitempty"`
-	// Scopes are the limits of its task types and limit keys.
-	Scopes []scopeView `json:"scopes,omitempty"`
-}
-
-// scopeView is a task type's or limit key's limits in a queue.
-type scopeView struct {
-	TaskType    string         `json:"task_type,omitempty"`
-	LimitKey    string         `json:"limit_key,omitempty"`
-	MaxRunning  int64          `json:"max_running"`
-	InUse       int64          `json:"in_use"`
-	Waiting     int64          `json:"waiting"`
-	Rate        int64          `json:"rate,omitempty"`
-	PerSeconds  float64        `json:"per_seconds,omitempty"`
-	Burst       int64          `json:"burst,omitempty"`
-	PausedUntil *wiretime.Time `json:"paused_until,omitempty"`
-}
-
-func viewOfLimit(l *dtq.LimitInfo) limitView {
-	v := limitView{Queue: l.Queue, MaxRunning: l.MaxRunning, InUse: l.InUse, Rate: l.Rate, PerSeconds: l.Per.Seconds(),
-		Burst: l.Burst, PausedUntil: wiretime.Ptr(l.PausedUntil)}
-	for _, s := range l.Scopes {
-		sv := scopeView{TaskType: s.TaskType, LimitKey: s.LimitKey, MaxRunning: s.MaxRunning, InUse: s.InUse, Waiting: s.Waiting,
-			Rate: s.Rate, Burst: s.Burst, PausedUntil: wiretime.Ptr(s.PausedUntil)}
-		if s.Rate > 0 {
-			sv.PerSeconds = s.Per.Seconds()
-		}
-		v.Scopes = append(v.Scopes, sv)
-	}
-	return v
-}
 
 // listLimits serves GET /api/v1/limits: every queue's limits that are set.
 func (s *Server) listLimits(w http.ResponseWriter, r *http.Request) {
@@ -66,11 +16,11 @@ func (s *Server) listLimits(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := make([]limitView, len(ls))
+	out := wire.LimitList{Limits: make([]wire.Limit, len(ls))}
 	for i, l := range ls {
-		out[i] = viewOfLimit(l)
+		out.Limits[i] = limitOf(l)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"limits": out})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // getLimit serves GET /api/v1/limits/{queue} (max_running 0 and no rate:
@@ -84,7 +34,7 @@ func (s *Server) getLimit(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewOfLimit(l))
+	writeJSON(w, http.StatusOK, limitOf(l))
 }
 
 // putLimit serves PUT /api/v1/limits/{queue}: sets its limits.
@@ -137,7 +87,7 @@ func (s *Server) setScope(w http.ResponseWriter, r *http.Request, spec dtq.Limit
 
 // readLimitBody reads a body of limits; false when it answered an error.
 func (s *Server) readLimitBody(w http.ResponseWriter, r *http.Request) (dtq.LimitSpec, bool) {
-	var b limitBody
+	var b wire.LimitRequest
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return dtq.LimitSpec{}, false

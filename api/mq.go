@@ -2,13 +2,13 @@ package api
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/internal/wiretime"
 	"github.com/dtq-dev/dtq/queue"
 )
@@ -51,26 +51,10 @@ func (s *Server) mq(r *http.Request) (*queue.Queue, error) {
 	return q, nil
 }
 
-// putBody is the body of POST /api/v1/mq/{queue}/topics/{topic}/messages.
-type putBody struct {
-	Data         *string         `json:"data"`
-	DataBase64   *string         `json:"data_base64"`
-	Key          *string         `json:"key"`
-	DelaySeconds json.RawMessage `json:"delay_seconds"`
-	MaxSize      json.RawMessage `json:"max_size"`
-}
-
-// putAnswer is the answer of a put: published false when the key is live
-// (or tombstoned) in the queue.
-type putAnswer struct {
-	Published bool   `json:"published"`
-	Key       string `json:"key,omitempty"`
-}
-
 // mqPut: POST /api/v1/mq/{queue}/topics/{topic}/messages → 201 published,
 // 200 {"published": false} for a live key, 429 topic_full past max_size.
 func (s *Server) mqPut(w http.ResponseWriter, r *http.Request) {
-	var b putBody
+	var b wire.MQPut
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -113,10 +97,10 @@ func (s *Server) mqPut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		writeJSON(w, http.StatusOK, putAnswer{Published: false, Key: opts.Key})
+		writeJSON(w, http.StatusOK, wire.MQPutAnswer{Published: false, Key: opts.Key})
 		return
 	}
-	writeJSON(w, http.StatusCreated, putAnswer{Published: true, Key: opts.Key})
+	writeJSON(w, http.StatusCreated, wire.MQPutAnswer{Published: true, Key: opts.Key})
 }
 
 // messageData reads a message body given as text or as base64: exactly one.
@@ -143,30 +127,9 @@ const (
 	maxMQLease  = 12 * time.Hour
 )
 
-// mqLeaseBody is the body of POST /api/v1/mq/{queue}/leases.
-type mqLeaseBody struct {
-	Worker       *string         `json:"worker"`
-	Topics       []string        `json:"topics"`
-	Group        *string         `json:"group"`
-	Max          json.RawMessage `json:"max"`
-	WaitSeconds  json.RawMessage `json:"wait_seconds"`
-	LeaseSeconds json.RawMessage `json:"lease_seconds"`
-}
-
-// mqLease is one leased message in an answer.
-type mqLease struct {
-	Lease      string        `json:"lease"`
-	Deadline   wiretime.Time `json:"deadline"`
-	Topic      string        `json:"topic"`
-	ID         string        `json:"id"`
-	Key        string        `json:"key"`
-	Deliveries int           `json:"deliveries"`
-	Data       *string       `json:"data,omitempty"` // when the body is valid UTF-8
-	DataBase64 string        `json:"data_base64"`
-}
-
-func leaseOf(m *queue.Message) mqLease {
-	l := mqLease{Lease: m.Token(), Deadline: wiretime.Time(m.Deadline()), Topic: m.Topic, ID: m.ID, Key: m.Key, Deliveries: m.Deliveries}
+// messageLeaseOf is a leased message as the API answers it.
+func messageLeaseOf(m *queue.Message) wire.MQLease {
+	l := wire.MQLease{Token: m.Token(), Deadline: wiretime.Time(m.Deadline()), Topic: m.Topic, ID: m.ID, Key: m.Key, Deliveries: m.Deliveries}
 	l.Data, l.DataBase64 = bodyOf(m.Data)
 	return l
 }
@@ -182,15 +145,10 @@ func bodyOf(data []byte) (*string, string) {
 	return &text, b64
 }
 
-// mqLeaseAnswer is the answer of POST /api/v1/mq/{queue}/leases.
-type mqLeaseAnswer struct {
-	Leases []mqLease `json:"leases"`
-}
-
 // mqLeases: POST /api/v1/mq/{queue}/leases → 200 {"leases": […]} (none
 // after the wait).
 func (s *Server) mqLeases(w http.ResponseWriter, r *http.Request) {
-	var b mqLeaseBody
+	var b wire.MQLeaseRequest
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -247,9 +205,9 @@ func (s *Server) mqLeases(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := mqLeaseAnswer{Leases: make([]mqLease, len(ms))}
+	out := wire.MQLeaseList{Leases: make([]wire.MQLease, len(ms))}
 	for i, m := range ms {
-		out.Leases[i] = leaseOf(m)
+		out.Leases[i] = messageLeaseOf(m)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -261,18 +219,6 @@ func (s *Server) mqLeased(r *http.Request) (*queue.Message, error) {
 		return nil, err
 	}
 	return q.Leased(r.PathValue("lease"))
-}
-
-// settled is the answer of a settlement.
-type settled struct {
-	Lease   string `json:"lease"`
-	Settled string `json:"settled"` // ack, release, nak or term
-}
-
-// mqExtended is the answer of …/extend.
-type mqExtended struct {
-	Lease    string        `json:"lease"`
-	Deadline wiretime.Time `json:"deadline"`
 }
 
 // mqAck: POST /api/v1/mq/{queue}/leases/{lease}/ack → 200, 409 lease_lost.
@@ -290,19 +236,13 @@ func (s *Server) mqExtend(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, mqExtended{Lease: r.PathValue("lease"), Deadline: wiretime.Time(m.Deadline())})
-}
-
-// releaseBody is the body of …/release.
-type releaseBody struct {
-	Topic   *string         `json:"topic"`
-	MaxSize json.RawMessage `json:"max_size"`
+	writeJSON(w, http.StatusOK, wire.MQExtended{Token: r.PathValue("lease"), Deadline: wiretime.Time(m.Deadline())})
 }
 
 // mqRelease: POST …/release {"topic", "max_size"} → 200, 409 lease_lost,
 // 429 topic_full (the lease stays its holder's).
 func (s *Server) mqRelease(w http.ResponseWriter, r *http.Request) {
-	var b releaseBody
+	var b wire.MQRelease
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -323,14 +263,9 @@ func (s *Server) mqRelease(w http.ResponseWriter, r *http.Request) {
 	s.mqSettle(w, r, "release", func(m *queue.Message) error { return m.Release(r.Context(), *b.Topic, &opts) })
 }
 
-// nakBody is the optional body of …/nak.
-type nakBody struct {
-	DelaySeconds json.RawMessage `json:"delay_seconds"`
-}
-
 // mqNak: POST …/nak [{"delay_seconds"}] → 200, 409 lease_lost.
 func (s *Server) mqNak(w http.ResponseWriter, r *http.Request) {
-	var b nakBody
+	var b wire.MQNak
 	if err := readOptionalJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -350,14 +285,9 @@ func (s *Server) mqNak(w http.ResponseWriter, r *http.Request) {
 	s.mqSettle(w, r, "nak", func(m *queue.Message) error { return m.Nak(r.Context(), delay) })
 }
 
-// termBody is the optional body of …/term.
-type termBody struct {
-	Reason *string `json:"reason"`
-}
-
 // mqTerm: POST …/term [{"reason"}] → 200, 409 lease_lost.
 func (s *Server) mqTerm(w http.ResponseWriter, r *http.Request) {
-	var b termBody
+	var b wire.MQTerm
 	if err := readOptionalJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -379,16 +309,7 @@ func (s *Server) mqSettle(w http.ResponseWriter, r *http.Request, what string, a
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, settled{Lease: r.PathValue("lease"), Settled: what})
-}
-
-// topicCounts is the answer of GET /api/v1/mq/{queue}/topics/{topic}.
-type topicCounts struct {
-	Topic    string `json:"topic"`
-	Group    string `json:"group"`
-	Queued   int64  `json:"queued"`
-	InFlight int64  `json:"in_flight"`
-	Delayed  int64  `json:"delayed"`
+	writeJSON(w, http.StatusOK, wire.MQSettled{Token: r.PathValue("lease"), Settled: what})
 }
 
 // mqTopic: GET /api/v1/mq/{queue}/topics/{topic}[?group=] → 200 counts.
@@ -412,19 +333,7 @@ func (s *Server) mqTopic(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, topicCounts{Topic: topic, Group: group, Queued: st.Queued, InFlight: st.InFlight, Delayed: st.Delayed})
-}
-
-// deadMessage is one dead letter in GET /api/v1/mq/{queue}/dead.
-type deadMessage struct {
-	ID         string  `json:"id"`
-	Topic      string  `json:"topic"`
-	MessageID  string  `json:"message_id"`
-	Key        string  `json:"key"`
-	Deliveries int     `json:"deliveries"`
-	Reason     string  `json:"reason"`
-	Data       *string `json:"data,omitempty"`
-	DataBase64 string  `json:"data_base64"`
+	writeJSON(w, http.StatusOK, wire.MQTopic{Topic: topic, Group: group, Queued: st.Queued, InFlight: st.InFlight, Delayed: st.Delayed})
 }
 
 // mqDead: GET /api/v1/mq/{queue}/dead[?limit=] → 200 the newest dead
@@ -449,11 +358,9 @@ func (s *Server) mqDead(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := struct {
-		Dead []deadMessage `json:"dead"`
-	}{Dead: make([]deadMessage, len(dead))}
+	out := wire.MQDeadList{Dead: make([]wire.MQDead, len(dead))}
 	for i, d := range dead {
-		dm := deadMessage{ID: d.ID, Topic: d.Topic, MessageID: d.MessageID, Key: d.Key, Deliveries: d.Deliveries, Reason: d.Reason}
+		dm := wire.MQDead{ID: d.ID, Topic: d.Topic, MessageID: d.MessageID, Key: d.Key, Deliveries: d.Deliveries, Reason: d.Reason}
 		dm.Data, dm.DataBase64 = bodyOf(d.Data)
 		out.Dead[i] = dm
 	}

@@ -1,26 +1,38 @@
 package api
 
+import "github.com/dtq-dev/dtq"
+
 // Routes returns the patterns s registered on its mux, in order.
 func Routes(s *Server) []string { return append([]string(nil), s.patterns...) }
 
-// BodyTypes returns a zero value of each of the API's own body types, by
-// the name of its schema in openapi.json.
-func BodyTypes() map[string]any {
-	return map[string]any{
-		"Submission":      submission{},
-		"BatchItem":       batchItem{},
-		"Error":           errorBody{},
-		"ErrorDetail":     errorDetail{},
-		"ScheduleBody":    scheduleBody{},
-		"Schedule":        scheduleJSON{},
-		"Step":            stepBody{},
-		"WorkflowBody":    workflowBody{},
-		"LeaseRequest":    leaseBody{},
-		"LeaseList":       leaseList{},
-		"LeaseExtended":   extended{},
-		"LeaseCompletion": completion{},
-		"LeaseFailure":    failure{},
-		"LeaseProgress":   progressBody{},
-		"RedriveRequest":  redriveBody{},
+// WireOf returns what the API answers for v, a pointer to a value of an
+// engine type it answers (nil for another type).
+func WireOf(v any) any {
+	switch v := v.(type) {
+	case *dtq.Task:
+		return taskOf(v)
+	case *dtq.TaskPage:
+		return taskPageOf(v)
+	case *dtq.Event:
+		return eventOf(v)
+	case *dtq.DeadLetter:
+		return deadLetterOf(v)
+	case *dtq.QueueStats:
+		return queueStatsOf(v)
+	case *dtq.DeletedQueue:
+		return deletedOf(v)
+	case *dtq.GroupInfo:
+		return groupOf(v)
+	case *dtq.WorkerInfo:
+		return workerOf(v)
+	case *dtq.AuditEntry:
+		return auditOf(v)
+	case *dtq.RedriveResult:
+		return redriveOf(v)
+	case *dtq.Lease:
+		return leaseOf(v)
+	case *dtq.Workflow:
+		return workflowOf(v)
 	}
+	return nil
 }

@@ -368,10 +368,17 @@ func (s *spec) shapeProblemsSeen(schema any, v any, at string, seen map[string]b
 }
 
 // filled returns a value of t with every exported field set, recursively:
-// marshalled, it shows every property the type can have.
+// marshalled, it shows every property the type can have. A struct type met
+// again inside itself (a workflow's Step in a Step) is left zero there, as
+// is everything past depth: the first of each type, the one shapeProblems
+// holds to all of its properties, is the full one.
 func filled(t reflect.Type, depth int) reflect.Value {
+	return fill(t, depth, map[reflect.Type]bool{})
+}
+
+func fill(t reflect.Type, depth int, path map[reflect.Type]bool) reflect.Value {
 	v := reflect.New(t).Elem()
-	if depth > 8 {
+	if depth > 8 || path[t] {
 		return v
 	}
 	switch {
@@ -394,22 +401,24 @@ func filled(t reflect.Type, depth int) reflect.Value {
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(1)
 	case reflect.Pointer:
-		v.Set(filled(t.Elem(), depth+1).Addr())
+		v.Set(fill(t.Elem(), depth+1, path).Addr())
 	case reflect.Slice:
-		v.Set(reflect.Append(v, filled(t.Elem(), depth+1)))
+		v.Set(reflect.Append(v, fill(t.Elem(), depth+1, path)))
 	case reflect.Array:
 		for i := range v.Len() {
-			v.Index(i).Set(filled(t.Elem(), depth+1))
+			v.Index(i).Set(fill(t.Elem(), depth+1, path))
 		}
 	case reflect.Map:
 		v.Set(reflect.MakeMap(t))
-		v.SetMapIndex(filled(t.Key(), depth+1), filled(t.Elem(), depth+1))
+		v.SetMapIndex(fill(t.Key(), depth+1, path), fill(t.Elem(), depth+1, path))
 	case reflect.Struct:
+		path[t] = true
 		for i := range t.NumField() {
 			if t.Field(i).IsExported() {
-				v.Field(i).Set(filled(t.Field(i).Type, depth+1))
+				v.Field(i).Set(fill(t.Field(i).Type, depth+1, path))
 			}
 		}
+		delete(path, t)
 	}
 	return v
 }

@@ -18,12 +18,13 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
 // TestOpenAPIDocument checks the document on its own: OpenAPI 3.1, every
-// $ref resolves, every operation is complete, and the error codes are the
-// package's.
+// $ref resolves, every operation is complete, and the error codes are
+// package wire's.
 func TestOpenAPIDocument(t *testing.T) {
 	t.Parallel()
 	s := loadSpec(t)
@@ -100,14 +101,14 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	slices.Sort(documented)
 	if codes := errorCodes(t); !slices.Equal(codes, documented) {
-		t.Errorf("ErrorCode lists %v; the package's code constants are %v", documented, codes)
+		t.Errorf("ErrorCode lists %v; package wire's Code constants are %v", documented, codes)
 	}
 }
 
-// errorCodes returns the values of the package's code* constants.
+// errorCodes returns the values of package wire's Code* constants.
 func errorCodes(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
+	files, err := filepath.Glob("wire/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func errorCodes(t *testing.T) []string {
 				return true
 			}
 			for i, id := range vs.Names {
-				if len(id.Name) <= 4 || !strings.HasPrefix(id.Name, "code") || id.Name[4] < 'A' || id.Name[4] > 'Z' || i >= len(vs.Values) {
+				if len(id.Name) <= 4 || !strings.HasPrefix(id.Name, "Code") || id.Name[4] < 'A' || id.Name[4] > 'Z' || i >= len(vs.Values) {
 					continue
 				}
 				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
@@ -196,30 +197,83 @@ func TestOpenAPIRoutes(t *testing.T) {
 	}
 }
 
-// TestOpenAPIGoTypes checks the schemas against the Go types behind them:
-// a value with every field set marshals to exactly the properties the
-// schema declares, and a zero value still has every required property.
+// TestOpenAPIGoTypes checks the schemas against the Go types behind them,
+// those of package wire: a value with every field set marshals to exactly
+// the properties the schema declares, a zero value still has every
+// required property, and every object schema has its type.
 func TestOpenAPIGoTypes(t *testing.T) {
 	t.Parallel()
 	s := loadSpec(t)
 	types := map[string]any{
-		"Task":             dtq.Task{},
-		"Execution":        dtq.Execution{},
-		"TaskPage":         dtq.TaskPage{},
-		"QueueStats":       dtq.QueueStats{},
-		"DeadLetter":       dtq.DeadLetter{},
-		"WorkerInfo":       dtq.WorkerInfo{},
-		"AuditEntry":       dtq.AuditEntry{},
-		"Event":            dtq.Event{},
-		"Workflow":         dtq.Workflow{},
-		"WorkflowNode":     dtq.WorkflowNode{},
-		"WorkflowProgress": dtq.WorkflowProgress{},
-		"Lease":            dtq.Lease{},
-		"TaskProgress":     dtq.TaskProgress{},
-		"RedriveResult":    dtq.RedriveResult{},
+		"Submission":       wire.Submission{},
+		"BatchRequest":     wire.BatchRequest{},
+		"BatchResult":      wire.BatchResult{},
+		"BatchItem":        wire.BatchItem{},
+		"Task":             wire.Task{},
+		"Execution":        wire.Execution{},
+		"TaskProgress":     wire.TaskProgress{},
+		"TaskPage":         wire.TaskPage{},
+		"Event":            wire.Event{},
+		"Step":             wire.Step{},
+		"WorkflowBody":     wire.WorkflowBody{},
+		"Workflow":         wire.Workflow{},
+		"WorkflowNode":     wire.WorkflowNode{},
+		"WorkflowProgress": wire.WorkflowProgress{},
+		"LeaseRequest":     wire.LeaseRequest{},
+		"LeaseList":        wire.LeaseList{},
+		"Lease":            wire.Lease{},
+		"LeaseExtended":    wire.LeaseExtended{},
+		"LeaseCompletion":  wire.LeaseCompletion{},
+		"LeaseFailure":     wire.LeaseFailure{},
+		"LeaseProgress":    wire.LeaseProgress{},
+		"MQPut":            wire.MQPut{},
+		"MQPutAnswer":      wire.MQPutAnswer{},
+		"MQLeaseRequest":   wire.MQLeaseRequest{},
+		"MQLeaseList":      wire.MQLeaseList{},
+		"MQLease":          wire.MQLease{},
+		"MQSettled":        wire.MQSettled{},
+		"MQExtended":       wire.MQExtended{},
+		"MQRelease":        wire.MQRelease{},
+		"MQNak":            wire.MQNak{},
+		"MQTerm":           wire.MQTerm{},
+		"MQTopic":          wire.MQTopic{},
+		"MQDeadList":       wire.MQDeadList{},
+		"MQDead":           wire.MQDead{},
+		"DeadLetter":       wire.DeadLetter{},
+		"DeadLetterPage":   wire.DeadLetterPage{},
+		"DiscardedTask":    wire.DiscardedTask{},
+		"DiscardedCount":   wire.DiscardedCount{},
+		"RequeuedCount":    wire.RequeuedCount{},
+		"RedriveRequest":   wire.RedriveRequest{},
+		"RedriveResult":    wire.RedriveResult{},
+		"QueueStats":       wire.QueueStats{},
+		"QueueList":        wire.QueueList{},
+		"DeletedQueue":     wire.DeletedQueue{},
+		"GroupWeight":      wire.GroupWeight{},
+		"GroupList":        wire.GroupList{},
+		"GroupRequest":     wire.GroupRequest{},
+		"WorkerInfo":       wire.WorkerInfo{},
+		"WorkerList":       wire.WorkerList{},
+		"AuditEntry":       wire.AuditEntry{},
+		"AuditList":        wire.AuditList{},
+		"LimitRequest":     wire.LimitRequest{},
+		"Limit":            wire.Limit{},
+		"ScopeLimit":       wire.ScopeLimit{},
+		"LimitList":        wire.LimitList{},
+		"ScheduleBody":     wire.ScheduleBody{},
+		"Schedule":         wire.Schedule{},
+		"ScheduleList":     wire.ScheduleList{},
+		"ScheduleDeleted":  wire.ScheduleDeleted{},
+		"Error":            wire.Error{},
+		"ErrorDetail":      wire.ErrorDetail{},
+		"Health":           wire.Health{},
+		"Ready":            wire.Health{},
 	}
-	for name, v := range api.BodyTypes() {
-		types[name] = v
+	schemas, _ := s.doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for name, sc := range schemas {
+		if _, object := sc.(map[string]any)["properties"]; object && types[name] == nil {
+			t.Errorf("schema %s has no type in package wire", name)
+		}
 	}
 	for name, zero := range types {
 		schema := map[string]any{"$ref": "#/components/schemas/" + name}

@@ -1,32 +1,20 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
 // maxHTTPRedrive bounds how long one redrive over HTTP may take (limit /
 // rate), under the server's 30 s write timeout.
 const maxHTTPRedrive = 20 * time.Second
 
-// redriveBody is the body of POST /api/v1/dlq/redrive.
-type redriveBody struct {
-	Queue         *string         `json:"queue"`
-	TaskType      *string         `json:"task_type"`
-	ErrorContains *string         `json:"error_contains"`
-	DeadAfter     *time.Time      `json:"dead_after"`
-	DeadBefore    *time.Time      `json:"dead_before"`
-	DryRun        bool            `json:"dry_run"`
-	Limit         json.RawMessage `json:"limit"`
-	RatePerSecond json.RawMessage `json:"rate_per_second"`
-}
-
 // redrive: POST /api/v1/dlq/redrive → 200 {matched, requeued, dry_run, more}.
 func (s *Server) redrive(w http.ResponseWriter, r *http.Request) {
-	var b redriveBody
+	var b wire.RedriveRequest
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -86,5 +74,5 @@ func (s *Server) redrive(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, redriveOf(res))
 }

@@ -2,67 +2,15 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/wiretime"
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
-// scheduleBody is the body of PUT /api/v1/schedules/{queue}/{name}: the
-// schedule, its name and queue given by the path.
-type scheduleBody struct {
-	Cron           *string         `json:"cron"`
-	TimeZone       string          `json:"time_zone"`
-	TaskType       *string         `json:"task_type"`
-	Payload        json.RawMessage `json:"payload"`
-	Priority       json.RawMessage `json:"priority"`
-	MaxAttempts    json.RawMessage `json:"max_attempts"`
-	TimeoutSeconds json.RawMessage `json:"timeout_seconds"`
-	Missed         string          `json:"missed"`
-	CatchUpMax     json.RawMessage `json:"catch_up_max"`
-	Paused         bool            `json:"paused"`
-}
-
-// scheduleJSON is a schedule as the API answers it.
-type scheduleJSON struct {
-	Name           string          `json:"name"`
-	Queue          string          `json:"queue"`
-	Cron           string          `json:"cron"`
-	TimeZone       string          `json:"time_zone"`
-	TaskType       string          `json:"task_type"`
-	Payload        json.RawMessage `json:"payload"`
-	Priority       int             `json:"priority"`
-	MaxAttempts    int             `json:"max_attempts"`
-	TimeoutSeconds float64         `json:"timeout_seconds"`
-	Missed         string          `json:"missed"`
-	CatchUpMax     int             `json:"catch_up_max"`
-	Paused         bool            `json:"paused"`
-	CreatedAt      wiretime.Time   `json:"created_at"`
-	UpdatedAt      wiretime.Time   `json:"updated_at"`
-	NextRun        *wiretime.Time  `json:"next_run,omitempty"`
-	LastTick       *wiretime.Time  `json:"last_tick,omitempty"`
-	LastTaskID     string          `json:"last_task_id,omitempty"`
-}
-
-func scheduleOf(in *dtq.ScheduleInfo) scheduleJSON {
-	prio := dtq.DefaultPriority
-	if in.Priority != nil {
-		prio = *in.Priority
-	}
-	payload := in.Payload
-	if payload == nil {
-		payload = json.RawMessage("null")
-	}
-	return scheduleJSON{Name: in.Name, Queue: in.Queue, Cron: in.Cron, TimeZone: in.TimeZone, TaskType: in.TaskType,
-		Payload: payload, Priority: prio, MaxAttempts: in.MaxAttempts, TimeoutSeconds: in.Timeout.Seconds(),
-		Missed: string(in.Missed), CatchUpMax: in.CatchUpMax, Paused: in.Paused, CreatedAt: wiretime.Time(in.CreatedAt),
-		UpdatedAt: wiretime.Time(in.UpdatedAt), NextRun: wiretime.Ptr(in.NextRun), LastTick: wiretime.Ptr(in.LastTick), LastTaskID: in.LastTaskID}
-}
-
-// schedule turns a body into the engine's Schedule, naming a bad field
+// scheduleFrom turns a body into the engine's Schedule, naming a bad field
 // (the ranges are the engine's to check).
-func (b *scheduleBody) schedule(queue, name string) (dtq.Schedule, error) {
+func scheduleFrom(b *wire.ScheduleBody, queue, name string) (dtq.Schedule, error) {
 	s := dtq.Schedule{Name: name, Queue: queue, TimeZone: b.TimeZone, Payload: b.Payload,
 		Missed: dtq.MissedTicks(b.Missed), Paused: b.Paused}
 	if b.Cron == nil {
@@ -116,7 +64,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := []scheduleJSON{}
+	out := wire.ScheduleList{Schedules: []wire.Schedule{}}
 	for _, q := range queues {
 		list, err := s.admin.ListSchedules(r.Context(), q)
 		if err != nil {
@@ -124,10 +72,10 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for i := range list {
-			out = append(out, scheduleOf(&list[i]))
+			out.Schedules = append(out.Schedules, scheduleOf(&list[i]))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schedules": out})
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
@@ -142,13 +90,13 @@ func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
 // putSchedule: PUT /api/v1/schedules/{queue}/{name} creates (201) or
 // replaces (200) the schedule.
 func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) {
-	var b scheduleBody
+	var b wire.ScheduleBody
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	queue, name := r.PathValue("queue"), r.PathValue("name")
-	sc, err := b.schedule(queue, name)
+	sc, err := scheduleFrom(&b, queue, name)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -173,7 +121,7 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"deleted": r.PathValue("name")})
+	writeJSON(w, http.StatusOK, wire.ScheduleDeleted{Deleted: r.PathValue("name")})
 }
 
 func (s *Server) pauseSchedule(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/queue"
 	"github.com/redis/rueidis"
 )
@@ -206,15 +207,15 @@ func (s *Server) Handler() http.Handler {
 				}
 			}
 			if len(allowed) == 0 {
-				writeError(w, http.StatusNotFound, codeNotFound, "no such route: "+r.URL.Path)
+				writeError(w, http.StatusNotFound, wire.CodeNotFound, "no such route: "+r.URL.Path)
 				return
 			}
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeError(w, http.StatusMethodNotAllowed, codeMethod, r.Method+" is not allowed here")
+			writeError(w, http.StatusMethodNotAllowed, wire.CodeMethod, r.Method+" is not allowed here")
 			return
 		}
 		if err := s.csrf.Check(r); err != nil {
-			writeError(w, http.StatusForbidden, codeForbiddenOrigin,
+			writeError(w, http.StatusForbidden, wire.CodeForbiddenOrigin,
 				"cross-origin browser request refused: state-changing routes take requests from the server's own origin or an allowed one")
 			return
 		}
@@ -223,7 +224,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, wire.Health{Status: "ok"})
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
@@ -231,10 +232,10 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.redis.Do(ctx, s.redis.B().Ping().Build()).Error(); err != nil {
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "Redis is not reachable")
+		writeError(w, http.StatusServiceUnavailable, wire.CodeUnavailable, "Redis is not reachable")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, wire.Health{Status: "ready"})
 }
 
 // crossOriginProtection refuses state-changing requests that a browser

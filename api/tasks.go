@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/internal/keys"
 )
 
@@ -18,28 +19,8 @@ const readyTimeout = 2 * time.Second
 // maxListLimit is the largest page of GET /api/v1/tasks (the engine's cap).
 const maxListLimit = 500
 
-// submission is the body of POST /api/v1/tasks (and one item of a batch).
-type submission struct {
-	TaskType       *string         `json:"task_type"`
-	Payload        json.RawMessage `json:"payload"`
-	Queue          *string         `json:"queue"`
-	Priority       json.RawMessage `json:"priority"`
-	DelaySeconds   json.RawMessage `json:"delay_seconds"`
-	MaxAttempts    json.RawMessage `json:"max_attempts"`
-	TimeoutSeconds json.RawMessage `json:"timeout_seconds"`
-	Unique         *uniqueBody     `json:"unique"`
-	Group          *string         `json:"group"`
-	LimitKey       *string         `json:"limit_key"`
-}
-
-// uniqueBody is a submission's "unique" object.
-type uniqueBody struct {
-	Key           string          `json:"key"`
-	States        []string        `json:"states"`
-	PeriodSeconds json.RawMessage `json:"period_seconds"`
-}
-
-func (u *uniqueBody) opts() (*dtq.UniqueOpts, error) {
+// uniqueOpts turns a submission's "unique" object into the engine's.
+func uniqueOpts(u *wire.Unique) (*dtq.UniqueOpts, error) {
 	if u == nil {
 		return nil, nil
 	}
@@ -58,7 +39,7 @@ func (u *uniqueBody) opts() (*dtq.UniqueOpts, error) {
 }
 
 // request turns a submission into engine arguments, naming a bad field.
-func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
+func request(b *wire.Submission, idemKey string) (dtq.EnqueueRequest, error) {
 	if b.TaskType == nil {
 		return dtq.EnqueueRequest{}, invalidField("task_type", "is required")
 	}
@@ -106,7 +87,7 @@ func (b *submission) request(idemKey string) (dtq.EnqueueRequest, error) {
 		}
 		o.Timeout = d
 	}
-	u, err := b.Unique.opts()
+	u, err := uniqueOpts(b.Unique)
 	if err != nil {
 		return dtq.EnqueueRequest{}, err
 	}
@@ -181,13 +162,13 @@ func shorten(raw json.RawMessage) string {
 // running; 410 once it has expired); the same key with a different body →
 // 422.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
-	var b submission
+	var b wire.Submission
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
-	req, err := b.request(key)
+	req, err := request(&b, key)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -200,33 +181,24 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !res.Duplicate:
 		w.Header().Set("Location", "/api/v1/tasks/"+res.Task.ID)
-		writeJSON(w, http.StatusCreated, res.Task)
+		writeJSON(w, http.StatusCreated, taskOf(res.Task))
 	case req.Opts.Unique != nil: // the task holding the lock, as it is now
-		writeJSON(w, http.StatusOK, res.Task)
+		writeJSON(w, http.StatusOK, taskOf(res.Task))
 	case res.Task.Status == "": // the original finished and expired; the key is still remembered
-		writeJSON(w, http.StatusGone, errorBody{Error: errorDetail{Code: codeExpired,
+		writeJSON(w, http.StatusGone, wire.Error{Error: wire.ErrorDetail{Code: wire.CodeExpired,
 			Message: "the task of this Idempotency-Key finished and has expired; the key is remembered until its window ends", TaskID: res.Task.ID}})
 	case res.Task.Status.Finished():
-		writeJSON(w, http.StatusOK, res.Task)
+		writeJSON(w, http.StatusOK, taskOf(res.Task))
 	default:
-		writeJSON(w, http.StatusConflict, errorBody{Error: errorDetail{Code: codeInProgress,
+		writeJSON(w, http.StatusConflict, wire.Error{Error: wire.ErrorDetail{Code: wire.CodeInProgress,
 			Message: "a request with this Idempotency-Key is still being processed", TaskID: res.Task.ID}})
 	}
-}
-
-// batchItem is one result of POST /api/v1/tasks/batch.
-type batchItem struct {
-	Status int          `json:"status"`
-	Task   *dtq.Task    `json:"task,omitempty"`
-	Error  *errorDetail `json:"error,omitempty"`
 }
 
 // submitBatch: POST /api/v1/tasks/batch {"tasks":[…]} → 200 with one
 // result per task, in order, submitted in one round trip to Redis.
 func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		Tasks []submission `json:"tasks"`
-	}
+	var b wire.BatchRequest
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -236,14 +208,14 @@ func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(b.Tasks) > s.cfg.MaxBatch {
-		s.writeErr(w, r, &httpError{http.StatusRequestEntityTooLarge, codeTooLarge, sprintf("a batch holds at most %d tasks (got %d)", s.cfg.MaxBatch, len(b.Tasks))})
+		s.writeErr(w, r, &httpError{http.StatusRequestEntityTooLarge, wire.CodeTooLarge, sprintf("a batch holds at most %d tasks (got %d)", s.cfg.MaxBatch, len(b.Tasks))})
 		return
 	}
-	out := make([]batchItem, len(b.Tasks))
+	out := make([]wire.BatchItem, len(b.Tasks))
 	var reqs []dtq.EnqueueRequest
 	var index []int
 	for i := range b.Tasks {
-		req, err := b.Tasks[i].request("")
+		req, err := request(&b.Tasks[i], "")
 		if err != nil {
 			out[i] = itemError(err)
 			continue
@@ -265,16 +237,16 @@ func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
 		if res[k].Duplicate {
 			status = http.StatusOK // a unique task's holder (a batch takes no idempotency key)
 		}
-		out[i] = batchItem{Status: status, Task: res[k].Task}
+		out[i] = wire.BatchItem{Status: status, Task: taskOf(res[k].Task)}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+	writeJSON(w, http.StatusOK, wire.BatchResult{Results: out})
 }
 
 // itemError maps an error of one batch item the way writeErr maps a
 // request's.
-func itemError(err error) batchItem {
+func itemError(err error) wire.BatchItem {
 	status, detail, _ := classify(err)
-	return batchItem{Status: status, Error: &detail}
+	return wire.BatchItem{Status: status, Error: &detail}
 }
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
@@ -283,7 +255,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, http.StatusOK, taskOf(t))
 }
 
 // listTasks: GET /api/v1/tasks?queue=&status=&type=&id_prefix=&error=&created_after=&created_before=&limit=&cursor=
@@ -319,7 +291,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	writeJSON(w, http.StatusOK, taskPageOf(page))
 }
 
 func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
@@ -328,5 +300,5 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, http.StatusOK, taskOf(t))
 }

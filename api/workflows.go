@@ -5,31 +5,15 @@ import (
 	"net/http"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
-// stepBody is one step of a workflow: exactly one of task (a submission,
-// without a queue of its own), chain and group; a group may have
-// on_success and on_complete callbacks.
-type stepBody struct {
-	Task       *submission `json:"task"`
-	Chain      []stepBody  `json:"chain"`
-	Group      []stepBody  `json:"group"`
-	OnSuccess  *stepBody   `json:"on_success"`
-	OnComplete *stepBody   `json:"on_complete"`
-}
-
-// workflowBody is the body of POST /api/v1/workflows.
-type workflowBody struct {
-	Queue *string   `json:"queue"`
-	Root  *stepBody `json:"root"`
-}
-
-// step turns b, at path, into an engine step. The JSON is read here; the
+// stepOf turns b, at path, into an engine step. The JSON is read here; the
 // engine validates the workflow (its errors name the step's path).
-func (b *stepBody) step(path string) (dtq.Step, error) {
+func stepOf(b *wire.Step, path string) (dtq.Step, error) {
 	var s dtq.Step
 	if b.Task != nil {
-		req, err := b.Task.request("")
+		req, err := request(b.Task, "")
 		if err != nil {
 			var he *httpError
 			if errors.As(err, &he) {
@@ -39,13 +23,13 @@ func (b *stepBody) step(path string) (dtq.Step, error) {
 		}
 		s.Task = &dtq.StepTask{Type: req.Type, Payload: req.Payload, Opts: req.Opts}
 	}
-	list := func(bs []stepBody, name string) ([]dtq.Step, error) {
+	list := func(bs []wire.Step, name string) ([]dtq.Step, error) {
 		if bs == nil {
 			return nil, nil
 		}
 		out := make([]dtq.Step, len(bs))
 		for i := range bs {
-			st, err := bs[i].step(sprintf("%s.%s[%d]", path, name, i))
+			st, err := stepOf(&bs[i], sprintf("%s.%s[%d]", path, name, i))
 			if err != nil {
 				return nil, err
 			}
@@ -61,14 +45,14 @@ func (b *stepBody) step(path string) (dtq.Step, error) {
 		return s, err
 	}
 	for _, cb := range []struct {
-		body *stepBody
+		body *wire.Step
 		name string
 		to   **dtq.Step
 	}{{b.OnSuccess, "on_success", &s.OnSuccess}, {b.OnComplete, "on_complete", &s.OnComplete}} {
 		if cb.body == nil {
 			continue
 		}
-		st, err := cb.body.step(path + "." + cb.name)
+		st, err := stepOf(cb.body, path+"."+cb.name)
 		if err != nil {
 			return s, err
 		}
@@ -82,7 +66,7 @@ func (b *stepBody) step(path string) (dtq.Step, error) {
 // + the first workflow as it is now (410 once it has expired), the key
 // with another workflow → 422.
 func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
-	var b workflowBody
+	var b wire.WorkflowBody
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -100,7 +84,7 @@ func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 		}
 		o.Queue = q
 	}
-	root, err := b.Root.step("root")
+	root, err := stepOf(b.Root, "root")
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -113,12 +97,12 @@ func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !wf.Duplicate:
 		w.Header().Set("Location", "/api/v1/workflows/"+wf.ID)
-		writeJSON(w, http.StatusCreated, wf)
+		writeJSON(w, http.StatusCreated, workflowOf(wf))
 	case wf.Status == "": // the first finished and expired; the key is still remembered
-		writeJSON(w, http.StatusGone, errorBody{Error: errorDetail{Code: codeExpired,
+		writeJSON(w, http.StatusGone, wire.Error{Error: wire.ErrorDetail{Code: wire.CodeExpired,
 			Message: "the workflow of this Idempotency-Key finished and has expired; the key is remembered until its window ends", TaskID: wf.ID}})
 	default:
-		writeJSON(w, http.StatusOK, wf)
+		writeJSON(w, http.StatusOK, workflowOf(wf))
 	}
 }
 
@@ -129,7 +113,7 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wf)
+	writeJSON(w, http.StatusOK, workflowOf(wf))
 }
 
 // cancelWorkflow: POST /api/v1/workflows/{id}/cancel → the workflow.
@@ -139,5 +123,5 @@ func (s *Server) cancelWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wf)
+	writeJSON(w, http.StatusOK, workflowOf(wf))
 }

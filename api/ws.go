@@ -10,17 +10,12 @@ import (
 	"strings"
 
 	"github.com/coder/websocket"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/dtq-dev/dtq/internal/keys"
 )
 
-// Error codes of the WebSocket route.
-const (
-	codeForbiddenOrigin = "forbidden_origin"
-	codeUpgradeRequired = "upgrade_required"
-)
-
 // events serves GET /ws/events: a WebSocket of task lifecycle events, one
-// text frame per event holding the JSON of a dtq.Event, optionally only of
+// text frame per event holding the JSON of a wire.Event, optionally only of
 // the queues named by ?queue= (repeatable, or comma-separated).
 //
 // Everything a request can get wrong is answered before the upgrade, in the
@@ -30,7 +25,7 @@ const (
 // browsers cannot set headers on a WebSocket, in the api_key query parameter.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !s.wsAuthorized(r) {
-		writeError(w, http.StatusUnauthorized, codeUnauthorized, "a valid X-API-Key header or api_key query parameter is required")
+		writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "a valid X-API-Key header or api_key query parameter is required")
 		return
 	}
 	queues, err := wsQueues(r.URL.Query()["queue"])
@@ -50,7 +45,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	// event the hub receives.
 	cl, ok := s.hub.add(r.Context(), queues)
 	if !ok {
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the server is shutting down")
+		writeError(w, http.StatusServiceUnavailable, wire.CodeUnavailable, "the server is shutting down")
 		return
 	}
 	defer s.hub.remove(cl)
@@ -87,7 +82,7 @@ func wsQueues(values []string) (map[string]bool, error) {
 	for _, v := range values {
 		for q := range strings.SplitSeq(v, ",") {
 			if err := keys.CheckName("queue", q); err != nil {
-				return nil, &httpError{http.StatusBadRequest, codeInvalid, err.Error()}
+				return nil, &httpError{http.StatusBadRequest, wire.CodeInvalid, err.Error()}
 			}
 			queues[q] = true
 		}
@@ -106,7 +101,7 @@ func (s *Server) checkOrigin(r *http.Request) error {
 	}
 	u, err := url.Parse(origin)
 	if err != nil {
-		return &httpError{http.StatusForbidden, codeForbiddenOrigin, "the Origin header is not a URL"}
+		return &httpError{http.StatusForbidden, wire.CodeForbiddenOrigin, "the Origin header is not a URL"}
 	}
 	if strings.EqualFold(r.Host, u.Host) {
 		return nil
@@ -120,7 +115,7 @@ func (s *Server) checkOrigin(r *http.Request) error {
 			return nil
 		}
 	}
-	return &httpError{http.StatusForbidden, codeForbiddenOrigin, sprintf("Origin %q is not allowed", origin)}
+	return &httpError{http.StatusForbidden, wire.CodeForbiddenOrigin, sprintf("Origin %q is not allowed", origin)}
 }
 
 // checkHandshake checks what websocket.Accept checks, so that a bad request
@@ -129,7 +124,7 @@ func checkHandshake(w http.ResponseWriter, r *http.Request) error {
 	if !r.ProtoAtLeast(1, 1) || !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", "websocket") {
 		w.Header().Set("Connection", "Upgrade")
 		w.Header().Set("Upgrade", "websocket")
-		return &httpError{http.StatusUpgradeRequired, codeUpgradeRequired, "this route is a WebSocket: send an HTTP/1.1 upgrade request"}
+		return &httpError{http.StatusUpgradeRequired, wire.CodeUpgradeRequired, "this route is a WebSocket: send an HTTP/1.1 upgrade request"}
 	}
 	if r.Header.Get("Sec-WebSocket-Version") != "13" {
 		w.Header().Set("Sec-WebSocket-Version", "13")

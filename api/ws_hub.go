@@ -159,7 +159,7 @@ func (h *wsHub) publish(e dtq.Event) {
 		}
 		if frame == nil {
 			var err error
-			if frame, err = json.Marshal(e); err != nil {
+			if frame, err = json.Marshal(eventOf(&e)); err != nil {
 				h.log.Warn("encoding an event failed", "task_id", e.TaskID, "error", err)
 				return
 			}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -222,18 +223,22 @@ func (a *apiClient) transportError(ctx context.Context, err error) error {
 	return fmt.Errorf("cannot reach the API at %s: %v", a.base, err)
 }
 
+// number is n, an integer or a float64, as a JSON number: a number field
+// of a wire request body.
+func number[N int | int64 | float64](n N) json.RawMessage {
+	b, err := json.Marshal(n)
+	if err != nil {
+		panic(err) // a NaN or infinite float64: callers pass finite numbers
+	}
+	return b
+}
+
 // responseError builds the error of a non-2xx response: the API's
 // {"error":{"code","message"}} shape, or the status and the start of
 // whatever else answered.
 func responseError(res *http.Response, raw []byte) error {
-	var body struct {
-		Error *struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			TaskID  string `json:"task_id"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(raw, &body) == nil && body.Error != nil && body.Error.Code != "" {
+	var body wire.Error
+	if json.Unmarshal(raw, &body) == nil && body.Error.Code != "" {
 		e := &apiError{Status: res.StatusCode, Code: body.Error.Code, Message: oneLine(body.Error.Message, 300), TaskID: body.Error.TaskID}
 		if ra := res.Header.Get("Retry-After"); res.StatusCode == http.StatusTooManyRequests && ra != "" && !strings.Contains(e.Message, "retry after") {
 			e.Message += " (retry after " + oneLine(ra, 40) + "s)"

@@ -6,9 +6,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -32,15 +32,7 @@ func newAuditCmd(out io.Writer) *cobra.Command {
 			if cmd.Flags().Changed("limit") {
 				q.Set("limit", strconv.Itoa(o.limit))
 			}
-			var res struct {
-				Entries []struct {
-					Time   time.Time `json:"time"`
-					Action string    `json:"action"`
-					Queue  string    `json:"queue"`
-					TaskID string    `json:"task_id"`
-					Detail string    `json:"detail"`
-				} `json:"entries"`
-			}
+			var res wire.AuditList
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/audit", query: q}, &res)
 			}, func() error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -24,7 +25,7 @@ func newCancelCmd(out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var task taskView
+			var task wire.Task
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/tasks/" + id + "/cancel"}, &task)
 			}, func() error {

@@ -5,8 +5,8 @@ import (
 	"io"
 	"net/url"
 	"strconv"
-	"time"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -40,13 +40,6 @@ type dlqListOptions struct {
 	cursor string
 }
 
-// deadLetterView is one item of GET /api/v1/dlq.
-type deadLetterView struct {
-	Task   *taskView `json:"task"`
-	Reason string    `json:"reason"`
-	DeadAt time.Time `json:"dead_at"`
-}
-
 // newDLQListCmd builds `dtq dlq list`: GET /api/v1/dlq.
 func newDLQListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	o := dlqListOptions{api: api}
@@ -66,34 +59,31 @@ func newDLQListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if cmd.Flags().Changed("limit") {
 				q.Set("limit", strconv.Itoa(o.limit))
 			}
-			var page struct {
-				Letters []deadLetterView `json:"dead_letters"`
-				Next    string           `json:"next_cursor"`
-			}
+			var page wire.DeadLetterPage
 			return clientRun(cmd, o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/dlq", query: q}, &page)
 			}, func() error {
-				if len(page.Letters) == 0 {
+				if len(page.DeadLetters) == 0 {
 					fmt.Fprintln(out, "no dead letters")
 				} else {
 					tb := newTable(out, "ID", "TYPE", "ATTEMPTS", "DIED", "REASON")
-					for _, l := range page.Letters {
+					for _, l := range page.DeadLetters {
 						t := l.Task
 						if t == nil {
-							t = &taskView{}
+							t = &wire.Task{}
 						}
 						reason := l.Reason
 						if reason == "" {
 							reason = t.LastError
 						}
-						tb.row(t.ID, t.Type, attempts(t), fmtTime(l.DeadAt), oneLine(reason, 80))
+						tb.row(t.ID, t.TaskType, attempts(t), fmtTime(l.DeadAt), oneLine(reason, 80))
 					}
 					if err := tb.flush(); err != nil {
 						return err
 					}
 				}
-				if page.Next != "" {
-					fmt.Fprintf(out, "next page: --cursor %s\n", oneLine(page.Next, 0))
+				if page.NextCursor != "" {
+					fmt.Fprintf(out, "next page: --cursor %s\n", oneLine(page.NextCursor, 0))
 				}
 				return nil
 			})
@@ -118,7 +108,7 @@ func newDLQRequeueCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var task taskView
+			var task wire.Task
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/dlq/" + id + "/requeue"}, &task)
 			}, func() error {
@@ -141,9 +131,7 @@ func newDLQDiscardCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var res struct {
-				Discarded string `json:"discarded"`
-			}
+			var res wire.DiscardedTask
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "DELETE", path: "/api/v1/dlq/" + id}, &res)
 			}, func() error {
@@ -218,9 +206,7 @@ func newDLQPurgeCmd(out io.Writer, api *apiOptions) *cobra.Command {
 				return fmt.Errorf("dlq purge deletes the dead letters of %s for good: add --yes to confirm", scope)
 			}
 			q := o.scope.query()
-			var res struct {
-				Discarded int `json:"discarded"`
-			}
+			var res wire.DiscardedCount
 			return clientRun(cmd, o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "DELETE", path: "/api/v1/dlq", query: q}, &res)
 			}, func() error {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"time"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -38,18 +40,21 @@ func newDLQRedriveCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err := o.scope.check(cmd); err != nil {
 				return err
 			}
+			if math.IsInf(o.rate, 0) || math.IsNaN(o.rate) {
+				return fmt.Errorf("--rate must be a finite number (got %v)", o.rate)
+			}
 			limit := o.limit
 			if !o.dryRun {
 				// one call takes limit/rate: at most 15 s of it (the server
 				// allows 20), and again while more match
 				limit = max(1, min(limit, int(o.rate*15)))
 			}
-			body := map[string]any{"dry_run": o.dryRun, "limit": limit, "rate_per_second": o.rate}
+			body := &wire.RedriveRequest{DryRun: o.dryRun, Limit: number(limit), RatePerSecond: number(o.rate)}
 			if o.taskType != "" {
-				body["task_type"] = o.taskType
+				body.TaskType = &o.taskType
 			}
 			if o.errContains != "" {
-				body["error_contains"] = o.errContains
+				body.ErrorContains = &o.errContains
 			}
 			after := o.after
 			if o.since > 0 {
@@ -58,30 +63,28 @@ func newDLQRedriveCmd(out io.Writer, api *apiOptions) *cobra.Command {
 				}
 				after = time.Now().Add(-o.since).UTC().Format(time.RFC3339Nano)
 			}
-			for name, v := range map[string]string{"dead_after": after, "dead_before": o.before} {
-				if v == "" {
+			for _, t := range []struct {
+				flag, v string
+				to      **time.Time
+			}{{"after", after, &body.DeadAfter}, {"before", o.before, &body.DeadBefore}} {
+				if t.v == "" {
 					continue
 				}
-				if _, err := time.Parse(time.RFC3339Nano, v); err != nil {
-					return fmt.Errorf("--%s must be an RFC 3339 time, e.g. 2026-12-01T08:00:00Z (got %q)", map[string]string{"dead_after": "after", "dead_before": "before"}[name], v)
+				at, err := time.Parse(time.RFC3339Nano, t.v)
+				if err != nil {
+					return fmt.Errorf("--%s must be an RFC 3339 time, e.g. 2026-12-01T08:00:00Z (got %q)", t.flag, t.v)
 				}
-				body[name] = v
+				*t.to = &at
 			}
 			// the totals of every call, in the shape of one answer (--json)
-			var total struct {
-				Matched  int  `json:"matched"`
-				Requeued int  `json:"requeued"`
-				DryRun   bool `json:"dry_run"`
-				More     bool `json:"more"`
-			}
-			total.DryRun = o.dryRun
+			total := wire.RedriveResult{DryRun: o.dryRun}
 			return clientRun(cmd, o.api, out, func(c *apiClient) (*answer, error) {
 				queues, err := o.queues(cmd, c)
 				if err != nil {
 					return nil, err
 				}
 				for _, q := range queues {
-					body["queue"] = q
+					body.Queue = &q
 					more, err := redriveQueue(cmd, c, body, o.dryRun, &total.Matched, &total.Requeued)
 					var ae *apiError
 					if o.scope.all && errors.As(err, &ae) && ae.Status == http.StatusNotFound {
@@ -127,11 +130,7 @@ func (o *dlqRedriveOptions) queues(cmd *cobra.Command, c *apiClient) ([]string, 
 	if !o.scope.all {
 		return []string{o.scope.queue}, nil
 	}
-	var list struct {
-		Queues []struct {
-			Name string `json:"name"`
-		} `json:"queues"`
-	}
+	var list wire.QueueList
 	if _, err := c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/queues"}, &list); err != nil {
 		return nil, err
 	}
@@ -145,13 +144,9 @@ func (o *dlqRedriveOptions) queues(cmd *cobra.Command, c *apiClient) ([]string, 
 // redriveQueue redrives the queue of body, calling again while more match
 // (unless a dry run), adding to matched and requeued; it reports whether
 // more matched than the last call took.
-func redriveQueue(cmd *cobra.Command, c *apiClient, body map[string]any, dryRun bool, matched, requeued *int) (bool, error) {
+func redriveQueue(cmd *cobra.Command, c *apiClient, body *wire.RedriveRequest, dryRun bool, matched, requeued *int) (bool, error) {
 	for {
-		var res struct {
-			Matched  int  `json:"matched"`
-			Requeued int  `json:"requeued"`
-			More     bool `json:"more"`
-		}
+		var res wire.RedriveResult
 		if _, err := c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/dlq/redrive", body: body}, &res); err != nil {
 			return false, err
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +27,7 @@ func newGetCmd(out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var task taskView
+			var task wire.Task
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/tasks/" + id}, &task)
 			}, func() error { return printTask(out, &task) })
@@ -41,7 +42,7 @@ func newGetCmd(out io.Writer) *cobra.Command {
 const maxValueRunes = 200
 
 // groupOf shows a task's group, and whether it waits for its turn.
-func groupOf(t *taskView) string {
+func groupOf(t *wire.Task) string {
 	if t.GroupWaiting {
 		return t.Group + " (waiting for its turn)"
 	}
@@ -49,7 +50,7 @@ func groupOf(t *taskView) string {
 }
 
 // printTask writes a task's fields, then its execution history.
-func printTask(out io.Writer, t *taskView) error {
+func printTask(out io.Writer, t *wire.Task) error {
 	cancel := ""
 	if t.CancelRequested && t.Status != "CANCELLED" {
 		cancel = "requested"
@@ -57,7 +58,7 @@ func printTask(out io.Writer, t *taskView) error {
 	err := fields(out,
 		"id", t.ID,
 		"queue", t.Queue,
-		"type", t.Type,
+		"type", t.TaskType,
 		"status", t.Status,
 		"cancel", cancel,
 		"priority", strconv.Itoa(t.Priority),
@@ -98,7 +99,7 @@ func nonZero(n int) string {
 }
 
 // progressOf shows a running task's progress report: "25% resized 1 of 4".
-func progressOf(t *taskView) string {
+func progressOf(t *wire.Task) string {
 	if t.Progress == nil {
 		return ""
 	}

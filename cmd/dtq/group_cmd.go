@@ -4,15 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
-
-// groupView is the API's weighted group object.
-type groupView struct {
-	Group   string `json:"group"`
-	Weight  int    `json:"weight"`
-	Waiting int64  `json:"waiting"`
-}
 
 // newGroupCmd builds `dtq group` and its subcommands list, set and rm:
 // the weights of a queue's groups in its fair scheduling.
@@ -58,9 +52,7 @@ func newGroupListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var res struct {
-				Groups []groupView `json:"groups"`
-			}
+			var res wire.GroupList
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: path}, &res)
 			}, func() error {
@@ -70,7 +62,11 @@ func newGroupListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 				}
 				tb := newTable(out, "GROUP", "WEIGHT", "WAITING")
 				for _, g := range res.Groups {
-					tb.row(g.Group, fmt.Sprint(g.Weight), num(g.Waiting))
+					waiting := "-"
+					if g.Waiting != nil {
+						waiting = num(*g.Waiting)
+					}
+					tb.row(g.Group, fmt.Sprint(g.Weight), waiting)
 				}
 				return tb.flush()
 			})
@@ -94,9 +90,9 @@ func newGroupSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var g groupView
+			var g wire.GroupWeight
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
-				return c.doJSON(cmd.Context(), call{method: "PUT", path: path, body: map[string]any{"weight": weight}}, &g)
+				return c.doJSON(cmd.Context(), call{method: "PUT", path: path, body: wire.GroupRequest{Weight: &weight}}, &g)
 			}, func() error {
 				_, err := fmt.Fprintf(out, "group %s of queue %s: weight %d\n", oneLine(g.Group, 0), oneLine(args[0], 0), g.Weight)
 				return err
@@ -119,7 +115,7 @@ func newGroupRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var g groupView
+			var g wire.GroupWeight
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &g)
 			}, func() error {

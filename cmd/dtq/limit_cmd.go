@@ -6,28 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
-
-// limitView is the API's limit object.
-type limitView struct {
-	Queue      string  `json:"queue"`
-	MaxRunning int64   `json:"max_running"`
-	InUse      int64   `json:"in_use"`
-	Rate       int64   `json:"rate"`
-	PerSeconds float64 `json:"per_seconds"`
-	Burst      int64   `json:"burst"`
-	Scopes     []struct {
-		TaskType   string  `json:"task_type"`
-		LimitKey   string  `json:"limit_key"`
-		MaxRunning int64   `json:"max_running"`
-		InUse      int64   `json:"in_use"`
-		Waiting    int64   `json:"waiting"`
-		Rate       int64   `json:"rate"`
-		PerSeconds float64 `json:"per_seconds"`
-		Burst      int64   `json:"burst"`
-	} `json:"scopes"`
-}
 
 // scopeFlags are --type and --limit-key: which of a queue's limits a
 // command is about (neither: the queue's own).
@@ -76,9 +57,7 @@ func newLimitListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 		Example: "  dtq limit list",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var res struct {
-				Limits []limitView `json:"limits"`
-			}
+			var res wire.LimitList
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/limits"}, &res)
 			}, func() error {
@@ -130,27 +109,27 @@ func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body := map[string]any{}
+			var body wire.LimitRequest
 			if cmd.Flags().Changed("max-running") {
-				body["max_running"] = maxRunning
+				body.MaxRunning = &maxRunning
 			}
 			if cmd.Flags().Changed("rate") {
-				body["rate"] = rate
-				body["per_seconds"] = per.Seconds()
+				body.Rate = &rate
+				body.PerSeconds = number(per.Seconds())
 				if cmd.Flags().Changed("burst") {
-					body["burst"] = burst
+					body.Burst = &burst
 				}
 			} else if cmd.Flags().Changed("per") || cmd.Flags().Changed("burst") {
 				return fmt.Errorf("--per and --burst go with --rate")
 			}
-			if len(body) == 0 {
+			if body.MaxRunning == nil && body.Rate == nil {
 				return fmt.Errorf("give --max-running, --rate or both (dtq limit rm removes the limits)")
 			}
 			path, err := sf.path(cmd, name)
 			if err != nil {
 				return err
 			}
-			var l limitView
+			var l wire.Limit
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "PUT", path: path, body: body}, &l)
 			}, func() error { return printLimit(out, &l) })
@@ -167,8 +146,8 @@ func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 
 // printLimit writes a queue's limits on one line, then one line per task
 // type or limit key it limits.
-func printLimit(out io.Writer, l *limitView) error {
-	own := l.describe()
+func printLimit(out io.Writer, l *wire.Limit) error {
+	own := describeLimit(l.MaxRunning, l.InUse, l.Rate, l.PerSeconds, l.Burst)
 	if len(l.Scopes) > 0 && l.MaxRunning == 0 && l.Rate == 0 {
 		own = "no limits of its own"
 	}
@@ -180,22 +159,23 @@ func printLimit(out io.Writer, l *limitView) error {
 		if sc.TaskType == "" {
 			of = "limit key " + sc.LimitKey
 		}
-		v := limitView{MaxRunning: sc.MaxRunning, InUse: sc.InUse, Rate: sc.Rate, PerSeconds: sc.PerSeconds, Burst: sc.Burst}
-		if _, err := fmt.Fprintf(out, "  %s: %s, %d waiting\n", of, v.describe(), sc.Waiting); err != nil {
+		lim := describeLimit(sc.MaxRunning, sc.InUse, sc.Rate, sc.PerSeconds, sc.Burst)
+		if _, err := fmt.Fprintf(out, "  %s: %s, %d waiting\n", of, lim, sc.Waiting); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// describe says what l limits.
-func (l *limitView) describe() string {
+// describeLimit says what a queue's, task type's or limit key's limits
+// limit.
+func describeLimit(maxRunning, inUse, rate int64, perSeconds float64, burst int64) string {
 	var parts []string
-	if l.MaxRunning > 0 {
-		parts = append(parts, fmt.Sprintf("at most %d running at once (%d in use)", l.MaxRunning, l.InUse))
+	if maxRunning > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d running at once (%d in use)", maxRunning, inUse))
 	}
-	if l.Rate > 0 {
-		parts = append(parts, fmt.Sprintf("at most %d starts per %v, bursts of %d", l.Rate, time.Duration(l.PerSeconds*float64(time.Second)), l.Burst))
+	if rate > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d starts per %v, bursts of %d", rate, time.Duration(perSeconds*float64(time.Second)), burst))
 	}
 	if len(parts) == 0 {
 		return "no limits"
@@ -220,7 +200,7 @@ func newLimitRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var l limitView
+			var l wire.Limit
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &l)
 			}, func() error {

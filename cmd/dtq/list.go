@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -57,10 +58,7 @@ no page printed answers 400).`,
 			if cmd.Flags().Changed("limit") {
 				q.Set("limit", strconv.Itoa(o.limit))
 			}
-			var page struct {
-				Tasks []*taskView `json:"tasks"`
-				Next  string      `json:"next_cursor"`
-			}
+			var page wire.TaskPage
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/tasks", query: q}, &page)
 			}, func() error {
@@ -69,14 +67,14 @@ no page printed answers 400).`,
 				} else {
 					tb := newTable(out, "ID", "TYPE", "STATUS", "PRIO", "ATTEMPT", "CREATED")
 					for _, t := range page.Tasks {
-						tb.row(t.ID, t.Type, t.Status, strconv.Itoa(t.Priority), attempts(t), fmtTime(t.CreatedAt))
+						tb.row(t.ID, t.TaskType, t.Status, strconv.Itoa(t.Priority), attempts(t), fmtTime(t.CreatedAt))
 					}
 					if err := tb.flush(); err != nil {
 						return err
 					}
 				}
-				if page.Next != "" {
-					fmt.Fprintf(out, "next page: --cursor %s\n", oneLine(page.Next, 0))
+				if page.NextCursor != "" {
+					fmt.Fprintf(out, "next page: --cursor %s\n", oneLine(page.NextCursor, 0))
 				}
 				return nil
 			})

@@ -12,47 +12,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
-
-// taskView is the part of the API's task object the human output shows.
-type taskView struct {
-	ID              string          `json:"id"`
-	Queue           string          `json:"queue"`
-	Type            string          `json:"task_type"`
-	Payload         json.RawMessage `json:"payload"`
-	Priority        int             `json:"priority"`
-	Status          string          `json:"status"`
-	Attempt         int             `json:"attempt"`
-	MaxAttempts     int             `json:"max_attempts"`
-	Crashes         int             `json:"crashes"`
-	TimeoutSeconds  float64         `json:"timeout_seconds"`
-	CreatedAt       time.Time       `json:"created_at"`
-	ScheduledAt     *time.Time      `json:"scheduled_at"`
-	StartedAt       *time.Time      `json:"started_at"`
-	FinishedAt      *time.Time      `json:"finished_at"`
-	Result          json.RawMessage `json:"result"`
-	LastError       string          `json:"last_error"`
-	Worker          string          `json:"worker"`
-	CancelRequested bool            `json:"cancel_requested"`
-	Group           string          `json:"group"`
-	GroupWaiting    bool            `json:"group_waiting"`
-	LimitKey        string          `json:"limit_key"`
-	HeldBy          string          `json:"held_by"`
-	Workflow        string          `json:"workflow"`
-	Progress        *struct {
-		Fraction float64 `json:"fraction"`
-		Note     string  `json:"note"`
-	} `json:"progress"`
-	History []struct {
-		Run        int       `json:"run"`
-		StartedAt  time.Time `json:"started_at"`
-		FinishedAt time.Time `json:"finished_at"`
-		Worker     string    `json:"worker"`
-		Outcome    string    `json:"outcome"`
-		Error      string    `json:"error"`
-	} `json:"history"`
-}
 
 // clientRun runs fn with an API client built from o. fn makes the request
 // and decodes its answer for human, which prints it; with --json the
@@ -162,18 +124,27 @@ func dash(s string) string {
 }
 
 // fmtTime formats an API time for a table; the zero time is "-".
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
+func fmtTime(t wire.Time) string {
+	tt := time.Time(t)
+	if tt.IsZero() {
 		return "-"
 	}
-	return t.UTC().Format(time.RFC3339)
+	return tt.UTC().Format(time.RFC3339)
 }
 
-func fmtTimePtr(t *time.Time) string {
-	if t == nil || t.IsZero() {
+func fmtTimePtr(t *wire.Time) string {
+	if t == nil || time.Time(*t).IsZero() {
 		return ""
 	}
 	return fmtTime(*t)
+}
+
+// state names a queue's or a schedule's state: paused or active.
+func state(paused bool) string {
+	if paused {
+		return "paused"
+	}
+	return "active"
 }
 
 // fmtSeconds formats a number of seconds as a Go duration.
@@ -185,7 +156,7 @@ func fmtSeconds(s float64) string {
 }
 
 // attempts formats "attempt/max".
-func attempts(t *taskView) string {
+func attempts(t *wire.Task) string {
 	return fmt.Sprintf("%d/%d", t.Attempt, t.MaxAttempts)
 }
 

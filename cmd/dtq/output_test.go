@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
 func TestOneLine(t *testing.T) {
@@ -72,10 +74,10 @@ func TestFormatters(t *testing.T) {
 		t.Errorf("fmtSeconds(0) = %q", got)
 	}
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6e8, time.FixedZone("x", 3600))
-	if got := fmtTime(at); got != "2025-01-02T02:04:05Z" {
+	if got := fmtTime(wire.Time(at)); got != "2025-01-02T02:04:05Z" {
 		t.Errorf("fmtTime: %q", got)
 	}
-	if fmtTime(time.Time{}) != "-" || fmtTimePtr(nil) != "" {
+	if fmtTime(wire.Time{}) != "-" || fmtTimePtr(nil) != "" {
 		t.Error("fmtTime of no time")
 	}
 	if dash("") != "-" || dash("a") != "a" {

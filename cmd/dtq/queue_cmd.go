@@ -7,31 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
-
-// queueView is the API's queue stats object.
-type queueView struct {
-	Name             string  `json:"name"`
-	Paused           bool    `json:"paused"`
-	Queued           int64   `json:"queued"`
-	Scheduled        int64   `json:"scheduled"`
-	Running          int64   `json:"running"`
-	Dead             int64   `json:"dead"`
-	QueuedByPriority []int64 `json:"queued_by_priority"`
-	Submitted        int64   `json:"submitted_total"`
-	Succeeded        int64   `json:"succeeded_total"`
-	Retried          int64   `json:"retried_total"`
-	DeadTotal        int64   `json:"dead_total"`
-	Cancelled        int64   `json:"cancelled_total"`
-}
-
-func (q *queueView) state() string {
-	if q.Paused {
-		return "paused"
-	}
-	return "active"
-}
 
 // queueOptions are the flags of the queue group, shared by its
 // subcommands (none has flags of its own).
@@ -66,9 +44,7 @@ func newQueueListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 		Example: "  dtq queue list",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var res struct {
-				Queues []*queueView `json:"queues"`
-			}
+			var res wire.QueueList
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/queues"}, &res)
 			}, func() error {
@@ -78,7 +54,7 @@ func newQueueListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 				}
 				tb := newTable(out, "NAME", "STATE", "QUEUED", "SCHEDULED", "RUNNING", "DEAD", "SUBMITTED", "SUCCEEDED")
 				for _, q := range res.Queues {
-					tb.row(q.Name, q.state(), num(q.Queued), num(q.Scheduled), num(q.Running), num(q.Dead), num(q.Submitted), num(q.Succeeded))
+					tb.row(q.Name, state(q.Paused), num(q.Queued), num(q.Scheduled), num(q.Running), num(q.Dead), num(q.SubmittedTotal), num(q.SucceededTotal))
 				}
 				return tb.flush()
 			})
@@ -98,7 +74,7 @@ func newQueueStatsCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var q queueView
+			var q wire.QueueStats
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/queues/" + name}, &q)
 			}, func() error { return printQueue(out, &q) })
@@ -119,11 +95,11 @@ func newQueuePauseCmd(out io.Writer, api *apiOptions, action, short string) *cob
 			if err != nil {
 				return err
 			}
-			var q queueView
+			var q wire.QueueStats
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/queues/" + name + "/" + action}, &q)
 			}, func() error {
-				_, err := fmt.Fprintf(out, "queue %s is %s (%d queued, %d running)\n", oneLine(q.Name, 0), q.state(), q.Queued, q.Running)
+				_, err := fmt.Fprintf(out, "queue %s is %s (%d queued, %d running)\n", oneLine(q.Name, 0), state(q.Paused), q.Queued, q.Running)
 				return err
 			})
 		},
@@ -152,10 +128,7 @@ func newQueueRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if force {
 				path += "?force=true"
 			}
-			var d struct {
-				Queue                            string
-				Queued, Scheduled, Running, Dead int64
-			}
+			var d wire.DeletedQueue
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				ans, err := c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &d)
 				return ans, forceHint(err)
@@ -174,7 +147,7 @@ func newQueueRmCmd(out io.Writer, api *apiOptions) *cobra.Command {
 // deletes them too") as the command's: --force.
 func forceHint(err error) error {
 	var ae *apiError
-	if errors.As(err, &ae) && ae.Code == "queue_not_empty" {
+	if errors.As(err, &ae) && ae.Code == wire.CodeNotEmpty {
 		msg, _, _ := strings.Cut(ae.Message, "; ?force=true")
 		ae.Message = msg + "; dtq queue rm --force deletes them too"
 	}
@@ -182,7 +155,7 @@ func forceHint(err error) error {
 }
 
 // printQueue writes a queue's counts.
-func printQueue(out io.Writer, q *queueView) error {
+func printQueue(out io.Writer, q *wire.QueueStats) error {
 	var prio []string
 	for p := len(q.QueuedByPriority) - 1; p >= 0; p-- {
 		if n := q.QueuedByPriority[p]; n > 0 {
@@ -191,17 +164,17 @@ func printQueue(out io.Writer, q *queueView) error {
 	}
 	return fields(out,
 		"name", q.Name,
-		"state", q.state(),
+		"state", state(q.Paused),
 		"queued", num(q.Queued),
 		"by priority", strings.Join(prio, " "),
 		"scheduled", num(q.Scheduled),
 		"running", num(q.Running),
 		"dead letters", num(q.Dead),
-		"submitted", num(q.Submitted),
-		"succeeded", num(q.Succeeded),
-		"retried", num(q.Retried),
+		"submitted", num(q.SubmittedTotal),
+		"succeeded", num(q.SucceededTotal),
+		"retried", num(q.RetriedTotal),
 		"dead (total)", num(q.DeadTotal),
-		"cancelled", num(q.Cancelled),
+		"cancelled", num(q.CancelledTotal),
 	)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -25,9 +26,7 @@ func newRetryDLQCmd(out io.Writer) *cobra.Command {
 				return err
 			}
 			q, scope := o.scope.query(), o.scope.String()
-			var res struct {
-				Requeued int `json:"requeued"`
-			}
+			var res wire.RequeuedCount
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "POST", path: "/api/v1/dlq/requeue", query: q}, &res)
 			}, func() error {

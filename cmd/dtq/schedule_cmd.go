@@ -7,34 +7,9 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
-
-// scheduleView is the API's schedule object.
-type scheduleView struct {
-	Name           string          `json:"name"`
-	Queue          string          `json:"queue"`
-	Cron           string          `json:"cron"`
-	TimeZone       string          `json:"time_zone"`
-	TaskType       string          `json:"task_type"`
-	Payload        json.RawMessage `json:"payload"`
-	Priority       int             `json:"priority"`
-	MaxAttempts    int             `json:"max_attempts"`
-	TimeoutSeconds float64         `json:"timeout_seconds"`
-	Missed         string          `json:"missed"`
-	CatchUpMax     int             `json:"catch_up_max"`
-	Paused         bool            `json:"paused"`
-	NextRun        *time.Time      `json:"next_run"`
-	LastTick       *time.Time      `json:"last_tick"`
-	LastTaskID     string          `json:"last_task_id"`
-}
-
-func (s *scheduleView) state() string {
-	if s.Paused {
-		return "paused"
-	}
-	return "active"
-}
 
 // newScheduleCmd builds `dtq schedule` and its subcommands list, add, rm,
 // pause and resume, which share the API flags and --queue of the group.
@@ -78,9 +53,7 @@ func newScheduleListCmd(out io.Writer, api *apiOptions, queue *string) *cobra.Co
 		Example: "  dtq schedule list\n  dtq schedule list --queue reports",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var res struct {
-				Schedules []*scheduleView `json:"schedules"`
-			}
+			var res wire.ScheduleList
 			q := url.Values{}
 			if *queue != "" {
 				q.Set("queue", *queue)
@@ -94,7 +67,7 @@ func newScheduleListCmd(out io.Writer, api *apiOptions, queue *string) *cobra.Co
 				}
 				tb := newTable(out, "QUEUE", "NAME", "CRON", "TIME ZONE", "TASK TYPE", "STATE", "NEXT RUN", "LAST TASK")
 				for _, s := range res.Schedules {
-					tb.row(s.Queue, s.Name, s.Cron, s.TimeZone, s.TaskType, s.state(), dash(fmtTimePtr(s.NextRun)), dash(s.LastTaskID))
+					tb.row(s.Queue, s.Name, s.Cron, s.TimeZone, s.TaskType, state(s.Paused), dash(fmtTimePtr(s.NextRun)), dash(s.LastTaskID))
 				}
 				return tb.flush()
 			})
@@ -130,39 +103,30 @@ leading seconds field, or @yearly, @monthly, @weekly, @daily, @hourly,
 			if err != nil {
 				return err
 			}
-			body := map[string]any{"cron": o.cron, "task_type": o.taskType}
+			body := wire.ScheduleBody{Cron: &o.cron, TaskType: &o.taskType, TimeZone: o.tz, Missed: o.missed, Paused: o.paused}
 			changed := cmd.Flags().Changed
-			if o.tz != "" {
-				body["time_zone"] = o.tz
-			}
 			if changed("payload") {
 				if !json.Valid([]byte(o.payload)) {
 					return fmt.Errorf("--payload is not valid JSON: %.80q", o.payload)
 				}
-				body["payload"] = json.RawMessage(o.payload)
+				body.Payload = json.RawMessage(o.payload)
 			}
 			if changed("priority") {
-				body["priority"] = o.priority
+				body.Priority = number(o.priority)
 			}
 			if changed("max-attempts") {
-				body["max_attempts"] = o.maxAttempts
+				body.MaxAttempts = number(o.maxAttempts)
 			}
 			if changed("timeout") {
 				if o.timeout <= 0 {
 					return fmt.Errorf("--timeout must be positive (got %v)", o.timeout)
 				}
-				body["timeout_seconds"] = o.timeout.Seconds()
-			}
-			if o.missed != "" {
-				body["missed"] = o.missed
+				body.TimeoutSeconds = number(o.timeout.Seconds())
 			}
 			if changed("catch-up-max") {
-				body["catch_up_max"] = o.catchUpMax
+				body.CatchUpMax = number(o.catchUpMax)
 			}
-			if o.paused {
-				body["paused"] = true
-			}
-			var s scheduleView
+			var s wire.Schedule
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "PUT", path: path, body: body}, &s)
 			}, func() error {
@@ -190,7 +154,7 @@ leading seconds field, or @yearly, @monthly, @weekly, @daily, @hourly,
 }
 
 // printScheduleLine writes one line about a schedule just written.
-func printScheduleLine(out io.Writer, s *scheduleView) error {
+func printScheduleLine(out io.Writer, s *wire.Schedule) error {
 	next := "paused"
 	if s.NextRun != nil {
 		next = "next run " + fmtTime(*s.NextRun)
@@ -211,11 +175,11 @@ func newScheduleRmCmd(out io.Writer, api *apiOptions, queue *string) *cobra.Comm
 			if err != nil {
 				return err
 			}
-			var res map[string]string
+			var res wire.ScheduleDeleted
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "DELETE", path: path}, &res)
 			}, func() error {
-				_, err := fmt.Fprintf(out, "schedule %s deleted\n", oneLine(res["deleted"], 0))
+				_, err := fmt.Fprintf(out, "schedule %s deleted\n", oneLine(res.Deleted, 0))
 				return err
 			})
 		},
@@ -233,7 +197,7 @@ func newScheduleActionCmd(out io.Writer, api *apiOptions, queue *string, action,
 			if err != nil {
 				return err
 			}
-			var s scheduleView
+			var s wire.Schedule
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "POST", path: path + "/" + action}, &s)
 			}, func() error {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -30,28 +31,6 @@ type submitOptions struct {
 	uniqueStates   []string
 	group          string
 	limitKey       string
-}
-
-// submitBody is the body of POST /api/v1/tasks; unset options are left out
-// so the server applies its defaults.
-type submitBody struct {
-	TaskType       string          `json:"task_type"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	Queue          string          `json:"queue,omitempty"`
-	Priority       *int            `json:"priority,omitempty"`
-	DelaySeconds   *float64        `json:"delay_seconds,omitempty"`
-	MaxAttempts    *int            `json:"max_attempts,omitempty"`
-	TimeoutSeconds *float64        `json:"timeout_seconds,omitempty"`
-	Unique         *submitUnique   `json:"unique,omitempty"`
-	Group          *string         `json:"group,omitempty"`
-	LimitKey       *string         `json:"limit_key,omitempty"`
-}
-
-// submitUnique is the body's "unique" object.
-type submitUnique struct {
-	Key           string   `json:"key,omitempty"`
-	States        []string `json:"states,omitempty"`
-	PeriodSeconds *float64 `json:"period_seconds,omitempty"`
 }
 
 // newSubmitCmd builds `dtq submit TYPE`: POST /api/v1/tasks.
@@ -98,7 +77,7 @@ task holds its lock only while it is kept (the server's --retention,
 			if err != nil {
 				return err
 			}
-			var task taskView
+			var task wire.Task
 			var ans *answer
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				h := http.Header{}
@@ -117,7 +96,7 @@ task holds its lock only while it is kept (the server's --retention,
 					verb = "already submitted (same Idempotency-Key)"
 				}
 				fmt.Fprintf(out, "%s %s\n", verb, oneLine(task.ID, 0))
-				return fields(out, "queue", task.Queue, "type", task.Type, "status", task.Status,
+				return fields(out, "queue", task.Queue, "type", task.TaskType, "status", task.Status,
 					"priority", fmt.Sprint(task.Priority), "group", task.Group, "scheduled at", fmtTimePtr(task.ScheduledAt))
 			})
 		},
@@ -145,12 +124,16 @@ task holds its lock only while it is kept (the server's --retention,
 }
 
 // body builds the request body from the flags, checking what is cheap to
-// check here: the payload is JSON, durations are not negative.
-func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, error) {
+// check here: the payload is JSON, durations are not negative. Unset
+// options are left out, so the server applies its defaults.
+func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*wire.Submission, error) {
 	if taskType == "" {
 		return nil, fmt.Errorf("the task type must not be empty")
 	}
-	b := &submitBody{TaskType: taskType, Queue: o.queue}
+	b := &wire.Submission{TaskType: &taskType}
+	if o.queue != "" {
+		b.Queue = &o.queue
+	}
 	changed := cmd.Flags().Changed
 	var payload []byte
 	switch {
@@ -176,24 +159,22 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, 
 		b.Payload = bytes.TrimSpace(payload)
 	}
 	if changed("priority") {
-		b.Priority = &o.priority
+		b.Priority = number(o.priority)
 	}
 	if changed("max-attempts") {
-		b.MaxAttempts = &o.maxAttempts
+		b.MaxAttempts = number(o.maxAttempts)
 	}
 	if changed("delay") {
 		if o.delay < 0 {
 			return nil, fmt.Errorf("--delay must not be negative (got %v)", o.delay)
 		}
-		s := o.delay.Seconds()
-		b.DelaySeconds = &s
+		b.DelaySeconds = number(o.delay.Seconds())
 	}
 	if changed("task-timeout") {
 		if o.taskTimeout <= 0 {
 			return nil, fmt.Errorf("--task-timeout must be positive (got %v)", o.taskTimeout)
 		}
-		s := o.taskTimeout.Seconds()
-		b.TimeoutSeconds = &s
+		b.TimeoutSeconds = number(o.taskTimeout.Seconds())
 	}
 	if changed("group") {
 		b.Group = &o.group
@@ -202,15 +183,14 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*submitBody, 
 		b.LimitKey = &o.limitKey
 	}
 	if o.unique || o.uniqueKey != "" || changed("unique-period") || changed("unique-states") {
-		b.Unique = &submitUnique{Key: o.uniqueKey}
+		b.Unique = &wire.Unique{Key: o.uniqueKey}
 		for _, st := range o.uniqueStates {
 			if st = strings.ToUpper(strings.TrimSpace(st)); st != "" {
 				b.Unique.States = append(b.Unique.States, st)
 			}
 		}
 		if changed("unique-period") {
-			s := o.uniquePeriod.Seconds()
-			b.Unique.PeriodSeconds = &s
+			b.Unique.PeriodSeconds = number(o.uniquePeriod.Seconds())
 		}
 	}
 	return b, nil

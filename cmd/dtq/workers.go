@@ -5,8 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -23,18 +23,7 @@ func newWorkersCmd(out io.Writer) *cobra.Command {
 		Example: "  dtq workers\n  dtq workers --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var res struct {
-				Workers []struct {
-					ID            string    `json:"id"`
-					Host          string    `json:"host"`
-					PID           int       `json:"pid"`
-					Queues        []string  `json:"queues"`
-					Concurrency   int       `json:"concurrency"`
-					Busy          int       `json:"busy"`
-					StartedAt     time.Time `json:"started_at"`
-					LastHeartbeat time.Time `json:"last_heartbeat"`
-				} `json:"workers"`
-			}
+			var res wire.WorkerList
 			return clientRun(cmd, &o.api, out, func(c *apiClient) (*answer, error) {
 				return c.doJSON(cmd.Context(), call{method: "GET", path: "/api/v1/workers"}, &res)
 			}, func() error {

@@ -8,47 +8,11 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 	"unicode/utf8"
 
+	"github.com/dtq-dev/dtq/api/wire"
 	"github.com/spf13/cobra"
 )
-
-// workflowView is the API's workflow object.
-type workflowView struct {
-	ID              string          `json:"id"`
-	Queue           string          `json:"queue"`
-	Status          string          `json:"status"`
-	CancelRequested bool            `json:"cancel_requested"`
-	CreatedAt       time.Time       `json:"created_at"`
-	FinishedAt      *time.Time      `json:"finished_at"`
-	Result          json.RawMessage `json:"result"`
-	Error           string          `json:"error"`
-	Progress        struct {
-		Total     int `json:"total"`
-		Pending   int `json:"pending"`
-		Active    int `json:"active"`
-		Succeeded int `json:"succeeded"`
-		Failed    int `json:"failed"`
-		Cancelled int `json:"cancelled"`
-		Skipped   int `json:"skipped"`
-	} `json:"progress"`
-	Root *workflowNode `json:"root"`
-}
-
-// workflowNode is one step of a workflow's graph.
-type workflowNode struct {
-	Step       int             `json:"step"`
-	Kind       string          `json:"kind"`
-	Status     string          `json:"status"`
-	TaskID     string          `json:"task_id"`
-	TaskType   string          `json:"task_type"`
-	Error      string          `json:"error"`
-	Steps      []*workflowNode `json:"steps"`
-	Children   []*workflowNode `json:"children"`
-	OnSuccess  *workflowNode   `json:"on_success"`
-	OnComplete *workflowNode   `json:"on_complete"`
-}
 
 // newWorkflowCmd builds `dtq workflow` and its subcommands get, cancel and
 // submit: chains, groups with callbacks and batches.
@@ -104,7 +68,7 @@ func workflowRun(out io.Writer, api *apiOptions, method, suffix string) func(*co
 		if err != nil {
 			return err
 		}
-		var wf workflowView
+		var wf wire.Workflow
 		return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 			return c.doJSON(cmd.Context(), call{method: method, path: path + suffix}, &wf)
 		}, func() error { return printWorkflow(out, &wf) })
@@ -139,7 +103,7 @@ POST /api/v1/workflows, {"queue": "...", "root": STEP}, where a STEP is one of
 				}
 				body["queue"] = q
 			}
-			var wf workflowView
+			var wf wire.Workflow
 			var ans *answer
 			return clientRun(cmd, api, out, func(c *apiClient) (*answer, error) {
 				h := http.Header{}
@@ -208,7 +172,7 @@ func readWorkflowFile(cmd *cobra.Command, file string) (map[string]json.RawMessa
 
 // printWorkflow writes a workflow's header line (id, queue, status,
 // progress), its result, then its graph: one line per step, indented.
-func printWorkflow(out io.Writer, wf *workflowView) error {
+func printWorkflow(out io.Writer, wf *wire.Workflow) error {
 	status := wf.Status
 	if wf.CancelRequested && wf.Status == "RUNNING" {
 		status += " (cancel requested)"
@@ -228,7 +192,7 @@ func printWorkflow(out io.Writer, wf *workflowView) error {
 
 // workflowProgress formats the progress: "1 of 4 succeeded, 1 active, 2
 // pending", leaving out the counts that are 0.
-func workflowProgress(wf *workflowView) string {
+func workflowProgress(wf *wire.Workflow) string {
 	p := wf.Progress
 	s := fmt.Sprintf("%d of %d succeeded", p.Succeeded, p.Total)
 	for _, c := range []struct {
@@ -244,7 +208,7 @@ func workflowProgress(wf *workflowView) string {
 
 // writeNode writes n and its descendants, depth levels in; label (such as
 // "on_success: ") comes before its kind.
-func writeNode(b *strings.Builder, n *workflowNode, depth int, label string) {
+func writeNode(b *strings.Builder, n *wire.WorkflowNode, depth int, label string) {
 	if n == nil {
 		return
 	}

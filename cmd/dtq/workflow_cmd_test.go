@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/api/wire"
 )
 
 // pipeline is a workflow file: a chain of a task, then a group of two with
@@ -257,16 +258,16 @@ func TestWorkflowErrors(t *testing.T) {
 // line of its own and nothing a terminal would act on.
 func TestPrintWorkflow(t *testing.T) {
 	t.Parallel()
-	wf := &workflowView{ID: "default-01J", Queue: "default", Status: "RUNNING", CancelRequested: true,
-		Root: &workflowNode{Step: 0, Kind: "chain", Status: "ACTIVE", Steps: []*workflowNode{
+	wf := &wire.Workflow{ID: "default-01J", Queue: "default", Status: "RUNNING", CancelRequested: true,
+		Root: &wire.WorkflowNode{Step: 0, Kind: "chain", Status: "ACTIVE", Steps: []*wire.WorkflowNode{
 			{Step: 1, Kind: "task", Status: "SUCCEEDED", TaskType: "fetch", TaskID: "default-01A"},
-			{Step: 2, Kind: "group", Status: "ACTIVE", Children: []*workflowNode{
+			{Step: 2, Kind: "group", Status: "ACTIVE", Children: []*wire.WorkflowNode{
 				{Step: 3, Kind: "task", Status: "ACTIVE", TaskType: "trans\x1b[2Jcode", TaskID: "default-01B"},
-				{Step: 4, Kind: "chain", Status: "FAILED", Error: "line one\nline two", Steps: []*workflowNode{
+				{Step: 4, Kind: "chain", Status: "FAILED", Error: "line one\nline two", Steps: []*wire.WorkflowNode{
 					{Step: 5, Kind: "task", Status: "FAILED", TaskType: "x", TaskID: "default-01C", Error: "boom"},
 				}},
-			}, OnSuccess: &workflowNode{Step: 6, Kind: "task", Status: "PENDING", TaskType: "publish"},
-				OnComplete: &workflowNode{Step: 7, Kind: "chain", Status: "PENDING", Steps: []*workflowNode{
+			}, OnSuccess: &wire.WorkflowNode{Step: 6, Kind: "task", Status: "PENDING", TaskType: "publish"},
+				OnComplete: &wire.WorkflowNode{Step: 7, Kind: "chain", Status: "PENDING", Steps: []*wire.WorkflowNode{
 					{Step: 8, Kind: "task", Status: "PENDING", TaskType: "report"}}}},
 		}}}
 	wf.Progress.Total, wf.Progress.Succeeded, wf.Progress.Active, wf.Progress.Failed, wf.Progress.Pending = 6, 1, 1, 1, 3
@@ -290,8 +291,8 @@ chain #0 ACTIVE
 	}
 
 	// a finished workflow: no cancel mark, its result shown
-	wf = &workflowView{ID: "q-01J", Queue: "q", Status: "CANCELLED", CancelRequested: true, Result: []byte(`{"n": 1}`),
-		Root: &workflowNode{Kind: "task", Status: "CANCELLED", TaskType: "t", Error: "cancelled"}}
+	wf = &wire.Workflow{ID: "q-01J", Queue: "q", Status: "CANCELLED", CancelRequested: true, Result: []byte(`{"n": 1}`),
+		Root: &wire.WorkflowNode{Kind: "task", Status: "CANCELLED", TaskType: "t", Error: "cancelled"}}
 	wf.Progress.Total, wf.Progress.Cancelled = 1, 1
 	b.Reset()
 	if err := printWorkflow(&b, wf); err != nil {

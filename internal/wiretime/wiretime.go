@@ -26,6 +26,20 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	return append(b, '"'), nil
 }
 
+// UnmarshalJSON reads an RFC 3339 time, as time.Time does (any number of
+// fractional digits, any offset); null leaves t as it is.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var tt time.Time
+	if err := tt.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*t = Time(tt)
+	return nil
+}
+
 // Ptr is t as a *Time (nil for nil).
 func Ptr(t *time.Time) *Time {
 	if t == nil {

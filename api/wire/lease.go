@@ -1,0 +1,58 @@
+package wire
+
+import "encoding/json"
+
+// The bodies and answers of the task leases (POST /api/v1/leases and
+// /api/v1/leases/{lease}/…), by which a worker in any language runs tasks.
+
+// LeaseRequest is the body of POST /api/v1/leases.
+type LeaseRequest struct {
+	Worker    *string  `json:"worker"`
+	Queues    []string `json:"queues,omitempty"`
+	TaskTypes []string `json:"task_types,omitempty"`
+	// Max is an integer; WaitSeconds and LeaseSeconds are numbers.
+	Max          json.RawMessage `json:"max,omitempty"`
+	WaitSeconds  json.RawMessage `json:"wait_seconds,omitempty"`
+	LeaseSeconds json.RawMessage `json:"lease_seconds,omitempty"`
+}
+
+// LeaseList is the answer of POST /api/v1/leases (none after the wait).
+type LeaseList struct {
+	Leases []*Lease `json:"leases"`
+}
+
+// Lease is a leased task.
+type Lease struct {
+	// Token is the {lease} of the lease's paths.
+	Token    string `json:"lease"`
+	Task     *Task  `json:"task"`
+	Deadline Time   `json:"deadline"` // lost unless extended by then
+}
+
+// LeaseExtended is the answer of POST /api/v1/leases/{lease}/extend.
+type LeaseExtended struct {
+	Token           string `json:"lease"`
+	Deadline        Time   `json:"deadline"`
+	CancelRequested bool   `json:"cancel_requested"`
+}
+
+// LeaseCompletion is the body of POST /api/v1/leases/{lease}/complete.
+type LeaseCompletion struct {
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// LeaseFailure is the body of POST /api/v1/leases/{lease}/fail.
+type LeaseFailure struct {
+	Error *string `json:"error"`
+	// Class is retryable (the default) or permanent.
+	Class *string `json:"class,omitempty"`
+	// RetryAfterSeconds is a number of seconds.
+	RetryAfterSeconds json.RawMessage `json:"retry_after_seconds,omitempty"`
+}
+
+// LeaseProgress is the body of POST /api/v1/leases/{lease}/progress.
+type LeaseProgress struct {
+	// Fraction is a number from 0 to 1.
+	Fraction json.RawMessage `json:"fraction"`
+	Note     *string         `json:"note,omitempty"`
+}
