@@ -11,3 +11,22 @@ func cutByte(s string, c byte) (before, after string, found bool) {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// truncate cuts s to n bytes, marking the cut with an ellipsis.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// maxErrorText bounds the error text stored with a task.
+const maxErrorText = 2048
+
+// ulidOf returns the ULID part of task id "<queue>-<ULID>".
+func ulidOf(id string) string {
+	if len(id) < 26 {
+		return id
+	}
+	return id[len(id)-26:]
+}

@@ -12,9 +12,6 @@ import (
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
-// maxErrorText bounds the error text stored with a task.
-const maxErrorText = 2048
-
 // execution is a task running on this worker.
 type execution struct {
 	task   *Task
@@ -302,11 +299,4 @@ func (w *Worker) waitRetry(ctx context.Context, retry *backoff.Backoff) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

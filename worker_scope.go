@@ -2,17 +2,11 @@ package dtq
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/batch"
 	"github.com/dtq-dev/dtq/internal/store"
 )
-
-// scopeSet is the scoped limits a queue has (store.ScopeType+type,
-// store.ScopeKey+key), as a worker last read them: true for those with a
-// concurrency limit (whose starts take leases).
-type scopeSet map[string]bool
 
 // newScopeReleases returns the batcher of wq's releases of scoped leases:
 // the tasks ending at once release theirs in one script call.
@@ -42,19 +36,6 @@ func (wq *workerQueue) readScopes(ctx context.Context) error {
 	return nil
 }
 
-// scopeSetOf is the scope set of a queue's scoped limits defs (nil for
-// none).
-func scopeSetOf(defs map[string]store.ScopeDef) scopeSet {
-	if len(defs) == 0 {
-		return nil
-	}
-	set := make(scopeSet, len(defs))
-	for s, d := range defs {
-		set[s] = d.MaxRunning > 0
-	}
-	return set
-}
-
 // scopesFor returns the scoped limits the task of entry e is under: its
 // type's and its limit key's (or the limit of each key), those the queue
 // has; nil for none.
@@ -66,23 +47,6 @@ func (wq *workerQueue) scopesFor(e *store.Entry) []string {
 	return set.of(e)
 }
 
-// of returns the scopes of set the task of entry e is under.
-func (set scopeSet) of(e *store.Entry) []string {
-	if len(set) == 0 || e.Spec == nil {
-		return nil
-	}
-	var out []string
-	if s := store.ScopeType + e.Spec.Type; has(set, s) {
-		out = append(out, s)
-	}
-	if k := e.Spec.LimitKey; k != "" && (has(set, store.ScopeKey+k) || has(set, store.ScopeKey+store.EachKey)) {
-		out = append(out, store.ScopeKey+k)
-	}
-	return out
-}
-
-func has(set scopeSet, scope string) bool { _, ok := set[scope]; return ok }
-
 // leasedScopes returns those of scopes that take leases (have a
 // concurrency limit) as the worker knows them now: what a run's end
 // releases and its renewals renew.
@@ -92,21 +56,6 @@ func (wq *workerQueue) leasedScopes(scopes []string) []string {
 		return nil
 	}
 	return set.leased(scopes)
-}
-
-// leased returns those of scopes that take leases in set.
-func (set scopeSet) leased(scopes []string) []string {
-	var out []string
-	for _, s := range scopes {
-		leased := set[s]
-		if strings.HasPrefix(s, store.ScopeKey) && !has(set, s) {
-			leased = set[store.ScopeKey+store.EachKey] // the limit of each key
-		}
-		if leased {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // releaseScopes releases the scoped leases of t, which ended: the tasks
@@ -156,12 +105,4 @@ func (wq *workerQueue) pauseScopes(ctx context.Context, d time.Duration, t *Task
 		wq.w.c.redisError("lease", err)
 		wq.w.log.Warn("pausing the task's scoped limits failed", logTaskID, t.ID, logQueue, wq.q.name, "error", err)
 	}
-}
-
-// ulidOf returns the ULID part of task id "<queue>-<ULID>".
-func ulidOf(id string) string {
-	if len(id) < 26 {
-		return id
-	}
-	return id[len(id)-26:]
 }

@@ -1,0 +1,61 @@
+package dtq
+
+import (
+	"strings"
+
+	"github.com/dtq-dev/dtq/internal/store"
+)
+
+// The scoped limits (a task type's, a limit key's) as a claimer — a Go
+// worker's queue reader or the lease server — last read them, and which
+// of them a claimed entry falls under.
+
+// scopeSet is the scoped limits a queue has (store.ScopeType+type,
+// store.ScopeKey+key), as a worker last read them: true for those with a
+// concurrency limit (whose starts take leases).
+type scopeSet map[string]bool
+
+// scopeSetOf is the scope set of a queue's scoped limits defs (nil for
+// none).
+func scopeSetOf(defs map[string]store.ScopeDef) scopeSet {
+	if len(defs) == 0 {
+		return nil
+	}
+	set := make(scopeSet, len(defs))
+	for s, d := range defs {
+		set[s] = d.MaxRunning > 0
+	}
+	return set
+}
+
+// of returns the scopes of set the task of entry e is under.
+func (set scopeSet) of(e *store.Entry) []string {
+	if len(set) == 0 || e.Spec == nil {
+		return nil
+	}
+	var out []string
+	if s := store.ScopeType + e.Spec.Type; has(set, s) {
+		out = append(out, s)
+	}
+	if k := e.Spec.LimitKey; k != "" && (has(set, store.ScopeKey+k) || has(set, store.ScopeKey+store.EachKey)) {
+		out = append(out, store.ScopeKey+k)
+	}
+	return out
+}
+
+func has(set scopeSet, scope string) bool { _, ok := set[scope]; return ok }
+
+// leased returns those of scopes that take leases in set.
+func (set scopeSet) leased(scopes []string) []string {
+	var out []string
+	for _, s := range scopes {
+		leased := set[s]
+		if strings.HasPrefix(s, store.ScopeKey) && !has(set, s) {
+			leased = set[store.ScopeKey+store.EachKey] // the limit of each key
+		}
+		if leased {
+			out = append(out, s)
+		}
+	}
+	return out
+}
