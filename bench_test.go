@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/redis/rueidis"
 )
@@ -105,7 +106,7 @@ func logCommandStats(b *testing.B, c rueidis.Client, n int) {
 func benchClient(b *testing.B) (*dtq.Client, rueidis.Client) {
 	srv := redistest.Start(b, nil)
 	rc := redistest.Client(b, srv)
-	c, err := dtq.NewClient(rc, nil)
+	c, err := dtq.NewClient(redisconn.Wrap(rc), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -303,7 +304,7 @@ func BenchmarkLifecycle(b *testing.B) {
 func BenchmarkLifecycleShortRetention(b *testing.B) {
 	srv := redistest.Start(b, nil)
 	rc := redistest.Client(b, srv)
-	c, err := dtq.NewClient(rc, &dtq.Config{Retention: time.Millisecond})
+	c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Retention: time.Millisecond})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/dtq-dev/dtq/conn"
 	"github.com/dtq-dev/dtq/internal/batch"
 	"github.com/dtq-dev/dtq/internal/keys"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/store"
-	"github.com/redis/rueidis"
 )
 
 // Config configures a Client and the Workers built from it. The zero value
@@ -236,16 +238,18 @@ const plainInFlight = 2
 // listed again.
 const reregisterAfter = time.Minute
 
-// NewClient returns a Client on redis. It does no I/O.
-func NewClient(redis rueidis.Client, cfg *Config) (*Client, error) {
-	if redis == nil {
+// NewClient returns a Client on the connection redis (Connect). It does no
+// I/O.
+func NewClient(redis *conn.Redis, cfg *Config) (*Client, error) {
+	r := redisconn.Client(redis)
+	if r == nil {
 		return nil, invalid("redis", "must not be nil")
 	}
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &Client{&engine{store: store.New(redis, c.Namespace), cfg: c, obs: newObserver(c.Observer), log: c.Logger.With("component", "dtq"),
+	return &Client{&engine{store: store.New(r, c.Namespace), cfg: c, obs: newObserver(c.Observer), log: c.Logger.With("component", "dtq"),
 		queues: map[string]*queueState{}, pub: publisher{linger: eventLinger}}}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 	"github.com/redis/rueidis"
@@ -78,22 +79,23 @@ func TestConnect(t *testing.T) {
 func TestConnectMemoryIsPrivate(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	a, err := dtq.Connect(ctx, "memory://")
+	ac, err := dtq.Connect(ctx, "memory://")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := dtq.Connect(ctx, "memory://")
+	bc, err := dtq.Connect(ctx, "memory://")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	defer bc.Close()
+	a, b := redisconn.Client(ac), redisconn.Client(bc)
 	if err := a.Do(ctx, a.B().Set().Key("k").Value("a").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Do(ctx, b.B().Get().Key("k").Build()).Error(); !rueidis.IsRedisNil(err) {
 		t.Fatalf("the second server sees the first's key: %v", err)
 	}
-	a.Close()
+	ac.Close()
 	if err := a.Do(ctx, a.B().Ping().Build()).Error(); err == nil {
 		t.Fatal("a closed memory:// client still answers")
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/redis/rueidis"
 )
 
@@ -50,7 +51,7 @@ func runChildWorker() int {
 		fmt.Println("error:", err)
 		return 1
 	}
-	c, err := dtq.NewClient(rc, &dtq.Config{Namespace: os.Getenv(childNSEnv)})
+	c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Namespace: os.Getenv(childNSEnv)})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -2,7 +2,7 @@
 // by registered Go handlers until they succeed, fail for good into a
 // dead-letter stream, or are cancelled.
 //
-//	client, err := dtq.NewClient(redis, nil) // redis: a rueidis.Client
+//	client, err := dtq.NewClient(redis, nil) // redis: dtq.Connect(ctx, url)
 //	res, err := client.Enqueue(ctx, "email", payload, &dtq.EnqueueOpts{Priority: dtq.Ptr(9)})
 //
 //	w, err := dtq.NewWorker(client, &dtq.WorkerConfig{Concurrency: 50})

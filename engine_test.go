@@ -3,13 +3,15 @@ package dtq_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/redis/rueidis"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 )
 
 func TestEnqueueRunSucceed(t *testing.T) {
@@ -61,7 +63,7 @@ func TestConcurrentFirstUseOfANamespace(t *testing.T) {
 						return
 					}
 					defer rc.Close()
-					c, err := dtq.NewClient(rc, &dtq.Config{Namespace: ns})
+					c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Namespace: ns})
 					if err != nil {
 						t.Error(err)
 						return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 )
 
 func fast(cfg dtq.WorkerConfig) *dtq.WorkerConfig {
@@ -282,7 +283,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 // Admission control: a full queue and an oversized payload are typed errors.
 func TestAdmissionControl(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, MaxDepth: 2, MaxPayloadBytes: 64})
+		c, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace, MaxDepth: 2, MaxPayloadBytes: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +315,7 @@ func TestAdmissionControl(t *testing.T) {
 // retries, whose earlier entries are left behind too).
 func TestFinishedTasksLeaveDepth(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, MaxDepth: 3})
+		c, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace, MaxDepth: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

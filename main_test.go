@@ -9,6 +9,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/internal/leakcheck"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -54,7 +55,7 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *dtq.Config) *env {
 	if os.Getenv("DTQ_TEST_LOG") != "" {
 		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	client, err := dtq.NewClient(b.Client, &c)
+	client, err := dtq.NewClient(redisconn.Wrap(b.Client), &c)
 	if err != nil {
 		t.Fatal(err)
 	}

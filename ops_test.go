@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -65,7 +66,7 @@ func TestEvents(t *testing.T) {
 // After a burst has finished and expired, nothing of it is left in Redis.
 func TestRetentionReturnsToBaseline(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		c, _ := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, Retention: 100 * time.Millisecond})
+		c, _ := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace, Retention: 100 * time.Millisecond})
 		e.c = c
 		e.worker(nil, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return "x", nil }})
 		reqs := make([]dtq.EnqueueRequest, 200)
@@ -276,7 +277,7 @@ func TestStopAndCancel(t *testing.T) {
 func TestEngineValidation(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		for _, cfg := range []*dtq.Config{{Namespace: "a b"}, {Retention: -time.Second}, {MaxDepth: -1}, {QueueMaxDepth: map[string]int64{"x y": 1}}} {
-			if _, err := dtq.NewClient(e.Client, cfg); !errors.Is(err, dtq.ErrInvalid) {
+			if _, err := dtq.NewClient(redisconn.Wrap(e.Client), cfg); !errors.Is(err, dtq.ErrInvalid) {
 				t.Errorf("config %+v: %v", cfg, err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/redis/rueidis"
@@ -131,7 +132,7 @@ func TestMemoryBoundedAfterBurst(t *testing.T) {
 // their retention ends; the newest stay.
 func TestFinishedCapDeletesOldest(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, MaxFinished: 50})
+		c, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace, MaxFinished: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +169,7 @@ func TestFinishedCapDeletesOldest(t *testing.T) {
 // with them (they used to stay, with no expiry).
 func TestDeadLetterCapDeletesRecords(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, DeadLetterMaxLen: 10})
+		c, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace, DeadLetterMaxLen: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +203,7 @@ func TestDeadLetterCapDeletesRecords(t *testing.T) {
 // task stays long enough to be shown.
 func TestRetainNoneDeletesSucceeded(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace, Retention: dtq.RetainNone})
+		c, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace, Retention: dtq.RetainNone})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/queue"
 )
@@ -18,7 +19,7 @@ import (
 // shortest visibility timeout (they differed: 20 ms and 4 ms).
 func TestVisibilityMinimumShared(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		q, err := queue.New(e.Client, "vis", &queue.Config{Namespace: e.Namespace})
+		q, err := queue.New(redisconn.Wrap(e.Client), "vis", &queue.Config{Namespace: e.Namespace})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +136,7 @@ func TestLayoutMismatchRefused(t *testing.T) {
 			if err := c.setup(); err != nil {
 				t.Fatal(err)
 			}
-			client, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace})
+			client, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +167,7 @@ func TestLayoutMismatchRefused(t *testing.T) {
 func TestGroupDestroyedDoesNotRerunFinished(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		t.Run("kept", func(t *testing.T) { groupDestroyedAfterFinish(t, e, true) })
-		none, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: e.Namespace + "-none", Retention: dtq.RetainNone})
+		none, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: e.Namespace + "-none", Retention: dtq.RetainNone})
 		if err != nil {
 			t.Fatal(err)
 		}

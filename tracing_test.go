@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -55,7 +56,7 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 		}
 		// A client with no tracer provider (the global no-op one) and no
 		// span in its ctx stores none.
-		untraced, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: b.Namespace})
+		untraced, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: b.Namespace})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -177,7 +178,7 @@ func TestUniqueLockReleasedByEachEnd(t *testing.T) {
 func TestUniqueLockReleasedByExpiry(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ns := e.Namespace + "-short"
-		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: ns, Retention: 300 * time.Millisecond})
+		c, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: ns, Retention: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +255,7 @@ func TestUniqueValidation(t *testing.T) {
 func TestUniqueLockReleasedByDeletion(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ns := e.Namespace + "-none"
-		c, err := dtq.NewClient(e.Client, &dtq.Config{Namespace: ns, Retention: dtq.RetainNone})
+		c, err := dtq.NewClient(redisconn.Wrap(e.Client), &dtq.Config{Namespace: ns, Retention: dtq.RetainNone})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -103,11 +104,11 @@ func FuzzSubmit(f *testing.F) {
 	}
 
 	b := redistest.Embedded(f)
-	c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: "fuzz", MaxPayloadBytes: 4096})
+	c, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: "fuzz", MaxPayloadBytes: 4096})
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv := api.New(c, b.Client, &api.Config{MaxBodyBytes: 8192})
+	srv := api.New(c, redisconn.Wrap(b.Client), &api.Config{MaxBodyBytes: 8192})
 	f.Cleanup(srv.Close)
 	h := srv.Handler()
 	s := loadSpec(f)

@@ -16,6 +16,7 @@ import (
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
 	"github.com/dtq-dev/dtq/internal/leakcheck"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -50,7 +51,7 @@ func newEnv(t *testing.T, b *redistest.Backend, o *opts) *env {
 	}
 	cfg := o.engine
 	cfg.Namespace = b.Namespace
-	c, err := dtq.NewClient(b.Client, &cfg)
+	c, err := dtq.NewClient(redisconn.Wrap(b.Client), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func newEnv(t *testing.T, b *redistest.Backend, o *opts) *env {
 		})
 	}
 	acfg := o.api
-	as := api.New(c, b.Client, &acfg)
+	as := api.New(c, redisconn.Wrap(b.Client), &acfg)
 	srv := httptest.NewServer(as.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(as.Close) // runs first

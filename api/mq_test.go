@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/queue"
 )
 
@@ -26,7 +27,7 @@ func (e *env) mqLease(body string) []map[string]any {
 // the holder's late ack changes nothing.
 func TestMessageQueueOverHTTP(t *testing.T) {
 	forEachBackend(t, &opts{noWorker: true}, func(t *testing.T, e *env) {
-		q, err := queue.New(e.b.Client, "jobs", &queue.Config{Namespace: e.b.Namespace})
+		q, err := queue.New(redisconn.Wrap(e.b.Client), "jobs", &queue.Config{Namespace: e.b.Namespace})
 		if err != nil {
 			t.Fatal(err)
 		}

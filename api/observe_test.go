@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -61,12 +62,12 @@ func send(t *testing.T, srv *httptest.Server, method, path, body string) {
 func TestObserveRequestRoutes(t *testing.T) {
 	t.Parallel()
 	be := redistest.Embedded(t)
-	c, err := dtq.NewClient(be.Client, &dtq.Config{Namespace: redistest.Namespace(t)})
+	c, err := dtq.NewClient(redisconn.Wrap(be.Client), &dtq.Config{Namespace: redistest.Namespace(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var obs observed
-	api := New(c, be.Client, &Config{ObserveRequest: obs.observe})
+	api := New(c, redisconn.Wrap(be.Client), &Config{ObserveRequest: obs.observe})
 	outer := http.NewServeMux()
 	var outerPattern string
 	outer.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -99,7 +100,7 @@ func TestObserveRequestRoutes(t *testing.T) {
 	if outerPattern != "/" {
 		t.Fatalf("the outer mux's pattern became %q", outerPattern)
 	}
-	if h := New(c, be.Client, nil); fmt.Sprintf("%T", h.Handler()) != "http.HandlerFunc" {
+	if h := New(c, redisconn.Wrap(be.Client), nil); fmt.Sprintf("%T", h.Handler()) != "http.HandlerFunc" {
 		t.Fatal("without ObserveRequest the handler is still wrapped")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -571,7 +572,7 @@ func readFrame(r *bufio.Reader) (byte, []byte, error) {
 
 // closed provokes the 503 of GET /ws/events from a closed Server.
 func (p *prober) closed(e *env) {
-	srv := api.New(e.c, e.b.Client, nil)
+	srv := api.New(e.c, redisconn.Wrap(e.b.Client), nil)
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 	srv.Close()
@@ -692,11 +693,11 @@ func (p *prober) expired(e *env) {
 // ends.)
 func (p *prober) down() {
 	b := redistest.Embedded(p.t)
-	c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: redistest.Namespace(p.t)})
+	c, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: redistest.Namespace(p.t)})
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	as := api.New(c, b.Client, nil)
+	as := api.New(c, redisconn.Wrap(b.Client), nil)
 	defer as.Close()
 	hs := httptest.NewServer(as.Handler())
 	defer hs.Close()

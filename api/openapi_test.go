@@ -19,6 +19,7 @@ import (
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
 	"github.com/dtq-dev/dtq/api/wire"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -150,11 +151,11 @@ func TestOpenAPIRoutes(t *testing.T) {
 	t.Parallel()
 	s := loadSpec(t)
 	b := redistest.Embedded(t)
-	c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: redistest.Namespace(t)})
+	c, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: redistest.Namespace(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := api.New(c, b.Client, nil)
+	srv := api.New(c, redisconn.Wrap(b.Client), nil)
 	t.Cleanup(srv.Close)
 
 	served := map[string]bool{}

@@ -13,8 +13,9 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api/wire"
+	"github.com/dtq-dev/dtq/conn"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/queue"
-	"github.com/redis/rueidis"
 )
 
 // Config configures a Server. The zero value of every field means its
@@ -63,7 +64,7 @@ type Server struct {
 	c       *dtq.Client
 	admin   *dtq.Admin
 	leases  *dtq.LeaseServer // runs from New to Close
-	redis   rueidis.Client
+	redis   *conn.Redis
 	cfg     Config
 	log     *slog.Logger
 	keyHash []byte
@@ -77,7 +78,7 @@ type Server struct {
 
 // New returns a Server on client, whose Redis connection redis also
 // answers the readiness probe.
-func New(client *dtq.Client, redis rueidis.Client, cfg *Config) *Server {
+func New(client *dtq.Client, redis *conn.Redis, cfg *Config) *Server {
 	var c Config
 	if cfg != nil {
 		c = *cfg
@@ -230,7 +231,8 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
-	if err := s.redis.Do(ctx, s.redis.B().Ping().Build()).Error(); err != nil {
+	rc := redisconn.Client(s.redis)
+	if err := rc.Do(ctx, rc.B().Ping().Build()).Error(); err != nil {
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, wire.CodeUnavailable, "Redis is not reachable")
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -43,7 +44,7 @@ func (e *env) wsServer(o *wsOpts) *wsServer {
 	if o == nil {
 		o = &wsOpts{}
 	}
-	s := api.New(e.c, e.b.Client, &o.api)
+	s := api.New(e.c, redisconn.Wrap(e.b.Client), &o.api)
 	if o.ping > 0 {
 		api.SetWSTimings(s, o.ping, o.write)
 	}

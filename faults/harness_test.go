@@ -243,7 +243,7 @@ func newRig(t *testing.T, checkURL string, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(rc.Close)
-	if r.client, err = dtq.NewClient(rc, &dtq.Config{Namespace: r.ns}); err != nil {
+	if r.client, err = dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Namespace: r.ns}); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"api", "--addr", "127.0.0.1:0", "--redis", r.url, "--namespace", r.ns,

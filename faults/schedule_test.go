@@ -39,7 +39,7 @@ func TestScheduleTicksUnderFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	c, err := dtq.NewClient(rc, &dtq.Config{Namespace: ns})
+	c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 	"github.com/redis/rueidis"
@@ -73,7 +74,7 @@ func report(b *testing.B, c rueidis.Client, before redisCPU, start time.Time, n 
 func benchQueue(b *testing.B) (*queue.Queue, rueidis.Client) {
 	srv := redistest.Start(b, nil)
 	c := redistest.Client(b, srv)
-	q, err := queue.New(c, "bench", nil)
+	q, err := queue.New(redisconn.Wrap(c), "bench", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

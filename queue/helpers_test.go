@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 	"github.com/redis/rueidis"
@@ -85,7 +86,7 @@ func (e *env) newClient(t *testing.T) rueidis.Client {
 func crash(t *testing.T, e *env, q *queue.Queue, topic string, n int) []*queue.Message {
 	t.Helper()
 	c := e.newClient(t)
-	dq, err := queue.New(c, q.Name(), &queue.Config{Namespace: e.Namespace})
+	dq, err := queue.New(redisconn.Wrap(c), q.Name(), &queue.Config{Namespace: e.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}

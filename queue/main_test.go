@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 )
@@ -33,7 +34,7 @@ func (e *env) queue(name string, cfg *queue.Config) *queue.Queue {
 		c = *cfg
 	}
 	c.Namespace = e.Namespace
-	q, err := queue.New(e.Client, name, &c)
+	q, err := queue.New(redisconn.Wrap(e.Client), name, &c)
 	if err != nil {
 		e.t.Fatal(err)
 	}

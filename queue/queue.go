@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/dtq-dev/dtq/conn"
 	"github.com/dtq-dev/dtq/internal/batch"
 	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/queuestore"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/redis/rueidis"
 )
 
@@ -104,8 +106,10 @@ type Queue struct {
 }
 
 // New returns the queue name (1-64 characters from A-Z a-z 0-9 _ . -) on
-// client. It does no I/O. cfg may be nil for all defaults.
-func New(client rueidis.Client, name string, cfg *Config) (*Queue, error) {
+// the connection redis (Connect). It does no I/O. cfg may be nil for all
+// defaults.
+func New(redis *conn.Redis, name string, cfg *Config) (*Queue, error) {
+	client := redisconn.Client(redis)
 	if client == nil {
 		return nil, invalid("client", "must not be nil")
 	}

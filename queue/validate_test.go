@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 )
@@ -34,7 +35,7 @@ func validation(t *testing.T, e *env) {
 		if c != nil && c.Namespace == "" {
 			c.Namespace = e.Namespace
 		}
-		_, err := queue.New(client, name, c)
+		_, err := queue.New(redisconn.Wrap(client), name, c)
 		return err
 	}
 	cases := []struct {

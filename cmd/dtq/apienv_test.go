@@ -11,6 +11,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -60,7 +61,7 @@ func newAPIEnv(t *testing.T, b *redistest.Backend, o *apiEnvOpts) *apiEnv {
 	}
 	ecfg := o.engine
 	ecfg.Namespace = b.Namespace
-	c, err := dtq.NewClient(b.Client, &ecfg)
+	c, err := dtq.NewClient(redisconn.Wrap(b.Client), &ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func newAPIEnv(t *testing.T, b *redistest.Backend, o *apiEnvOpts) *apiEnv {
 		})
 	}
 	cfg := o.api
-	as := api.New(c, b.Client, &cfg)
+	as := api.New(c, redisconn.Wrap(b.Client), &cfg)
 	t.Cleanup(as.Close)
 	srv := httptest.NewServer(as.Handler())
 	t.Cleanup(srv.Close)

@@ -134,7 +134,7 @@ func (o *benchOptions) direct(ctx context.Context, out io.Writer, measure func(c
 			return err
 		}
 		closeFn = b.Close
-		c, err = dtq.NewClient(b.Client, &dtq.Config{Namespace: o.namespace})
+		c, err = dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: o.namespace})
 		if err != nil {
 			b.Close()
 			return err
@@ -146,7 +146,7 @@ func (o *benchOptions) direct(ctx context.Context, out io.Writer, measure func(c
 		}
 		closeFn = rc.Close
 		usage = func(ctx context.Context) (redisconn.Usage, error) { return redisconn.ReadUsage(ctx, rc) }
-		c, err = dtq.NewClient(rc, &dtq.Config{Namespace: o.namespace})
+		c, err = dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Namespace: o.namespace})
 		if err != nil {
 			rc.Close()
 			return err

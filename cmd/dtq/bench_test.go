@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -29,7 +30,7 @@ func TestBenchDirect(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Shared(t)
 	ns := redistest.Namespace(t)
-	c, err := dtq.NewClient(redistest.Client(t, srv), &dtq.Config{Namespace: ns})
+	c, err := dtq.NewClient(redisconn.Wrap(redistest.Client(t, srv)), &dtq.Config{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/cmd/dtq/internal/metrics"
 	"github.com/dtq-dev/dtq/examples/tasks"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -41,7 +42,7 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := dtq.NewClient(redistest.Embedded(t).Client, &dtq.Config{Observer: m})
+	client, err := dtq.NewClient(redisconn.Wrap(redistest.Embedded(t).Client), &dtq.Config{Observer: m})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,7 +179,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if err != nil {
 		return err
 	}
-	client, err := dtq.NewClient(redis, &dtq.Config{
+	client, err := dtq.NewClient(redisconn.Wrap(redis), &dtq.Config{
 		Namespace:       o.namespace,
 		MaxPayloadBytes: o.maxPayloadBytes,
 		MaxDepth:        o.maxDepth,
@@ -219,7 +219,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	mux.Handle("GET /metrics", m.Handler())
 	var apiServer *api.Server
 	if r.api {
-		apiServer = api.New(client, redis, &api.Config{
+		apiServer = api.New(client, redisconn.Wrap(redis), &api.Config{
 			APIKey:         o.apiKey,
 			APIKeyReads:    o.apiKeyReads,
 			MaxBodyBytes:   o.maxBodyBytes,
@@ -237,7 +237,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		mux.Handle("GET /{$}", dash)
 		mux.Handle("GET "+dashboard.AssetPrefix, dash)
 	} else {
-		probes := api.New(client, redis, &api.Config{Logger: log, ObserveRequest: m.ObserveHTTP}).Handler()
+		probes := api.New(client, redisconn.Wrap(redis), &api.Config{Logger: log, ObserveRequest: m.ObserveHTTP}).Handler()
 		mux.Handle("GET /health", probes)
 		mux.Handle("GET /ready", probes)
 	}

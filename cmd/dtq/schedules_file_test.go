@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -45,7 +46,7 @@ func TestSchedulesFileAppliesIdempotently(t *testing.T) {
 	t.Parallel()
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: b.Namespace})
+		c, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: b.Namespace})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestSchedulesFileAppliesIdempotently(t *testing.T) {
 func TestSchedulesFileRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	b := redistest.Embedded(t)
-	c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: redistest.Namespace(t)})
+	c, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: redistest.Namespace(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

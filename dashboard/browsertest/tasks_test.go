@@ -131,14 +131,14 @@ func TestTaskDataRendersAsText(t *testing.T) {
 	// good with an error quoting the type (the serve process's Go worker
 	// leaves the type to it, CONTRACT 3.3.1c).
 	odd := p.Submit(fmt.Sprintf(`{"task_type":%s,"payload":%s}`, js(markup), payload))
-	failOverHTTP(t, p, odd)
+	failOverHTTP(t, p, markup, odd, "cannot run task type %q")
 	p.WaitStatus(echo, "SUCCEEDED")
 	p.WaitStatus(odd, "DEAD")
 	// A workflow whose first step has that type: drawn with the type on its
 	// box and the error quoting it.
 	wf := p.Must(http.StatusCreated, "POST", "/api/v1/workflows",
 		fmt.Sprintf(`{"root":{"chain":[{"task":{"task_type":%s,"payload":%s}},{"task":{"task_type":"echo"}}]}}`, js(markup), payload)).Str("id")
-	failOverHTTP(t, p, "")
+	failOverHTTP(t, p, markup, "", "cannot run task type %q")
 
 	tb := newTab(t, 1280, 800)
 	pages := []struct{ name, hash, want string }{
@@ -223,7 +223,9 @@ func TestRedriveFromDeadLetters(t *testing.T) {
 	for range 3 {
 		fails = append(fails, p.Submit(`{"task_type":"always_fail","max_attempts":1}`))
 	}
+	// A dead letter of another error: a task its worker over HTTP failed.
 	orphan := p.Submit(`{"task_type":"nobody_handles","max_attempts":1}`)
+	failOverHTTP(t, p, "nobody_handles", orphan, "no worker runs %q")
 	for _, id := range append(fails, orphan) {
 		p.WaitStatus(id, "DEAD")
 	}
@@ -275,23 +277,24 @@ func TestTaskSearch(t *testing.T) {
 	tb.noScriptRan("Tasks")
 }
 
-// failOverHTTP leases the next task of the markup type (id, when not "")
-// as a worker over HTTP and fails it for good with an error that quotes
-// its type.
-func failOverHTTP(t *testing.T, p *proctest.Proc, id string) {
+// failOverHTTP leases the next task of taskType (id, when not "") as a
+// worker over HTTP and fails it for good with error text errText (%s: the
+// task's type, quoted).
+func failOverHTTP(t *testing.T, p *proctest.Proc, taskType, id, errText string) {
 	t.Helper()
+	typ, _ := json.Marshal(taskType)
 	r := p.Must(http.StatusOK, "POST", "/api/v1/leases",
-		fmt.Sprintf(`{"worker":"markup","task_types":[%s],"wait_seconds":10}`, js(markup)))
+		fmt.Sprintf(`{"worker":"http-test","task_types":[%s],"wait_seconds":10}`, typ))
 	leases, _ := r.Body["leases"].([]any)
 	if len(leases) != 1 {
-		t.Fatalf("leased %s, want the task of the markup type", r.Raw)
+		t.Fatalf("leased %s, want the task of type %q", r.Raw, taskType)
 	}
 	l := leases[0].(map[string]any)
 	task := l["task"].(map[string]any)
 	if id != "" && task["id"] != id {
 		t.Fatalf("leased %v, want %s", task["id"], id)
 	}
-	errText, _ := json.Marshal(fmt.Sprintf("cannot run task type %q", task["task_type"]))
+	text, _ := json.Marshal(fmt.Sprintf(errText, task["task_type"]))
 	p.Must(http.StatusOK, "POST", "/api/v1/leases/"+l["lease"].(string)+"/fail",
-		fmt.Sprintf(`{"error":%s,"class":"permanent"}`, errText))
+		fmt.Sprintf(`{"error":%s,"class":"permanent"}`, text))
 }

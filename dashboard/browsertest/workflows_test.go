@@ -10,6 +10,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/internal/proctest"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -22,7 +23,7 @@ func onRedis(t *testing.T, env ...string) (*proctest.Proc, *dtq.Client) {
 	ns := redistest.Namespace(t)
 	env = append(env, "DTQ_REDIS_URL=redis://"+srv.Addr, "DTQ_NAMESPACE="+ns)
 	p := start(t, env, "serve", "--addr", "127.0.0.1:0", "--shutdown-timeout", "1s")
-	c, err := dtq.NewClient(redistest.Client(t, srv), &dtq.Config{Namespace: ns})
+	c, err := dtq.NewClient(redisconn.Wrap(redistest.Client(t, srv)), &dtq.Config{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/examples/tasks"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -16,7 +17,7 @@ func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
 
 func TestExampleHandlers(t *testing.T) {
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
-		c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: b.Namespace})
+		c, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: b.Namespace})
 		if err != nil {
 			t.Fatal(err)
 		}

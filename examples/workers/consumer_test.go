@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/proctest"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
 )
@@ -22,7 +23,7 @@ func TestExampleConsumer(t *testing.T) {
 	srv := redistest.Start(t, nil)
 	serve := proctest.Start(t, binary, &proctest.StartOpts{DropDTQEnv: true}, "serve", "--redis", "redis://"+srv.Addr,
 		"--addr", "127.0.0.1:0", "--queues", "default")
-	q, err := queue.New(redistest.Client(t, srv), "orders", nil)
+	q, err := queue.New(redisconn.Wrap(redistest.Client(t, srv)), "orders", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/internal/proctest"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
@@ -174,7 +175,7 @@ func TestExampleWorkers(t *testing.T) {
 			srv := redistest.Start(t, nil)
 			serve := proctest.Start(t, binary, &proctest.StartOpts{DropDTQEnv: true}, "serve", "--redis", "redis://"+srv.Addr,
 				"--addr", "127.0.0.1:0", "--queues", "default")
-			c, err := dtq.NewClient(redistest.Client(t, srv), nil)
+			c, err := dtq.NewClient(redisconn.Wrap(redistest.Client(t, srv)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

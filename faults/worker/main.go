@@ -81,7 +81,7 @@ func run(o options) error {
 		return err
 	}
 	defer trace.Close()
-	client, err := dtq.NewClient(redis, &dtq.Config{Namespace: o.namespace, Logger: log, DurableReplicas: o.durable,
+	client, err := dtq.NewClient(redisconn.Wrap(redis), &dtq.Config{Namespace: o.namespace, Logger: log, DurableReplicas: o.durable,
 		Observer: recorded{trace: trace}})
 	if err != nil {
 		return err

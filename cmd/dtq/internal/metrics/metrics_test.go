@@ -19,6 +19,7 @@ import (
 	"github.com/dtq-dev/dtq/api"
 	"github.com/dtq-dev/dtq/cmd/dtq/internal/metrics"
 	"github.com/dtq-dev/dtq/examples/tasks"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -43,7 +44,7 @@ func newEnv(t *testing.T, b *redistest.Backend, cfg *metrics.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := dtq.NewClient(b.Client, &dtq.Config{Namespace: b.Namespace, Observer: m})
+	c, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: b.Namespace, Observer: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestQueueDepthWithRedisDown(t *testing.T) {
 // status code, through api.Config.ObserveRequest.
 func TestHTTPMetrics(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, e *env) {
-		as := api.New(e.c, e.b.Client, &api.Config{ObserveRequest: e.m.ObserveHTTP})
+		as := api.New(e.c, redisconn.Wrap(e.b.Client), &api.Config{ObserveRequest: e.m.ObserveHTTP})
 		t.Cleanup(as.Close)
 		srv := httptest.NewServer(as.Handler())
 		defer srv.Close()
@@ -496,7 +497,7 @@ func observedClient(b *testing.B) (*dtq.Client, []byte) {
 		b.Fatal(err)
 	}
 	srv := redistest.Start(b, nil)
-	c, err := dtq.NewClient(redistest.Client(b, srv), &dtq.Config{Observer: m})
+	c, err := dtq.NewClient(redisconn.Wrap(redistest.Client(b, srv)), &dtq.Config{Observer: m})
 	if err != nil {
 		b.Fatal(err)
 	}
