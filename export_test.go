@@ -3,6 +3,8 @@ package dtq
 import (
 	"context"
 	"time"
+
+	"github.com/dtq-dev/dtq/internal/claim"
 )
 
 // StallClaims makes w call stall when a read returns claimed entries,
@@ -32,9 +34,9 @@ func WatchTypes(ctx context.Context, c *LeaseServer, queue string, types []strin
 		return false, err
 	}
 	before()
-	set := map[string]bool{}
+	set := claim.Types{}
 	for _, t := range types {
 		set[t] = true
 	}
-	return c.watchTypes(ctx, q, marks, set, block)
+	return claim.Watch(ctx, q.store, marks, set, block)
 }

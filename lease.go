@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/internal/taskid"
@@ -89,8 +90,8 @@ type leaseState struct {
 	reclaim    delivery.Reclaim // Every set by each call's timeout
 	ensured    bool
 	limitsRead time.Time
-	limited    bool     // a queue-wide concurrency or rate limit
-	scopes     scopeSet // its scoped limits, nil for none
+	limited    bool         // a queue-wide concurrency or rate limit
+	scopes     claim.Scopes // its scoped limits, nil for none
 	// leased is when Lease last read the queue; while it is recent the
 	// queue's scheduler runs in this process (schedStop stops it), so that
 	// retries and delayed tasks become due with no Go worker of the queue.
@@ -153,16 +154,16 @@ func (s *LeaseServer) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, erro
 	if err := s.checkLayout(ctx); err != nil {
 		return nil, err
 	}
-	var types map[string]bool
+	var types claim.Types
 	if len(r.Types) > 0 {
-		types = map[string]bool{}
+		types = claim.Types{}
 		for _, t := range r.Types {
 			types[t] = true
 		}
 	}
 	consumer := "http:" + r.Worker
 	deadline := time.Now().Add(r.Wait)
-	var marks []string // the first queue's, for a holder of some types (watchTypes)
+	var marks []string // the first queue's, for a holder of some types (claim.Watch)
 	for {
 		var out []*Lease
 		for _, name := range r.Queues {
@@ -194,7 +195,7 @@ func (s *LeaseServer) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, erro
 			// Still nothing of its types: wait as on an empty queue until
 			// one arrives (entries of other types, given back by this
 			// holder or others, do not wake it), then read them all again.
-			if _, err := s.watchTypes(ctx, q, marks, types, min(left, time.Second)); err != nil {
+			if _, err := claim.Watch(ctx, q.store, marks, types, min(left, time.Second)); err != nil {
 				if ctx.Err() != nil {
 					return nil, nil //nolint:nilerr // the caller went away: nothing leased
 				}
@@ -216,7 +217,7 @@ func (s *LeaseServer) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, erro
 
 // leaseFrom leases up to n tasks of q: under q's limits, as many as they
 // grant.
-func (s *LeaseServer) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types map[string]bool,
+func (s *LeaseServer) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types claim.Types,
 	timeout time.Duration) ([]*Lease, []store.Entry, error) {
 	st := s.leaseStateOf(q.name)
 	limited, err := s.readLeaseLimits(ctx, q, st)
@@ -275,16 +276,16 @@ func (s *LeaseServer) leaseFrom(ctx context.Context, q *queueState, consumer str
 // lost) the leases are renewed before they are handed out, as is any
 // start asked again: a lease's timeout runs from its handing out.
 func (s *LeaseServer) startLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, entries []store.Entry,
-	types map[string]bool, timeout time.Duration, g leaseGrant, stale bool) ([]*Lease, error) {
+	types claim.Types, timeout time.Duration, g leaseGrant, stale bool) ([]*Lease, error) {
 	st.mu.Lock()
 	scopes := st.scopes
 	st.mu.Unlock()
-	giveBackOthers(entries, types)
+	claim.GiveBackOthers(entries, types)
 	for i := range entries {
 		if i >= g.granted {
 			entries[i].GiveBack = true // past what the limits granted
 		}
-		entries[i].Scopes = scopes.of(&entries[i])
+		entries[i].Scopes = scopes.Of(&entries[i])
 	}
 	_, keepOthers := s.cfg.retentions()
 	cfg := store.StartConfig{Worker: consumer, MaxCrashes: defaultMaxCrashes, Retention: keepOthers, LeaseTTL: timeout,
@@ -314,7 +315,7 @@ func (s *LeaseServer) startLeases(ctx context.Context, q *queueState, st *leaseS
 		events = append(events, eventLine(t, StatusRunning, ""))
 		tok := leaseToken{queue: q.name, id: t.ID, band: e.Band, entry: e.EntryID, run: sd.Run,
 			attempt: sd.Attempt, crashes: sd.Crashes, started: sd.Started, consumer: consumer, timeout: timeout,
-			limit: g.name(used), scopes: e.Scopes, leased: scopes.leased(e.Scopes)}
+			limit: g.name(used), scopes: e.Scopes, leased: scopes.Leased(e.Scopes)}
 		used++
 		out = append(out, &Lease{Token: tok.String(), Deadline: deadline, Task: t})
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -37,7 +38,7 @@ func (s *LeaseServer) readLeaseLimits(ctx context.Context, q *queueState, st *le
 		return false, err
 	}
 	st.mu.Lock()
-	st.limitsRead, st.limited, st.scopes = time.Now(), limited, scopeSetOf(defs)
+	st.limitsRead, st.limited, st.scopes = time.Now(), limited, claim.ScopesOf(defs)
 	st.mu.Unlock()
 	return limited, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -43,7 +44,7 @@ func (st *leaseState) lostClaim(consumer string) {
 // consumer in their first delivery and not started, after a claim of
 // consumer failed in this process. done reports that it used g (it found
 // some); otherwise g is the caller's still.
-func (s *LeaseServer) recoverLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, types map[string]bool,
+func (s *LeaseServer) recoverLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, types claim.Types,
 	timeout time.Duration, g leaseGrant) (ls []*Lease, done bool, err error) {
 	st.mu.Lock()
 	lost := st.lost[consumer]

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/keys"
 )
@@ -155,8 +156,8 @@ type Worker struct {
 	handlers map[string]HandlerFunc
 	// types are the task types it runs, those of handlers, fixed at
 	// Start (typeList sorted): entries of others are given back
-	// (claim_types.go)
-	types     map[string]bool
+	// (internal/claim)
+	types     claim.Types
 	typeList  []string
 	state     int // 0 new, 1 started, 2 stopping/stopped
 	running   map[string]*execution
@@ -306,7 +307,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.state = 1
 	w.started = time.Now()
-	w.types, w.typeList = map[string]bool{}, []string{}
+	w.types, w.typeList = claim.Types{}, []string{}
 	for t := range w.handlers {
 		w.types[t] = true
 		w.typeList = append(w.typeList, t)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/batch"
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/scheduler"
 	"github.com/dtq-dev/dtq/internal/store"
@@ -61,10 +62,10 @@ type workerQueue struct {
 	// have made it (reader only): recoverClaims runs before the next read
 	lostClaims bool
 	// others and marks follow the reads that brought back only tasks of
-	// types the worker does not run (reader only, claim_types.go): marks
+	// types the worker does not run (reader only, worker_types.go): marks
 	// are the bands' ends once such a read saw nothing new; the next
 	// such read waits for a task of its types after them
-	others    otherTypes
+	others    claim.Others
 	marks     []string
 	waitTypes bool
 
@@ -73,7 +74,7 @@ type workerQueue struct {
 
 	// scopes are the queue's scoped limits (a task type's, a limit key's;
 	// nil for none): a start takes their leases, or holds the task back
-	scopes        atomic.Pointer[scopeSet]
+	scopes        atomic.Pointer[claim.Scopes]
 	scopeReleases *batch.Batcher[[]string, struct{}]
 }
 
@@ -310,7 +311,7 @@ func (wq *workerQueue) fetch(ctx context.Context, n int) (entries []store.Entry,
 			wq.hot = entries[0].Band
 		}
 		if implicit && len(entries) > 0 && wq.implicitStarts() { // (a limit set meanwhile holds them)
-			giveBackOthers(entries, w.types)
+			claim.GiveBackOthers(entries, w.types)
 			pre = store.StartImplicit(entries, st)
 		}
 		return entries, pre, nil
@@ -372,7 +373,7 @@ func (wq *workerQueue) readBands(ctx context.Context, n int, block time.Duration
 			for i := n; i < len(entries); i++ {
 				entries[i].GiveBack = true // beyond n (up to n per band): start.lua gives them back
 			}
-			giveBackOthers(entries, wq.w.types)
+			claim.GiveBackOthers(entries, wq.w.types)
 			pre = store.StartImplicit(entries, st)
 		}
 	} else {
@@ -395,7 +396,7 @@ func (wq *workerQueue) waitResume(ctx context.Context) error {
 // answer is lost is asked again (resumeStarts) until stop ends.
 func (wq *workerQueue) start(ctx, stop context.Context, entries []store.Entry, pre []store.Started, claimed time.Time, slots, mode, granted int) {
 	w := wq.w
-	giveBackOthers(entries, w.types)
+	claim.GiveBackOthers(entries, w.types)
 	for i := range entries {
 		entries[i].Scopes = wq.scopesFor(&entries[i])
 	}

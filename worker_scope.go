@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/batch"
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -27,7 +28,7 @@ func (wq *workerQueue) readScopes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	set := scopeSetOf(defs)
+	set := claim.ScopesOf(defs)
 	if set == nil {
 		wq.scopes.Store(nil)
 		return nil
@@ -44,7 +45,7 @@ func (wq *workerQueue) scopesFor(e *store.Entry) []string {
 	if set == nil {
 		return nil
 	}
-	return set.of(e)
+	return set.Of(e)
 }
 
 // leasedScopes returns those of scopes that take leases (have a
@@ -55,7 +56,7 @@ func (wq *workerQueue) leasedScopes(scopes []string) []string {
 	if set == nil {
 		return nil
 	}
-	return set.leased(scopes)
+	return set.Leased(scopes)
 }
 
 // releaseScopes releases the scoped leases of t, which ended: the tasks

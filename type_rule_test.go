@@ -79,7 +79,7 @@ func TestGoAndHTTPWorkersSplitAQueueByType(t *testing.T) {
 
 // A Go worker beside a task of a type it has no handler for does not spin
 // on it: it gives it back, reads once more, then waits as on an empty
-// queue (claim_types.go). Measured in Redis commands over 2 s idle on the
+// queue (internal/claim). Measured in Redis commands over 2 s idle on the
 // test's own server, against the same worker's 2 s before the task came.
 func TestGoWorkerBesideAnotherTypeDoesNotSpin(t *testing.T) {
 	t.Parallel()

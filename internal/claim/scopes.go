@@ -1,4 +1,4 @@
-package dtq
+package claim
 
 import (
 	"strings"
@@ -10,26 +10,26 @@ import (
 // worker's queue reader or the lease server — last read them, and which
 // of them a claimed entry falls under.
 
-// scopeSet is the scoped limits a queue has (store.ScopeType+type,
+// Scopes are the scoped limits a queue has (store.ScopeType+type,
 // store.ScopeKey+key), as a worker last read them: true for those with a
 // concurrency limit (whose starts take leases).
-type scopeSet map[string]bool
+type Scopes map[string]bool
 
-// scopeSetOf is the scope set of a queue's scoped limits defs (nil for
+// ScopesOf is the scope set of a queue's scoped limits defs (nil for
 // none).
-func scopeSetOf(defs map[string]store.ScopeDef) scopeSet {
+func ScopesOf(defs map[string]store.ScopeDef) Scopes {
 	if len(defs) == 0 {
 		return nil
 	}
-	set := make(scopeSet, len(defs))
+	set := make(Scopes, len(defs))
 	for s, d := range defs {
 		set[s] = d.MaxRunning > 0
 	}
 	return set
 }
 
-// of returns the scopes of set the task of entry e is under.
-func (set scopeSet) of(e *store.Entry) []string {
+// Of returns the scopes of set the task of entry e is under.
+func (set Scopes) Of(e *store.Entry) []string {
 	if len(set) == 0 || e.Spec == nil {
 		return nil
 	}
@@ -43,10 +43,10 @@ func (set scopeSet) of(e *store.Entry) []string {
 	return out
 }
 
-func has(set scopeSet, scope string) bool { _, ok := set[scope]; return ok }
+func has(set Scopes, scope string) bool { _, ok := set[scope]; return ok }
 
-// leased returns those of scopes that take leases in set.
-func (set scopeSet) leased(scopes []string) []string {
+// Leased returns those of scopes that take leases in set.
+func (set Scopes) Leased(scopes []string) []string {
 	var out []string
 	for _, s := range scopes {
 		leased := set[s]
