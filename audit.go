@@ -22,7 +22,7 @@ const (
 	auditPause          auditAction = "pause"           // Pause
 	auditResume         auditAction = "resume"          // Resume
 	auditQueueDelete    auditAction = "queue-delete"    // DeleteQueue; detail: force, what it held
-	auditLimitSet       auditAction = "limit-set"       // the Set*Limit(s) calls; detail: the limits
+	auditLimitSet       auditAction = "limit-set"       // the Set*Limits and Clear*Limits calls; detail: the limits
 	auditGroupWeight    auditAction = "group-weight"    // SetGroupWeight; detail: group and weight
 	auditScheduleUpsert auditAction = "schedule-upsert" // UpsertSchedule; detail: the name
 	auditScheduleDelete auditAction = "schedule-delete" // DeleteSchedule; detail: the name

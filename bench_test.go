@@ -238,9 +238,9 @@ func BenchmarkDrainLimit(b *testing.B) {
 			ctx := context.Background()
 			switch limit {
 			case "max_running=50":
-				err = dtq.NewAdmin(c).SetConcurrencyLimit(ctx, dtq.DefaultQueue, 50)
+				err = dtq.NewAdmin(c).SetLimits(ctx, dtq.DefaultQueue, dtq.LimitSpec{MaxRunning: 50})
 			case "rate=1000000/s":
-				err = dtq.NewAdmin(c).SetRateLimit(ctx, dtq.DefaultQueue, 1_000_000, time.Second, 1000)
+				err = dtq.NewAdmin(c).SetLimits(ctx, dtq.DefaultQueue, dtq.LimitSpec{Rate: 1_000_000, Per: time.Second, Burst: 1000})
 			case "type:max_running=50":
 				err = dtq.NewAdmin(c).SetTypeLimits(ctx, dtq.DefaultQueue, "noop", dtq.LimitSpec{MaxRunning: 50})
 			case "type:rate=1000000/s":

@@ -9,13 +9,14 @@ import (
 	"github.com/dtq-dev/dtq"
 )
 
-// A concurrency limit holds across every worker process of the queue:
-// here one worker of 8 slots runs at most 2 reports at once.
-func ExampleAdmin_SetConcurrencyLimit() {
+// A concurrency limit (LimitSpec.MaxRunning) holds across every worker
+// process of the queue: here one worker of 8 slots runs at most 2 reports
+// at once.
+func ExampleAdmin_SetLimits() {
 	ctx := context.Background()
 	client, stop := connect()
 	defer stop()
-	dtq.NewAdmin(client).SetConcurrencyLimit(ctx, "reports", 2)
+	dtq.NewAdmin(client).SetLimits(ctx, "reports", dtq.LimitSpec{MaxRunning: 2})
 
 	var running, most atomic.Int32
 	worker, _ := dtq.NewWorker(client, &dtq.WorkerConfig{Queues: []string{"reports"}, Concurrency: 8})
@@ -43,13 +44,14 @@ func ExampleAdmin_SetConcurrencyLimit() {
 	// Output: limit 2 most at once 2
 }
 
-// A rate limit spaces the queue's starts across every worker: 20 per
-// second, one at a time, is one start every 50 ms.
-func ExampleAdmin_SetRateLimit() {
+// A rate limit (LimitSpec.Rate, Per, Burst) spaces the queue's starts
+// across every worker: 20 per second, one at a time, is one start every
+// 50 ms.
+func ExampleAdmin_SetLimits_rate() {
 	ctx := context.Background()
 	client, stop := connect()
 	defer stop()
-	dtq.NewAdmin(client).SetRateLimit(ctx, "partner-api", 20, time.Second, 1)
+	dtq.NewAdmin(client).SetLimits(ctx, "partner-api", dtq.LimitSpec{Rate: 20, Per: time.Second, Burst: 1})
 
 	starts := make(chan time.Time, 4)
 	worker, _ := dtq.NewWorker(client, &dtq.WorkerConfig{Queues: []string{"partner-api"}})

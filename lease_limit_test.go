@@ -25,7 +25,7 @@ func (e *env) running(queue string) int64 {
 func TestLeaseUnderConcurrencyLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := dtq.NewAdmin(e.c).SetConcurrencyLimit(ctx, "capped", 2); err != nil {
+		if err := dtq.NewAdmin(e.c).SetLimits(ctx, "capped", dtq.LimitSpec{MaxRunning: 2}); err != nil {
 			t.Fatal(err)
 		}
 		capped := &dtq.EnqueueOpts{Queue: "capped"}
@@ -85,7 +85,7 @@ func TestLeaseUnderConcurrencyLimit(t *testing.T) {
 func TestLeaseUnderRateLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.a.SetRateLimit(ctx, "metered", 2, time.Hour, 2); err != nil {
+		if err := e.a.SetLimits(ctx, "metered", dtq.LimitSpec{Rate: 2, Per: time.Hour, Burst: 2}); err != nil {
 			t.Fatal(err)
 		}
 		for range 4 {

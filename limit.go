@@ -16,7 +16,9 @@ const (
 	MaxRatePer          = 24 * time.Hour
 )
 
-// LimitSpec is what limits a queue's tasks across every worker process.
+// LimitSpec is what limits a queue's tasks (or those of one task type or
+// limit key) across every worker process: SetLimits, SetTypeLimits and
+// SetKeyLimits take one with MaxRunning, Rate or both.
 type LimitSpec struct {
 	// MaxRunning: at most this many of the queue's tasks RUNNING at once (1
 	// to MaxConcurrencyLimit); 0: no concurrency limit.
@@ -52,51 +54,45 @@ type LimitInfo struct {
 	Scopes []ScopeLimitInfo `json:"scopes,omitempty"`
 }
 
-// SetConcurrencyLimit limits queue to at most max tasks RUNNING at once
-// across every worker process (1 to MaxConcurrencyLimit; 0 removes the
-// limit), keeping its rate limit. Workers hold a lease per task they run,
-// renewed with the task: a lost worker's leases expire within its
-// VisibilityTimeout, and a slot freed by a finishing task wakes a worker
-// waiting for one. A task waiting for a slot stays QUEUED in its band (no
-// attempt used). Workers read the limit when they start, when it is set
-// (told on the queue's cancels channel) and every 5 s, in case that
-// message was missed. It is audited (limit-set).
-func (a *Admin) SetConcurrencyLimit(ctx context.Context, queue string, max int64) error {
-	if err := checkLimits(LimitSpec{MaxRunning: max}); err != nil {
-		return err
-	}
-	return a.setLimits(ctx, queue, fmt.Sprintf("max_running=%d", max), func(q *store.Queue) error {
-		return q.SetConcurrencyLimit(ctx, max)
-	})
-}
-
-// SetRateLimit limits how often queue's tasks start, across every worker
-// process, keeping its concurrency limit: at most rate per per, smoothly
-// (GCRA: one start every per/rate, with bursts of at most burst after an
-// idle spell; burst 0 means 1). rate 0 removes the limit. A task waiting
-// for its turn stays QUEUED in its band (no attempt used). A handler of
-// the queue returning RetryAfter(d, err) pauses the queue's limits for d:
-// the remote asked everyone to slow down. Workers read it as
-// SetConcurrencyLimit's. It is audited (limit-set).
-func (a *Admin) SetRateLimit(ctx context.Context, queue string, rate int64, per time.Duration, burst int64) error {
-	spec := LimitSpec{Rate: rate, Per: per, Burst: burst}
-	if err := checkLimits(spec); err != nil {
-		return err
-	}
-	return a.setLimits(ctx, queue, rateDetail(spec), func(q *store.Queue) error {
-		return q.SetRateLimit(ctx, rate, per, max(burst, 1))
-	})
-}
-
-// SetLimits replaces both of queue's limits with spec's, in one step (a
-// zero field removes its limit; the zero LimitSpec removes both). It is
-// audited (limit-set).
+// SetLimits replaces queue's limits with spec's, across every worker
+// process; a zero field of spec leaves no such limit (ClearLimits removes
+// them all; a spec with neither MaxRunning nor Rate is ErrInvalid).
+//
+// MaxRunning caps the queue at that many tasks RUNNING at once. Workers
+// hold a lease per task they run, renewed with the task: a lost worker's
+// leases expire within its VisibilityTimeout, and a slot freed by a
+// finishing task wakes a worker waiting for one. A task waiting for a slot
+// stays QUEUED in its band (no attempt used).
+//
+// Rate caps how often the queue's tasks start: at most Rate per Per,
+// smoothly (GCRA: one start every Per/Rate, with bursts of at most Burst
+// after an idle spell; Burst 0 means 1). A task waiting for its turn stays
+// QUEUED in its band (no attempt used). A handler of the queue returning
+// RetryAfter(d, err) pauses the queue's limits for d: the remote asked
+// everyone to slow down.
+//
+// Workers read the limits when they start, when they are set (told on the
+// queue's cancels channel) and every 5 s, in case that message was missed.
+// It is audited (limit-set).
 func (a *Admin) SetLimits(ctx context.Context, queue string, spec LimitSpec) error {
 	if err := checkLimits(spec); err != nil {
 		return err
 	}
+	return a.putLimits(ctx, queue, spec)
+}
+
+// ClearLimits removes queue's own limits (not those of its task types and
+// limit keys: ClearTypeLimits, ClearKeyLimits); a queue without limits is
+// left as it is. It is audited (limit-set).
+func (a *Admin) ClearLimits(ctx context.Context, queue string) error {
+	return a.putLimits(ctx, queue, LimitSpec{})
+}
+
+// putLimits replaces queue's limits with spec's, checked already (the
+// zero LimitSpec removes them).
+func (c *engine) putLimits(ctx context.Context, queue string, spec LimitSpec) error {
 	detail := fmt.Sprintf("max_running=%d %s", spec.MaxRunning, rateDetail(spec))
-	return a.setLimits(ctx, queue, detail, func(q *store.Queue) error {
+	return c.setLimits(ctx, queue, detail, func(q *store.Queue) error {
 		return q.SetLimits(ctx, store.LimitDef{MaxRunning: spec.MaxRunning, Rate: spec.Rate, Per: spec.Per, Burst: max(spec.Burst, 1)})
 	})
 }
@@ -124,11 +120,14 @@ func rateDetail(s LimitSpec) string {
 	return fmt.Sprintf("rate=%d/%v burst=%d", s.Rate, s.Per, max(s.Burst, 1))
 }
 
-// CheckLimits validates spec as SetLimits would, writing nothing.
+// CheckLimits validates spec as SetLimits, SetTypeLimits and SetKeyLimits
+// would, writing nothing.
 func (a *Admin) CheckLimits(spec LimitSpec) error { return checkLimits(spec) }
 
 func checkLimits(spec LimitSpec) error {
 	switch {
+	case spec.MaxRunning == 0 && spec.Rate == 0:
+		return invalid("max_running", "or rate is required (ClearLimits, ClearTypeLimits and ClearKeyLimits remove limits)")
 	case spec.MaxRunning < 0 || spec.MaxRunning > MaxConcurrencyLimit:
 		return invalid("max_running", "must be from 0 (no limit) to %d (got %d)", MaxConcurrencyLimit, spec.MaxRunning)
 	case spec.Rate < 0 || spec.Rate > MaxRate:

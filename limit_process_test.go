@@ -140,7 +140,7 @@ func TestConcurrencyLimitAcrossProcesses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		const vt = time.Second
-		if err := e.a.SetConcurrencyLimit(ctx, dtq.DefaultQueue, 3); err != nil {
+		if err := e.a.SetLimits(ctx, dtq.DefaultQueue, dtq.LimitSpec{MaxRunning: 3}); err != nil {
 			t.Fatal(err)
 		}
 		log, effects, procs := runLimitedNaps(t, e, vt, 40)
@@ -186,7 +186,7 @@ func TestRateLimitAcrossProcesses(t *testing.T) {
 	forEachBackendAlone(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		const rate, burst = 100, 10
-		if err := e.a.SetRateLimit(ctx, dtq.DefaultQueue, rate, time.Second, burst); err != nil {
+		if err := e.a.SetLimits(ctx, dtq.DefaultQueue, dtq.LimitSpec{Rate: rate, Per: time.Second, Burst: burst}); err != nil {
 			t.Fatal(err)
 		}
 		reqs := make([]dtq.EnqueueRequest, 1300)

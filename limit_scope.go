@@ -39,7 +39,7 @@ type ScopeLimitInfo struct {
 }
 
 // SetTypeLimits replaces the limits of queue's tasks of taskType with
-// spec's, across every worker process (the zero LimitSpec removes them):
+// spec's, across every worker process (ClearTypeLimits removes them):
 // at most spec.MaxRunning such tasks RUNNING at once, at most spec.Rate
 // starts per spec.Per (GCRA, bursts of spec.Burst). They hold as well as
 // the queue's own limits and the task's limit key's. A start a full
@@ -53,26 +53,58 @@ func (a *Admin) SetTypeLimits(ctx context.Context, queue, taskType string, spec 
 	if err := checkType(taskType); err != nil {
 		return err
 	}
+	if err := checkLimits(spec); err != nil {
+		return err
+	}
 	return a.setScopeLimits(ctx, queue, store.ScopeType+taskType, "type "+taskType, spec)
+}
+
+// ClearTypeLimits removes the limits of queue's tasks of taskType (the
+// queue's own and its limit keys' stay); a type without limits is left as
+// it is. It is audited (limit-set).
+func (a *Admin) ClearTypeLimits(ctx context.Context, queue, taskType string) error {
+	if err := checkType(taskType); err != nil {
+		return err
+	}
+	return a.setScopeLimits(ctx, queue, store.ScopeType+taskType, "type "+taskType, LimitSpec{})
 }
 
 // SetKeyLimits replaces the limits of queue's tasks submitted with
 // EnqueueOpts.LimitKey limitKey (EachKey: of each key that has no limits
 // of its own, counted per key) with spec's, as SetTypeLimits does for a
-// task type. A customer's tasks, say: SetKeyLimits(ctx, q, dtq.EachKey,
-// LimitSpec{MaxRunning: 2}) runs at most two of any one customer's tasks
-// at once. It is audited (limit-set).
+// task type (ClearKeyLimits removes them). A customer's tasks, say:
+// SetKeyLimits(ctx, q, dtq.EachKey, LimitSpec{MaxRunning: 2}) runs at most
+// two of any one customer's tasks at once. It is audited (limit-set).
 func (a *Admin) SetKeyLimits(ctx context.Context, queue, limitKey string, spec LimitSpec) error {
-	if limitKey != EachKey && !keys.ValidName(limitKey) {
-		return invalid("limit_key", "must be %s, or %q for each key (got %q)", keys.NameRule, EachKey, limitKey)
+	if err := checkLimitKey(limitKey); err != nil {
+		return err
+	}
+	if err := checkLimits(spec); err != nil {
+		return err
 	}
 	return a.setScopeLimits(ctx, queue, store.ScopeKey+limitKey, "limit_key "+limitKey, spec)
 }
 
-func (c *engine) setScopeLimits(ctx context.Context, queue, scope, what string, spec LimitSpec) error {
-	if err := checkLimits(spec); err != nil {
+// ClearKeyLimits removes the limits of queue's tasks of limitKey (EachKey:
+// the limits of each key without limits of its own; a key's own limits
+// stay); a key without limits is left as it is. It is audited (limit-set).
+func (a *Admin) ClearKeyLimits(ctx context.Context, queue, limitKey string) error {
+	if err := checkLimitKey(limitKey); err != nil {
 		return err
 	}
+	return a.setScopeLimits(ctx, queue, store.ScopeKey+limitKey, "limit_key "+limitKey, LimitSpec{})
+}
+
+func checkLimitKey(limitKey string) error {
+	if limitKey != EachKey && !keys.ValidName(limitKey) {
+		return invalid("limit_key", "must be %s, or %q for each key (got %q)", keys.NameRule, EachKey, limitKey)
+	}
+	return nil
+}
+
+// setScopeLimits replaces the limits of scope with spec's, checked already
+// (the zero LimitSpec removes them).
+func (c *engine) setScopeLimits(ctx context.Context, queue, scope, what string, spec LimitSpec) error {
 	per := spec.Per
 	if spec.Rate == 0 {
 		per = 0

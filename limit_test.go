@@ -16,7 +16,7 @@ import (
 func TestConcurrencyLimitAcrossWorkers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := e.a.SetConcurrencyLimit(ctx, "capped", 3); err != nil {
+		if err := e.a.SetLimits(ctx, "capped", dtq.LimitSpec{MaxRunning: 3}); err != nil {
 			t.Fatal(err)
 		}
 		var running, most atomic.Int64
@@ -56,13 +56,19 @@ func TestConcurrencyLimitAcrossWorkers(t *testing.T) {
 			return err == nil && info.InUse <= 2 // each idle worker waits with one
 		})
 		// Removed, the limit no longer holds (read again within a beat).
-		if err := e.a.SetConcurrencyLimit(ctx, "capped", 0); err != nil {
+		if err := e.a.ClearLimits(ctx, "capped"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.a.SetConcurrencyLimit(ctx, "capped", -1); !errors.Is(err, dtq.ErrInvalid) {
+		if info, err := e.a.Limit(ctx, "capped"); err != nil || info.MaxRunning != 0 || info.Rate != 0 {
+			t.Fatalf("after ClearLimits: %+v, %v", info, err)
+		}
+		if err := e.a.SetLimits(ctx, "capped", dtq.LimitSpec{}); !errors.Is(err, dtq.ErrInvalid) {
+			t.Fatalf("SetLimits of no limit (ClearLimits removes them): %v", err)
+		}
+		if err := e.a.SetLimits(ctx, "capped", dtq.LimitSpec{MaxRunning: -1}); !errors.Is(err, dtq.ErrInvalid) {
 			t.Fatalf("a negative limit: %v", err)
 		}
-		if err := e.a.SetConcurrencyLimit(ctx, "..", 1); !errors.Is(err, dtq.ErrInvalid) {
+		if err := e.a.SetLimits(ctx, "..", dtq.LimitSpec{MaxRunning: 1}); !errors.Is(err, dtq.ErrInvalid) {
 			t.Fatalf("a bad queue: %v", err)
 		}
 	})
@@ -74,7 +80,7 @@ func TestRetryAfterPausesTheLimit(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		const pause = 400 * time.Millisecond
-		if err := e.a.SetConcurrencyLimit(ctx, "remote", 1); err != nil {
+		if err := e.a.SetLimits(ctx, "remote", dtq.LimitSpec{MaxRunning: 1}); err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
@@ -110,6 +116,78 @@ func TestRetryAfterPausesTheLimit(t *testing.T) {
 		}
 		if info, err := e.a.Limit(ctx, "remote"); err != nil || info.PausedUntil != nil {
 			t.Fatalf("after the pause: %+v, %v", info, err)
+		}
+	})
+}
+
+// Each scope of limits has one setter and one remover: a setter given no
+// limit (the zero LimitSpec) is refused and changes nothing, and each
+// Clear*Limits removes its scope's limits only.
+func TestSetAndClearLimitsOfEachScope(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		const q = "scoped"
+		if err := e.a.SetLimits(ctx, q, dtq.LimitSpec{MaxRunning: 4, Rate: 10, Per: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.a.SetTypeLimits(ctx, q, "render", dtq.LimitSpec{MaxRunning: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.a.SetKeyLimits(ctx, q, dtq.EachKey, dtq.LimitSpec{MaxRunning: 1}); err != nil {
+			t.Fatal(err)
+		}
+		for name, err := range map[string]error{
+			"SetLimits":     e.a.SetLimits(ctx, q, dtq.LimitSpec{}),
+			"SetTypeLimits": e.a.SetTypeLimits(ctx, q, "render", dtq.LimitSpec{}),
+			"SetKeyLimits":  e.a.SetKeyLimits(ctx, q, dtq.EachKey, dtq.LimitSpec{Per: time.Second}),
+		} {
+			var ve *dtq.ValidationError
+			if !errors.As(err, &ve) || ve.Field != "max_running" {
+				t.Errorf("%s of no limit: %v, want a ValidationError of max_running", name, err)
+			}
+		}
+		scopes := func() (*dtq.LimitInfo, []string) {
+			t.Helper()
+			info, err := e.a.Limit(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range info.Scopes {
+				got = append(got, s.TaskType+"|"+s.LimitKey)
+			}
+			return info, got
+		}
+		if info, got := scopes(); info.MaxRunning != 4 || info.Rate != 10 || len(got) != 2 {
+			t.Fatalf("after the refused setters: %+v %v, want every limit as set", info, got)
+		}
+		if err := e.a.ClearTypeLimits(ctx, q, "render"); err != nil {
+			t.Fatal(err)
+		}
+		if info, got := scopes(); info.MaxRunning != 4 || len(got) != 1 || got[0] != "|"+dtq.EachKey {
+			t.Fatalf("after ClearTypeLimits: %+v %v, want the queue's and the key's", info, got)
+		}
+		if err := e.a.ClearLimits(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if info, got := scopes(); info.MaxRunning != 0 || info.Rate != 0 || len(got) != 1 {
+			t.Fatalf("after ClearLimits: %+v %v, want the key's only", info, got)
+		}
+		if err := e.a.ClearKeyLimits(ctx, q, dtq.EachKey); err != nil {
+			t.Fatal(err)
+		}
+		// Removing what is not there is no error.
+		if err := e.a.ClearKeyLimits(ctx, q, "customer-7"); err != nil {
+			t.Fatal(err)
+		}
+		if info, got := scopes(); info.MaxRunning != 0 || len(got) != 0 {
+			t.Fatalf("after ClearKeyLimits: %+v %v, want none", info, got)
+		}
+		if err := e.a.ClearTypeLimits(ctx, q, "bad\ntype"); !errors.Is(err, dtq.ErrInvalid) {
+			t.Fatalf("ClearTypeLimits of a bad type: %v", err)
+		}
+		if err := e.a.ClearKeyLimits(ctx, q, "bad key!"); !errors.Is(err, dtq.ErrInvalid) {
+			t.Fatalf("ClearKeyLimits of a bad key: %v", err)
 		}
 	})
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // leases are the concurrency leases a worker holds for one queue with a
-// queue-wide limit (Admin.SetConcurrencyLimit): one per task of the
+// queue-wide concurrency limit (Admin.SetLimits): one per task of the
 // queue it runs, and the few a read is claiming for. They are renewed with
 // the tasks and expire when they are not, so a lost worker's slots come
 // back within the visibility timeout.

@@ -62,7 +62,7 @@ func (s *Server) putKeyLimit(w http.ResponseWriter, r *http.Request) {
 // for a queue that does not exist; PUT makes one).
 func (s *Server) deleteTypeLimit(w http.ResponseWriter, r *http.Request) {
 	if s.existingQueue(w, r, r.PathValue("queue")) {
-		s.setScope(w, r, dtq.LimitSpec{}, s.admin.SetTypeLimits, r.PathValue("type"))
+		s.clearScope(w, r, s.admin.ClearTypeLimits, r.PathValue("type"))
 	}
 }
 
@@ -70,7 +70,7 @@ func (s *Server) deleteTypeLimit(w http.ResponseWriter, r *http.Request) {
 // a queue that does not exist).
 func (s *Server) deleteKeyLimit(w http.ResponseWriter, r *http.Request) {
 	if s.existingQueue(w, r, r.PathValue("queue")) {
-		s.setScope(w, r, dtq.LimitSpec{}, s.admin.SetKeyLimits, r.PathValue("key"))
+		s.clearScope(w, r, s.admin.ClearKeyLimits, r.PathValue("key"))
 	}
 }
 
@@ -79,6 +79,16 @@ func (s *Server) deleteKeyLimit(w http.ResponseWriter, r *http.Request) {
 func (s *Server) setScope(w http.ResponseWriter, r *http.Request, spec dtq.LimitSpec,
 	set func(context.Context, string, string, dtq.LimitSpec) error, name string) {
 	if err := set(r.Context(), r.PathValue("queue"), name, spec); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.getLimit(w, r)
+}
+
+// clearScope removes a type's or limit key's limits with clear and answers
+// the queue's limits.
+func (s *Server) clearScope(w http.ResponseWriter, r *http.Request, clear func(context.Context, string, string) error, name string) {
+	if err := clear(r.Context(), r.PathValue("queue"), name); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -130,9 +140,14 @@ func (s *Server) readLimitBody(w http.ResponseWriter, r *http.Request) (dtq.Limi
 // deleteLimit serves DELETE /api/v1/limits/{queue}: removes its limits (404
 // for a queue that does not exist).
 func (s *Server) deleteLimit(w http.ResponseWriter, r *http.Request) {
-	if s.existingQueue(w, r, r.PathValue("queue")) {
-		s.setLimits(w, r, dtq.LimitSpec{})
+	if !s.existingQueue(w, r, r.PathValue("queue")) {
+		return
 	}
+	if err := s.admin.ClearLimits(r.Context(), r.PathValue("queue")); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.getLimit(w, r)
 }
 
 // setLimits replaces the queue's limits with spec and answers them.

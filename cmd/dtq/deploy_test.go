@@ -82,7 +82,7 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		t.Fatal(err)
 	}
 	// The series that a short healthy run does not create.
-	if err := dtq.NewAdmin(client).SetConcurrencyLimit(t.Context(), "limited", 2); err != nil {
+	if err := dtq.NewAdmin(client).SetLimits(t.Context(), "limited", dtq.LimitSpec{MaxRunning: 2}); err != nil {
 		t.Fatal(err)
 	}
 	m.ClaimsThrottled("limited", 1)

@@ -115,20 +115,8 @@ func (q *Queue) Limited(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// SetConcurrencyLimit sets the queue-wide concurrency limit (0 removes it)
-// and wakes the queue's workers.
-func (q *Queue) SetConcurrencyLimit(ctx context.Context, limit int64) error {
-	return q.setLimit(ctx, q.concurrencyCmd(limit))
-}
-
-// SetRateLimit sets the queue-wide rate limit: at most n claims per per, in
-// bursts of at most burst (n 0 removes it); its state starts afresh.
-func (q *Queue) SetRateLimit(ctx context.Context, n int64, per time.Duration, burst int64) error {
-	return q.setLimit(ctx, q.rateCmds(n, per, burst)...)
-}
-
-// SetLimits replaces both of the queue's limits with d's (a pause stays),
-// in one round trip.
+// SetLimits replaces both of the queue's limits with d's (a zero field
+// removes its limit; a pause stays), in one round trip.
 func (q *Queue) SetLimits(ctx context.Context, d LimitDef) error {
 	return q.setLimit(ctx, append(q.rateCmds(d.Rate, d.Per, d.Burst), q.concurrencyCmd(d.MaxRunning))...)
 }

@@ -32,7 +32,7 @@ func TestLeases(t *testing.T) {
 			t.Fatal("leases written without a limit")
 		}
 
-		if err := q.SetConcurrencyLimit(ctx, 3); err != nil {
+		if err := q.SetLimits(ctx, LimitDef{MaxRunning: 3}); err != nil {
 			t.Fatal(err)
 		}
 		a, err := q.AcquireLeases(ctx, "acquire", time.Minute, names("a", 2))
@@ -74,7 +74,7 @@ func TestLeases(t *testing.T) {
 		if err != nil || late.Granted != 1 {
 			t.Fatalf("e, after d|1 expired: %+v, %v (want the one slot it freed)", late, err)
 		}
-		if err := q.SetConcurrencyLimit(ctx, 0); err != nil {
+		if err := q.SetLimits(ctx, LimitDef{}); err != nil {
 			t.Fatal(err)
 		}
 		if d, _, _ := q.Limits(ctx); d.Limited() {
@@ -91,7 +91,7 @@ func TestRateLimitGrants(t *testing.T) {
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		q := New(b.Client, b.Namespace).Queue("q")
-		if err := q.SetRateLimit(ctx, 10, time.Second, 3); err != nil { // one per 100 ms, bursts of 3
+		if err := q.SetLimits(ctx, LimitDef{Rate: 10, Per: time.Second, Burst: 3}); err != nil { // one per 100 ms, bursts of 3
 			t.Fatal(err)
 		}
 		acquire := func(n int) Grant {

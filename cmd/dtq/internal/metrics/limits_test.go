@@ -14,10 +14,7 @@ import (
 func TestLimitMetrics(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, e *env) {
 		ctx := t.Context()
-		if err := dtq.NewAdmin(e.c).SetConcurrencyLimit(ctx, "capped", 1); err != nil {
-			t.Fatal(err)
-		}
-		if err := dtq.NewAdmin(e.c).SetRateLimit(ctx, "capped", 50, 2*time.Second, 1); err != nil {
+		if err := dtq.NewAdmin(e.c).SetLimits(ctx, "capped", dtq.LimitSpec{MaxRunning: 1, Rate: 50, Per: 2 * time.Second, Burst: 1}); err != nil {
 			t.Fatal(err)
 		}
 		defer blockThree(e, "capped")()
