@@ -16,7 +16,6 @@ const (
 	auditCancel         auditAction = "cancel"          // Cancel; detail: the task's status before
 	auditRequeue        auditAction = "requeue"         // Requeue
 	auditDiscard        auditAction = "discard"         // Discard
-	auditRequeueAll     auditAction = "requeue-all"     // RequeueAll; detail: how many
 	auditDiscardAll     auditAction = "discard-all"     // Purge; detail: how many
 	auditRedrive        auditAction = "redrive"         // Redrive (not a dry run); detail: the filter and counts
 	auditPause          auditAction = "pause"           // Pause
@@ -34,7 +33,7 @@ const (
 
 // auditActions are the actions, in the order AuditActions gives them.
 var auditActions = []auditAction{
-	auditCancel, auditRequeue, auditDiscard, auditRequeueAll, auditDiscardAll, auditRedrive,
+	auditCancel, auditRequeue, auditDiscard, auditDiscardAll, auditRedrive,
 	auditPause, auditResume, auditQueueDelete, auditLimitSet, auditGroupWeight,
 	auditScheduleUpsert, auditScheduleDelete, auditSchedulePause, auditScheduleResume,
 	auditWorkflow, auditCancelWorkflow,
@@ -50,16 +49,10 @@ func AuditActions() []string {
 	return out
 }
 
-// dlqAudit is the action of a dead-letter action on one task or, with all,
-// on a queue's every dead letter.
-func dlqAudit(action store.DLQAction, all bool) auditAction {
-	switch {
-	case action == store.Requeue && all:
-		return auditRequeueAll
-	case action == store.Requeue:
+// dlqAudit is the action of a dead-letter action on one task.
+func dlqAudit(action store.DLQAction) auditAction {
+	if action == store.Requeue {
 		return auditRequeue
-	case all:
-		return auditDiscardAll
 	}
 	return auditDiscard
 }

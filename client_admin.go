@@ -123,34 +123,25 @@ func (c *engine) dlqOne(ctx context.Context, action store.DLQAction, id string) 
 		}
 		return ErrNotDead
 	}
-	c.audit(ctx, dlqAudit(action, false), queue, id, "")
+	c.audit(ctx, dlqAudit(action), queue, id, "")
 	return nil
 }
 
-// RequeueAll requeues every dead letter of queue and returns how many.
-func (a *Admin) RequeueAll(ctx context.Context, queue string) (int, error) {
-	return a.dlqAll(ctx, store.Requeue, queue)
-}
-
-// Purge discards every dead letter of queue and returns how many.
+// Purge discards every dead letter of queue there when it starts and
+// returns how many. (Redrive requeues many dead letters.)
 func (a *Admin) Purge(ctx context.Context, queue string) (int, error) {
-	return a.dlqAll(ctx, store.Discard, queue)
-}
-
-func (c *engine) dlqAll(ctx context.Context, action store.DLQAction, queue string) (int, error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return 0, err
 	}
-	q := c.store.Queue(queue)
-	// Only the entries there now: a requeued task that dies again while
-	// this runs is not requeued a second time (nor forever).
+	q := a.store.Queue(queue)
+	// Only the entries there now: a task that dies while this runs stays.
 	last, err := q.DeadLetters(ctx, 1, "")
 	if err != nil {
 		return 0, err
 	}
 	total := 0
 	for len(last) > 0 {
-		entries, err := q.DeadLettersUpTo(ctx, last[0].EntryID, 256)
+		entries, err := q.DeadLettersUpTo(ctx, last[0].EntryID, dlqBatch)
 		if err != nil {
 			return total, err
 		}
@@ -161,7 +152,7 @@ func (c *engine) dlqAll(ctx context.Context, action store.DLQAction, queue strin
 		for i, e := range entries {
 			ids[i] = e.TaskID
 		}
-		done, err := q.DLQ(ctx, action, ids, c.keepOthers())
+		done, err := q.DLQ(ctx, store.Discard, ids, a.keepOthers())
 		if err != nil {
 			return total, err
 		}
@@ -181,9 +172,13 @@ func (c *engine) dlqAll(ctx context.Context, action store.DLQAction, queue strin
 			}
 		}
 	}
-	c.audit(ctx, dlqAudit(action, true), queue, "", strconv.Itoa(total))
+	a.audit(ctx, auditDiscardAll, queue, "", strconv.Itoa(total))
 	return total, nil
 }
+
+// dlqBatch is how many dead letters one dlq.lua call takes at most (Purge,
+// Redrive).
+const dlqBatch = 256
 
 // Pause stops workers from starting tasks of queue (running ones finish);
 // submissions are still accepted.

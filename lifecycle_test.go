@@ -344,12 +344,13 @@ func TestFinishedTasksLeaveDepth(t *testing.T) {
 	})
 }
 
-// RequeueAll requeues the dead letters there when it starts, once each,
-// even while a worker sends them straight back (a loop over "whatever is
-// in the stream" would requeue them again and again); Purge empties it.
-func TestRequeueAllThenPurge(t *testing.T) {
+// A redrive of a queue's every dead letter requeues those there when it
+// starts, once each, even while a worker sends them straight back (a loop
+// over "whatever is in the stream" would requeue them again and again);
+// Purge empties it.
+func TestRedriveAllThenPurge(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		const n = 600 // more than one batch of the requeue loop
+		const n = 600 // more than one batch of dlq.lua
 		reqs := make([]dtq.EnqueueRequest, n)
 		for i := range reqs {
 			reqs[i] = dtq.EnqueueRequest{Type: "doomed", Opts: &dtq.EnqueueOpts{MaxAttempts: 1}}
@@ -364,9 +365,10 @@ func TestRequeueAllThenPurge(t *testing.T) {
 			st, err := e.a.Stats(t.Context(), "default")
 			return err == nil && st.Dead == n
 		})
-		got, err := e.a.RequeueAll(t.Context(), "default")
-		if err != nil || got != n {
-			t.Fatalf("RequeueAll = %d, %v; want %d", got, err, n)
+		res, err := e.a.Redrive(t.Context(), dtq.RedriveFilter{Queue: "default"},
+			dtq.RedriveOpts{Limit: dtq.MaxRedriveLimit, Rate: dtq.MaxRedriveRate})
+		if err != nil || res.Requeued != n || res.Matched != n || res.More {
+			t.Fatalf("Redrive = %+v, %v; want %d requeued", res, err, n)
 		}
 		eventually(t, 20*time.Second, "all dead again", func() bool {
 			st, err := e.a.Stats(t.Context(), "default")

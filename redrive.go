@@ -29,13 +29,17 @@ type RedriveOpts struct {
 	// Limit is how many to requeue (or count) at most in this call:
 	// 1-MaxRedriveLimit, default 1,000. Result.More says more match.
 	Limit int
-	// Rate is how many requeues per second at most (default 100): a
-	// redrive cannot flood a dependency that is just recovering.
+	// Rate is how many requeues per second at most, 0.1-MaxRedriveRate
+	// (default 100): a redrive cannot flood a dependency that is just
+	// recovering.
 	Rate float64
 }
 
-// MaxRedriveLimit bounds RedriveOpts.Limit.
-const MaxRedriveLimit = 100000
+// Bounds of RedriveOpts.
+const (
+	MaxRedriveLimit = 100000
+	MaxRedriveRate  = 100000
+)
 
 // RedriveResult is what Redrive did.
 type RedriveResult struct {
@@ -49,7 +53,9 @@ type RedriveResult struct {
 // Redrive requeues the dead letters of f.Queue that match f, oldest first,
 // at most o.Rate per second, up to o.Limit — or, with o.DryRun, only
 // counts them. Only the dead letters there when it starts are considered
-// (a task requeued here that dies again is not requeued twice). A redrive
+// (a task requeued here that dies again is not requeued twice). An entry
+// of the stream whose task is no dead letter any more (gone, or requeued
+// meanwhile) is not requeued: a redrive that comes to it drops it. A redrive
 // (not a dry run) is recorded in the audit stream with its filter.
 func (a *Admin) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*RedriveResult, error) {
 	if err := checkQueue("queue", f.Queue); err != nil {
@@ -72,8 +78,8 @@ func (a *Admin) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*R
 	switch {
 	case o.Rate == 0:
 		o.Rate = 100
-	case o.Rate < 0.1 || o.Rate > 100000:
-		return nil, invalid("redrive_rate", "must be 0.1-100000 per second (got %v)", o.Rate)
+	case o.Rate < 0.1 || o.Rate > MaxRedriveRate:
+		return nil, invalid("redrive_rate", "must be 0.1-%d per second (got %v)", MaxRedriveRate, o.Rate)
 	}
 	q := a.store.Queue(f.Queue)
 	last, err := q.DeadLetters(ctx, 1, "")
@@ -95,20 +101,17 @@ func (a *Admin) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*R
 	}
 	needle := strings.ToLower(f.ErrorContains)
 	pace := newPacer(o.Rate)
-	var batch []string
+	var batch []store.DeadEntry
 	flush := func() error {
-		if len(batch) == 0 || o.DryRun {
-			batch = batch[:0]
-			return nil
-		}
-		done, err := q.DLQ(ctx, store.Requeue, batch, a.keepOthers())
-		for _, r := range done {
-			if r == store.DLQDone {
-				res.Requeued++
+		defer func() { batch = batch[:0] }()
+		for i := 0; i < len(batch) && !o.DryRun; i += dlqBatch {
+			n, err := a.requeueDead(ctx, q, batch[i:min(i+dlqBatch, len(batch))])
+			res.Requeued += n
+			if err != nil {
+				return err
 			}
 		}
-		batch = batch[:0]
-		return err
+		return nil
 	}
 	for cursor := start; ; {
 		entries, err := q.DeadLettersRange(ctx, cursor, end, 200)
@@ -148,7 +151,7 @@ func (a *Admin) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*R
 				break
 			}
 			res.Matched++
-			batch = append(batch, e.TaskID)
+			batch = append(batch, e)
 			if !o.DryRun && pace.due(len(batch)) {
 				if err := flush(); err != nil {
 					return res, err
@@ -170,6 +173,33 @@ func (a *Admin) Redrive(ctx context.Context, f RedriveFilter, o RedriveOpts) (*R
 			f.Type, f.ErrorContains, fmtOpenTime(f.After), fmtOpenTime(f.Before), res.Requeued, res.Matched))
 	}
 	return res, nil
+}
+
+// requeueDead requeues the tasks of dead-letter entries es and returns how
+// many; an entry whose task is no dead letter any more (gone, or not DEAD)
+// is dropped from the stream.
+func (c *engine) requeueDead(ctx context.Context, q *store.Queue, es []store.DeadEntry) (int, error) {
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.TaskID
+	}
+	done, err := q.DLQ(ctx, store.Requeue, ids, c.keepOthers())
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var stale []string
+	for i, r := range done {
+		if r == store.DLQDone {
+			n++
+		} else {
+			stale = append(stale, es[i].EntryID)
+		}
+	}
+	if len(stale) > 0 {
+		return n, q.DropDeadLetters(ctx, stale)
+	}
+	return n, nil
 }
 
 // entryBefore reports whether stream id a is before stream id b.

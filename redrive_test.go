@@ -3,11 +3,13 @@ package dtq_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // A filtered redrive: a dry run counts first and changes nothing; the
@@ -176,9 +178,6 @@ func TestRequeueOfADiscardedLetterIsNotDead(t *testing.T) {
 		if res, err := e.a.Redrive(ctx, dtq.RedriveFilter{Queue: "default"}, dtq.RedriveOpts{}); err != nil || res.Matched != 0 {
 			t.Fatalf("redrive after the discard: %+v %v, want nothing matched", res, err)
 		}
-		if n, err := e.a.RequeueAll(ctx, "default"); err != nil || n != 0 {
-			t.Fatalf("RequeueAll after the discard: %d %v", n, err)
-		}
 		if got, err := e.c.Get(ctx, id); err != nil || got.Status != dtq.StatusDead || got.Attempt != 1 {
 			t.Fatalf("the discarded task: %+v %v, want DEAD, attempt 1", got, err)
 		}
@@ -187,6 +186,29 @@ func TestRequeueOfADiscardedLetterIsNotDead(t *testing.T) {
 		}
 		if n := e.audited("requeue", id); n != 0 {
 			t.Errorf("%d requeues audited, want none", n)
+		}
+	})
+}
+
+// A dead-letter entry whose task is gone is no dead letter: a redrive
+// requeues the others and drops it from the stream.
+func TestRedriveDropsEntriesOfGoneTasks(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		gone, kept := e.deadLetter("parse"), e.deadLetter("parse")
+		_, ulid, _ := strings.Cut(gone, "default-")
+		if err := e.Client.Do(ctx, e.Client.B().Del().Key(store.NewKeys(e.Namespace, "default").Task(ulid)).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.a.Redrive(ctx, dtq.RedriveFilter{Queue: "default"}, dtq.RedriveOpts{})
+		if err != nil || res.Matched != 2 || res.Requeued != 1 {
+			t.Fatalf("redrive: %+v %v, want 2 matched, 1 requeued", res, err)
+		}
+		if got, err := e.c.Get(ctx, kept); err != nil || got.Status != dtq.StatusQueued {
+			t.Fatalf("the kept letter: %+v %v, want QUEUED", got, err)
+		}
+		if st, err := e.a.Stats(ctx, "default"); err != nil || st.Dead != 0 {
+			t.Fatalf("stats after the redrive: %+v %v, want no dead letter left", st, err)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/api/wire"
@@ -59,7 +60,28 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 
 // requeueAll and purge act on ?queue= or, without it, on every queue.
 func (s *Server) requeueAll(w http.ResponseWriter, r *http.Request) {
-	s.eachQueue(w, r, "requeued", s.admin.RequeueAll)
+	s.eachQueue(w, r, "requeued", s.redriveAll)
+}
+
+// redriveAll requeues every dead letter of queue there when it starts and
+// returns how many: a redrive of the queue at the highest rate, again while
+// more match (over dtq.MaxRedriveLimit). The later passes take only the
+// letters dead before the first began (by this server's clock), so a task
+// requeued by an earlier one that dies again is not requeued twice.
+func (s *Server) redriveAll(ctx context.Context, queue string) (int, error) {
+	f := dtq.RedriveFilter{Queue: queue}
+	o := dtq.RedriveOpts{Limit: dtq.MaxRedriveLimit, Rate: dtq.MaxRedriveRate}
+	began, total := time.Now(), 0
+	for {
+		res, err := s.admin.Redrive(ctx, f, o)
+		if res != nil {
+			total += res.Requeued
+		}
+		if err != nil || !res.More {
+			return total, err
+		}
+		f.Before = began
+	}
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) {

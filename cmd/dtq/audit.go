@@ -24,7 +24,7 @@ func newAuditCmd(out io.Writer) *cobra.Command {
 		Use:   "audit",
 		Short: "List recent admin actions, newest first",
 		Long: "List the latest entries of the audit stream, newest first. The actions:\n" +
-			strings.Join(dtq.AuditActions(), ", ") + "\n(workflow is a workflow's submission; requeue-all, discard-all and redrive act on dead letters).",
+			strings.Join(dtq.AuditActions(), ", ") + "\n(workflow is a workflow's submission; discard-all and redrive act on dead letters, retry-dlq records a redrive).",
 		Example: "  dtq audit --limit 20",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
