@@ -18,8 +18,8 @@ const (
 	auditDiscard        auditAction = "discard"         // Discard
 	auditDiscardAll     auditAction = "discard-all"     // Purge; detail: how many
 	auditRedrive        auditAction = "redrive"         // Redrive (not a dry run); detail: the filter and counts
-	auditPause          auditAction = "pause"           // Pause
-	auditResume         auditAction = "resume"          // Resume
+	auditPause          auditAction = "pause"           // PauseQueue
+	auditResume         auditAction = "resume"          // ResumeQueue
 	auditQueueDelete    auditAction = "queue-delete"    // DeleteQueue; detail: force, what it held
 	auditLimitSet       auditAction = "limit-set"       // the Set*Limits and Clear*Limits calls; detail: the limits
 	auditGroupWeight    auditAction = "group-weight"    // SetGroupWeight; detail: group and weight

@@ -180,12 +180,15 @@ func (a *Admin) Purge(ctx context.Context, queue string) (int, error) {
 // Redrive).
 const dlqBatch = 256
 
-// Pause stops workers from starting tasks of queue (running ones finish);
-// submissions are still accepted.
-func (a *Admin) Pause(ctx context.Context, queue string) error { return a.setPaused(ctx, queue, true) }
+// PauseQueue stops workers from starting tasks of queue (running ones
+// finish); submissions are still accepted. It is audited (pause).
+func (a *Admin) PauseQueue(ctx context.Context, queue string) error {
+	return a.setPaused(ctx, queue, true)
+}
 
-// Resume lets workers start tasks of queue again.
-func (a *Admin) Resume(ctx context.Context, queue string) error {
+// ResumeQueue lets workers start tasks of queue again. It is audited
+// (resume).
+func (a *Admin) ResumeQueue(ctx context.Context, queue string) error {
 	return a.setPaused(ctx, queue, false)
 }
 

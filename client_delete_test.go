@@ -56,7 +56,7 @@ func TestDeleteQueue(t *testing.T) {
 		if _, err := dtq.NewAdmin(e.c).UpsertSchedule(ctx, dtq.Schedule{Name: "nightly", Queue: q, Cron: "@daily", TaskType: "ok"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := dtq.NewAdmin(e.c).Pause(ctx, q); err != nil {
+		if err := dtq.NewAdmin(e.c).PauseQueue(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 

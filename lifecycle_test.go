@@ -159,7 +159,7 @@ func TestPanicAndTimeoutAreFailures(t *testing.T) {
 // handler is cancelled and the task ends CANCELLED.
 func TestCancel(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		if err := e.a.Pause(t.Context(), "default"); err != nil {
+		if err := e.a.PauseQueue(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		var ranQueued atomic.Bool
@@ -180,7 +180,7 @@ func TestCancel(t *testing.T) {
 		if err != nil || got.Status != dtq.StatusCancelled {
 			t.Fatalf("cancel queued: %+v, %v", got, err)
 		}
-		if err := e.a.Resume(t.Context(), "default"); err != nil {
+		if err := e.a.ResumeQueue(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		running := e.enqueue("long", nil, nil)

@@ -334,7 +334,7 @@ func TestNamesAreNotOnlyDots(t *testing.T) {
 			want("NewWorker", err, "WorkerConfig.Queues")
 			_, err = e.a.Stats(ctx, name)
 			want("Stats", err, "queue")
-			want("Pause", e.a.Pause(ctx, name), "queue")
+			want("PauseQueue", e.a.PauseQueue(ctx, name), "queue")
 			_, err = e.c.List(ctx, dtq.ListOpts{Queue: name})
 			want("List", err, "queue")
 			_, _, err = e.a.ListDead(ctx, name, 10, "")

@@ -145,9 +145,9 @@ func TestSchedulerFailover(t *testing.T) {
 }
 
 // Pausing a queue stops workers from starting its tasks; resuming lets them.
-func TestPauseResume(t *testing.T) {
+func TestPauseResumeQueue(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		if err := e.a.Pause(t.Context(), "default"); err != nil {
+		if err := e.a.PauseQueue(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		e.worker(nil, map[string]dtq.HandlerFunc{"job": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
@@ -160,7 +160,7 @@ func TestPauseResume(t *testing.T) {
 		if got, _ := e.c.Get(t.Context(), task.ID); got.Status != dtq.StatusQueued {
 			t.Fatalf("paused queue: task is %s, want QUEUED", got.Status)
 		}
-		if err := e.a.Resume(t.Context(), "default"); err != nil {
+		if err := e.a.ResumeQueue(t.Context(), "default"); err != nil {
 			t.Fatal(err)
 		}
 		e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)

@@ -180,11 +180,11 @@ func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
-	s.setPaused(w, r, s.admin.Pause)
+	s.setPaused(w, r, s.admin.PauseQueue)
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
-	s.setPaused(w, r, s.admin.Resume)
+	s.setPaused(w, r, s.admin.ResumeQueue)
 }
 
 func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, act func(ctx context.Context, queue string) error) {

@@ -275,7 +275,7 @@ func TestQueueDepth(t *testing.T) {
 		}
 		e.enqueue("job", &dtq.EnqueueOpts{Queue: "depth", Priority: dtq.Ptr(9)})
 		e.enqueue("job", &dtq.EnqueueOpts{Queue: "depth", Priority: dtq.Ptr(0), Delay: time.Hour})
-		if err := dtq.NewAdmin(e.c).Pause(t.Context(), "depth"); err != nil {
+		if err := dtq.NewAdmin(e.c).PauseQueue(t.Context(), "depth"); err != nil {
 			t.Fatal(err)
 		}
 		got := scrape(t, e.srv.URL)
