@@ -79,7 +79,7 @@ func newScheduleListCmd(out io.Writer, api *apiOptions, queue *string) *cobra.Co
 type scheduleAddOptions struct {
 	cron, tz, taskType, payload, missed string
 	priority, maxAttempts, catchUpMax   int
-	timeout                             time.Duration
+	taskTimeout                         time.Duration
 	paused                              bool
 }
 
@@ -117,11 +117,11 @@ leading seconds field, or @yearly, @monthly, @weekly, @daily, @hourly,
 			if changed("max-attempts") {
 				body.MaxAttempts = number(o.maxAttempts)
 			}
-			if changed("timeout") {
-				if o.timeout <= 0 {
-					return fmt.Errorf("--timeout must be positive (got %v)", o.timeout)
+			if changed("task-timeout") {
+				if o.taskTimeout <= 0 {
+					return fmt.Errorf("--task-timeout must be positive (got %v)", o.taskTimeout)
 				}
-				body.TimeoutSeconds = number(o.timeout.Seconds())
+				body.TimeoutSeconds = number(o.taskTimeout.Seconds())
 			}
 			if changed("catch-up-max") {
 				body.CatchUpMax = number(o.catchUpMax)
@@ -141,7 +141,7 @@ leading seconds field, or @yearly, @monthly, @weekly, @daily, @hourly,
 	f.StringVar(&o.payload, "payload", "", "payload of each tick's task, as JSON (default null)")
 	f.IntVar(&o.priority, "priority", 5, "priority 0-9")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "executions before the task goes DEAD (default: the server's)")
-	f.DurationVar(&o.timeout, "timeout", 0, "per-execution timeout (default: the server's)")
+	f.DurationVar(&o.taskTimeout, "task-timeout", 0, "limit on one execution of each tick's task (default: the server's)")
 	f.StringVar(&o.missed, "missed", "", "after an outage: skip (fire the latest missed tick; default) or catch_up")
 	f.IntVar(&o.catchUpMax, "catch-up-max", 0, "catch_up fires at most this many missed ticks (0: 1000)")
 	f.BoolVar(&o.paused, "paused", false, "create it paused")

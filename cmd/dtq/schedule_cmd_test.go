@@ -13,7 +13,8 @@ func TestScheduleCommands(t *testing.T) {
 			t.Errorf("dtq schedule list with none printed %q", out)
 		}
 		out := e.ok("schedule", "add", "nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--type", "echo",
-			"--payload", `{"k":1}`, "--queue", "other", "--missed", "catch_up", "--catch-up-max", "3")
+			"--payload", `{"k":1}`, "--queue", "other", "--missed", "catch_up", "--catch-up-max", "3",
+			"--task-timeout", "90s", "--timeout", "5s") // the task's execution timeout; the API call's
 		if !strings.HasPrefix(out, "schedule other/nightly (30 2 * * *, Europe/Berlin): next run ") {
 			t.Errorf("dtq schedule add printed %q", out)
 		}
@@ -24,7 +25,8 @@ func TestScheduleCommands(t *testing.T) {
 		}
 		v := e.json("schedule", "list", "--queue", "other")
 		ss, _ := v["schedules"].([]any)
-		if len(ss) != 1 || ss[0].(map[string]any)["name"] != "nightly" || ss[0].(map[string]any)["catch_up_max"] != 3.0 {
+		if len(ss) != 1 || ss[0].(map[string]any)["name"] != "nightly" || ss[0].(map[string]any)["catch_up_max"] != 3.0 ||
+			ss[0].(map[string]any)["timeout_seconds"] != 90.0 {
 			t.Errorf("dtq schedule list --queue other --json: %v", v)
 		}
 		// the worker runs default's ticks: the list shows the last task
@@ -56,6 +58,8 @@ func TestScheduleCommands(t *testing.T) {
 		e.fails([]string{"schedule", "add", "x", "--type", "echo"}, `required flag(s) "cron" not set`)
 		e.fails([]string{"schedule", "add", "x", "--cron", "@hourly", "--type", "echo", "--payload", "{"}, "--payload is not valid JSON")
 		e.fails([]string{"schedule", "add", "x", "--cron", "@hourly", "--type", "echo", "--missed", "all"}, "400 invalid_field: missed")
+		e.fails([]string{"schedule", "add", "x", "--cron", "@hourly", "--type", "echo", "--task-timeout", "0s"}, "--task-timeout must be positive")
+		e.fails([]string{"schedule", "add", "x", "--cron", "@hourly", "--type", "echo", "--timeout", "0s"}, "--timeout must be positive")
 		e.fails([]string{"schedule", "pause", "nope"}, "404 not_found")
 		e.fails([]string{"schedule", "add", "bad name", "--cron", "@hourly", "--type", "echo"}, "400 invalid_field: name")
 		e.fails([]string{"schedule", "rm", ""}, "the schedule name must not be empty")
