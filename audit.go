@@ -27,7 +27,7 @@ const (
 	auditScheduleDelete auditAction = "schedule-delete" // DeleteSchedule; detail: the name
 	auditSchedulePause  auditAction = "schedule-pause"  // PauseSchedule; detail: the name
 	auditScheduleResume auditAction = "schedule-resume" // ResumeSchedule; detail: the name
-	auditWorkflow       auditAction = "workflow"        // EnqueueWorkflow, EnqueueBatch; detail: the steps
+	auditWorkflow       auditAction = "workflow"        // EnqueueWorkflow; detail: the steps
 	auditCancelWorkflow auditAction = "cancel_workflow" // CancelWorkflow of a running one; detail: its active steps
 )
 

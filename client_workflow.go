@@ -92,21 +92,6 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 	return w, err
 }
 
-// EnqueueBatch submits tasks as one unit, atomically (all or none): a
-// workflow whose root is a group of them, with opts' callbacks. Its
-// Progress counts them as they end.
-func (c *Client) EnqueueBatch(ctx context.Context, tasks []Step, opts *BatchOpts) (*Workflow, error) {
-	g := Group(tasks...)
-	wo := &WorkflowOpts{}
-	if opts != nil {
-		g.OnSuccess, g.OnComplete, wo.Queue, wo.IdempotencyKey = opts.OnSuccess, opts.OnComplete, opts.Queue, opts.IdempotencyKey
-	}
-	if len(tasks) == 0 {
-		return nil, invalid("tasks", "must hold at least one task")
-	}
-	return c.EnqueueWorkflow(ctx, g, wo)
-}
-
 // GetWorkflow returns workflow id: its structure, each step's state and
 // its progress. A finished workflow is kept for the retention of finished
 // tasks (a succeeded one is deleted at once when succeeded tasks are not

@@ -72,15 +72,6 @@ type WorkflowOpts struct {
 	IdempotencyKey string
 }
 
-// BatchOpts are the options of EnqueueBatch.
-type BatchOpts struct {
-	Queue          string // as WorkflowOpts.Queue
-	IdempotencyKey string // as WorkflowOpts.IdempotencyKey
-	// OnSuccess runs once every task succeeded; OnComplete once every task
-	// ended, whatever the outcome. Either gets the outcomes of all.
-	OnSuccess, OnComplete *Step
-}
-
 // WorkflowStatus is where a workflow is in its life.
 type WorkflowStatus string
 

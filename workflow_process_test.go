@@ -135,11 +135,11 @@ func TestWorkflowCallbackExactlyOnceUnderKills(t *testing.T) {
 	})
 }
 
-// A batch submitted while Redis is killed (SIGKILL) and restarted on its
-// append-only file (fsync always) is all there or not at all: every
-// workflow Redis holds afterwards has its every task, and no task is
-// there beside them.
-func TestWorkflowBatchAtomicAcrossRedisRestart(t *testing.T) {
+// A workflow of a group of 200 tasks submitted while Redis is killed
+// (SIGKILL) and restarted on its append-only file (fsync always) is all
+// there or not at all: every workflow Redis holds afterwards has its every
+// task, and no task is there beside them.
+func TestWorkflowAtomicAcrossRedisRestart(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, &redistest.Options{AppendFsync: "always"})
 	rc := redistest.Client(t, srv)
@@ -165,7 +165,7 @@ func TestWorkflowBatchAtomicAcrossRedisRestart(t *testing.T) {
 				return
 			default:
 			}
-			w, err := e.c.EnqueueBatch(ctx, items, nil)
+			w, err := e.c.EnqueueWorkflow(ctx, dtq.Group(items...), nil)
 			r := result{err: err, at: time.Now()}
 			if w != nil {
 				r.id = w.ID
@@ -202,7 +202,7 @@ func TestWorkflowBatchAtomicAcrossRedisRestart(t *testing.T) {
 		}
 	}
 	if before == 0 || after == 0 {
-		t.Fatalf("%d batches acknowledged before the kill, %d after the restart: the restart did not fall amid submissions", before, after)
+		t.Fatalf("%d workflows acknowledged before the kill, %d after the restart: the restart did not fall amid submissions", before, after)
 	}
 	// Every workflow Redis holds, acknowledged or not, is whole.
 	var present []string
@@ -247,9 +247,9 @@ func TestWorkflowBatchAtomicAcrossRedisRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Queued != int64(size*len(present)) {
-		t.Fatalf("%d tasks queued, want %d (%d whole workflows): a partial batch left tasks", st.Queued, size*len(present), len(present))
+		t.Fatalf("%d tasks queued, want %d (%d whole workflows): a partial workflow left tasks", st.Queued, size*len(present), len(present))
 	}
-	t.Logf("%d batches acknowledged, %d failed during the restart, %d in Redis", len(ok), len(failed), len(present))
+	t.Logf("%d workflows acknowledged, %d failed during the restart, %d in Redis", len(ok), len(failed), len(present))
 }
 
 // The workflow behaviours, run by two worker processes of their own (no

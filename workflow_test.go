@@ -440,9 +440,9 @@ func TestWorkflowStepTaskCancelledAlone(t *testing.T) {
 	})
 }
 
-// A batch is a group enqueued as one unit; its progress counts its tasks
-// as they end, and its callbacks run once.
-func TestWorkflowBatchProgressAndCallbacks(t *testing.T) {
+// Tasks submitted as one unit are a root group: its progress counts its
+// tasks as they end, and its callbacks run once.
+func TestWorkflowGroupRootProgressAndCallbacks(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		release := make(chan struct{})
 		rec := &stepLog{}
@@ -469,7 +469,9 @@ func TestWorkflowBatchProgressAndCallbacks(t *testing.T) {
 			items[i] = dtq.Call("item", i, nil)
 		}
 		ok, all := dtq.Call("done", "success", nil), dtq.Call("done", "complete", nil)
-		w, err := e.c.EnqueueBatch(t.Context(), items, &dtq.BatchOpts{OnSuccess: &ok, OnComplete: &all})
+		g := dtq.Group(items...)
+		g.OnSuccess, g.OnComplete = &ok, &all
+		w, err := e.c.EnqueueWorkflow(t.Context(), g, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -483,7 +485,7 @@ func TestWorkflowBatchProgressAndCallbacks(t *testing.T) {
 		close(release)
 		w = e.waitWorkflow(w.ID, 10*time.Second)
 		if w.Status != dtq.WorkflowFailed || w.Progress.Succeeded != 10 || w.Progress.Failed != 1 || w.Progress.Skipped != 1 {
-			t.Fatalf("batch %s progress %+v (%s)", w.Status, w.Progress, w.Error)
+			t.Fatalf("workflow %s progress %+v (%s)", w.Status, w.Progress, w.Error)
 		}
 		calls := rec.get("done")
 		if len(calls) != 1 || string(calls[0].Payload) != `"complete"` {
