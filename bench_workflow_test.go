@@ -9,18 +9,18 @@ import (
 	"github.com/dtq-dev/dtq"
 )
 
-// BenchmarkWorkflowGroup: the whole life (submission and drain, the worker
-// at concurrency 50) of tasks as groups of 1,000 children with an
-// on_success callback each, against the same tasks submitted plain
+// BenchmarkWorkflowParallel: the whole life (submission and drain, the
+// worker at concurrency 50) of tasks as parallel steps of 1,000 children
+// with an on_success callback each, against the same tasks submitted plain
 // (EnqueueMany, batches of 1,000). Redis CPU per task is per child task
 // (the callbacks' own cost included): the difference is what a workflow
 // costs beyond its tasks.
-func BenchmarkWorkflowGroup(b *testing.B) {
-	for _, kind := range []string{"plain", "group"} {
+func BenchmarkWorkflowParallel(b *testing.B) {
+	for _, kind := range []string{"plain", "parallel"} {
 		b.Run(kind, func(b *testing.B) {
 			c, rc := benchClient(b)
 			ctx := context.Background()
-			kids := make([]dtq.Step, benchGroupSize())
+			kids := make([]dtq.Step, benchParallelSize())
 			for i := range kids {
 				kids[i] = dtq.Call("noop", []byte(benchPayload), nil)
 			}
@@ -31,9 +31,9 @@ func BenchmarkWorkflowGroup(b *testing.B) {
 					enqueueManyN(b, c, b.N, 1000)
 				} else {
 					for done := 0; done < b.N; done += len(kids) {
-						g := dtq.Group(kids[:min(len(kids), b.N-done)]...)
-						g.OnSuccess = &cb
-						if _, err := c.EnqueueWorkflow(ctx, g, nil); err != nil {
+						p := dtq.Parallel(kids[:min(len(kids), b.N-done)]...)
+						p.OnSuccess = &cb
+						if _, err := c.EnqueueWorkflow(ctx, p, nil); err != nil {
 							b.Fatal(err)
 						}
 						total++ // its callback
@@ -45,10 +45,10 @@ func BenchmarkWorkflowGroup(b *testing.B) {
 	}
 }
 
-// benchGroupSize is the children per group of BenchmarkWorkflowGroup:
-// 1,000, or DTQ_BENCH_GROUP.
-func benchGroupSize() int {
-	if n, err := strconv.Atoi(os.Getenv("DTQ_BENCH_GROUP")); err == nil && n > 0 {
+// benchParallelSize is the children per parallel step of
+// BenchmarkWorkflowParallel: 1,000, or DTQ_BENCH_PARALLEL.
+func benchParallelSize() int {
+	if n, err := strconv.Atoi(os.Getenv("DTQ_BENCH_PARALLEL")); err == nil && n > 0 {
 		return n
 	}
 	return 1000

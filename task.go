@@ -97,9 +97,9 @@ type Task struct {
 	// Workflow is the id of the workflow the task is a step of ("" for
 	// none), WorkflowStep its node there (Workflow.Nodes). Previous is what
 	// the step before it produced: the previous chain step's result, or —
-	// for a group's child, the group's input; for a group's callback — the
-	// JSON array of the children's outcomes ({"step", "id", "status",
-	// "result", "error"}). Nil for a first step.
+	// for a parallel step's child, the parallel step's input; for its
+	// callback — the JSON array of the children's outcomes ({"step", "id",
+	// "status", "result", "error"}). Nil for a first step.
 	Workflow     string          `json:"workflow,omitempty"`
 	WorkflowStep int             `json:"workflow_step,omitempty"`
 	Previous     json.RawMessage `json:"previous,omitempty"`

@@ -9,30 +9,39 @@ import (
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
-// Step is one step of a workflow: exactly one of Task, Chain and Group.
-// Build them with Call, Chain and Group.
+// Step is one step of a workflow: exactly one of Task, Chain and Parallel.
+// Build them with Call, Chain and Parallel.
 //
 //   - A task step runs one task.
 //   - A chain runs its steps one after another; each gets the previous
 //     one's result as Task.Previous. A step that does not succeed ends the
 //     chain: the steps after it do not run.
-//   - A group runs its children at once. When every child has ended, its
-//     OnComplete callback runs (always) and its OnSuccess callback (only if
-//     every child succeeded), each with the children's outcomes as
-//     Task.Previous; without callbacks the group passes those outcomes on.
+//   - A parallel step runs its children at once. When every child has
+//     ended, its OnComplete callback runs (always) and its OnSuccess
+//     callback (only if every child succeeded), each with the children's
+//     outcomes as Task.Previous; without callbacks the parallel step passes
+//     those outcomes on.
 //
-// Steps nest: a chain's step may be a group, a group's child a chain.
+// Steps nest: a chain's step may be a parallel step, a parallel step's
+// child a chain. To submit tasks as one unit, all or none, with a callback
+// once they have all ended, submit a parallel step as the root:
+//
+//	all := dtq.Parallel(tasks...)
+//	all.OnComplete = &report
+//	wf, err := client.EnqueueWorkflow(ctx, all, nil)
 type Step struct {
-	Task  *StepTask
-	Chain []Step
-	Group []Step
-	// OnSuccess and OnComplete are a group's callbacks (nil: none).
+	Task     *StepTask
+	Chain    []Step
+	Parallel []Step
+	// OnSuccess and OnComplete are a parallel step's callbacks (nil:
+	// none).
 	OnSuccess, OnComplete *Step
 }
 
 // StepTask is the task of a task step. Opts may set Priority, MaxAttempts
 // and Timeout (a workflow's tasks run in its queue; they take no delay,
-// run-at, idempotency key, unique lock, group or limit key of their own).
+// run-at, idempotency key, unique lock, fairness group (EnqueueOpts.Group)
+// or limit key of their own).
 type StepTask struct {
 	Type    string
 	Payload any
@@ -48,14 +57,14 @@ func Call(taskType string, payload any, opts *EnqueueOpts) Step {
 // Chain returns a chain of steps, run one after another.
 func Chain(steps ...Step) Step { return Step{Chain: append([]Step{}, steps...)} }
 
-// Group returns a group of children, run at once. Set its OnSuccess or
-// OnComplete for a callback (a chord).
-func Group(children ...Step) Step { return Step{Group: append([]Step{}, children...)} }
+// Parallel returns a parallel step: its children, run at once. Set its
+// OnSuccess or OnComplete for a callback once they have all ended.
+func Parallel(children ...Step) Step { return Step{Parallel: append([]Step{}, children...)} }
 
 // Limits of a workflow.
 const (
-	MaxWorkflowSteps = 10000            // nodes: tasks, chains and groups
-	MaxWorkflowDepth = 32               // nesting of chains and groups
+	MaxWorkflowSteps = 10000            // nodes: tasks, chains and parallel steps
+	MaxWorkflowDepth = 32               // nesting of chains and parallel steps
 	MaxWorkflowBytes = 32 * 1024 * 1024 // payloads together
 )
 
@@ -88,7 +97,7 @@ const (
 	StepPending   = "PENDING" // its turn has not come
 	StepActive    = "ACTIVE"  // running: a task step's task exists (see its own status)
 	StepSucceeded = "SUCCEEDED"
-	StepFailed    = "FAILED" // a task step's task went DEAD; a chain's or group's step failed
+	StepFailed    = "FAILED" // a task step's task went DEAD; a step of a chain or a child of a parallel step failed
 	StepCancelled = "CANCELLED"
 	StepSkipped   = "SKIPPED" // never ran: a step before it failed, or on_success after a failed child
 )
@@ -127,7 +136,7 @@ type WorkflowProgress struct {
 // WorkflowNode is one step of a workflow and its state.
 type WorkflowNode struct {
 	Step   int    `json:"step"` // its number: Task.WorkflowStep of its task
-	Kind   string `json:"kind"` // "task", "chain" or "group"
+	Kind   string `json:"kind"` // "task", "chain" or "parallel"
 	Status string `json:"status"`
 	// TaskID and TaskType: a task step's task (its id once started).
 	TaskID   string          `json:"task_id,omitempty"`
@@ -136,7 +145,7 @@ type WorkflowNode struct {
 	// Error says why it failed, was cancelled or skipped.
 	Error      string          `json:"error,omitempty"`
 	Steps      []*WorkflowNode `json:"steps,omitempty"`    // a chain's
-	Children   []*WorkflowNode `json:"children,omitempty"` // a group's
+	Children   []*WorkflowNode `json:"children,omitempty"` // a parallel step's
 	OnSuccess  *WorkflowNode   `json:"on_success,omitempty"`
 	OnComplete *WorkflowNode   `json:"on_complete,omitempty"`
 }
@@ -159,16 +168,16 @@ func (p *planner) add(s *Step, path string, parent int, role string, depth int) 
 		return 0, invalid(path, "is past the limit of %d steps in a workflow", MaxWorkflowSteps)
 	}
 	set := 0
-	for _, b := range []bool{s.Task != nil, s.Chain != nil, s.Group != nil} {
+	for _, b := range []bool{s.Task != nil, s.Chain != nil, s.Parallel != nil} {
 		if b {
 			set++
 		}
 	}
 	if set != 1 {
-		return 0, invalid(path, "must have exactly one of task, chain and group")
+		return 0, invalid(path, "must have exactly one of task, chain and parallel")
 	}
-	if s.Group == nil && (s.OnSuccess != nil || s.OnComplete != nil) {
-		return 0, invalid(path, "has a callback (on_success, on_complete), which only a group takes")
+	if s.Parallel == nil && (s.OnSuccess != nil || s.OnComplete != nil) {
+		return 0, invalid(path, "has a callback (on_success, on_complete), which only a parallel step takes")
 	}
 	i := len(p.nodes)
 	n := store.PlanNode{Parent: parent, Role: role, OnSuccess: -1, OnComplete: -1}
@@ -191,12 +200,12 @@ func (p *planner) add(s *Step, path string, parent int, role string, depth int) 
 			n.Kids = append(n.Kids, k)
 		}
 	default:
-		n.Kind = store.NodeGroup
-		if len(s.Group) == 0 {
-			return 0, invalid(path+".group", "must have at least one child")
+		n.Kind = store.NodeParallel
+		if len(s.Parallel) == 0 {
+			return 0, invalid(path+".parallel", "must have at least one child")
 		}
-		for j := range s.Group {
-			k, err := p.add(&s.Group[j], fmt.Sprintf("%s.group[%d]", path, j), i, store.RoleChild, depth+1)
+		for j := range s.Parallel {
+			k, err := p.add(&s.Parallel[j], fmt.Sprintf("%s.parallel[%d]", path, j), i, store.RoleChild, depth+1)
 			if err != nil {
 				return 0, err
 			}
@@ -313,7 +322,7 @@ func workflowOf(r *store.WorkflowRecord) *Workflow {
 				}
 			}
 		default:
-			wn.Kind = "group"
+			wn.Kind = "parallel"
 			for _, k := range n.Kids {
 				if c := kid(k); c != nil {
 					wn.Children = append(wn.Children, c)

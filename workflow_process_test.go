@@ -15,7 +15,7 @@ import (
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-// A group of 100 with an on_success callback, in 20 runs, while worker
+// A parallel step of 100 with an on_success callback, in 20 runs, while worker
 // processes are SIGKILLed at random moments — in every other run the one
 // running the last child, around the moment it ends: the callback is
 // enqueued exactly once (one callback task, whatever its executions),
@@ -63,10 +63,10 @@ func TestWorkflowCallbackExactlyOnceUnderKills(t *testing.T) {
 				}
 				kids[i] = dtq.Call("wfchild", ms, nil)
 			}
-			g := dtq.Group(kids...)
+			par := dtq.Parallel(kids...)
 			cb := dtq.Call("wfcb", nil, nil)
-			g.OnSuccess = &cb
-			w, err := e.c.EnqueueWorkflow(ctx, g, nil)
+			par.OnSuccess = &cb
+			w, err := e.c.EnqueueWorkflow(ctx, par, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,10 +135,10 @@ func TestWorkflowCallbackExactlyOnceUnderKills(t *testing.T) {
 	})
 }
 
-// A workflow of a group of 200 tasks submitted while Redis is killed
-// (SIGKILL) and restarted on its append-only file (fsync always) is all
-// there or not at all: every workflow Redis holds afterwards has its every
-// task, and no task is there beside them.
+// A workflow of a parallel step of 200 tasks submitted while Redis is
+// killed (SIGKILL) and restarted on its append-only file (fsync always) is
+// all there or not at all: every workflow Redis holds afterwards has its
+// every task, and no task is there beside them.
 func TestWorkflowAtomicAcrossRedisRestart(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, &redistest.Options{AppendFsync: "always"})
@@ -165,7 +165,7 @@ func TestWorkflowAtomicAcrossRedisRestart(t *testing.T) {
 				return
 			default:
 			}
-			w, err := e.c.EnqueueWorkflow(ctx, dtq.Group(items...), nil)
+			w, err := e.c.EnqueueWorkflow(ctx, dtq.Parallel(items...), nil)
 			r := result{err: err, at: time.Now()}
 			if w != nil {
 				r.id = w.ID
@@ -255,7 +255,7 @@ func TestWorkflowAtomicAcrossRedisRestart(t *testing.T) {
 // The workflow behaviours, run by two worker processes of their own (no
 // handler in this process): a chain of 3 passes results along; a failed
 // child under on_success skips the callback and says why; a nested chain
-// of groups; a running workflow cancelled.
+// of parallel steps; a running workflow cancelled.
 func TestWorkflowsInWorkerProcesses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -279,14 +279,14 @@ func TestWorkflowsInWorkerProcesses(t *testing.T) {
 		}
 
 		chain := submit(dtq.Chain(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 10, nil), dtq.Call("wfadd", 100, nil)))
-		fail := dtq.Group(dtq.Call("wfecho", "a", nil), dtq.Call("wffail", nil, nil), dtq.Call("wfecho", "b", nil))
+		fail := dtq.Parallel(dtq.Call("wfecho", "a", nil), dtq.Call("wffail", nil, nil), dtq.Call("wfecho", "b", nil))
 		cb := dtq.Call("wfcount", nil, nil)
 		fail.OnSuccess = &cb
 		failed := submit(fail)
-		inner := dtq.Group(dtq.Chain(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 2, nil)), dtq.Call("wfadd", 5, nil))
+		inner := dtq.Parallel(dtq.Chain(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 2, nil)), dtq.Call("wfadd", 5, nil))
 		count := dtq.Call("wfcount", nil, nil)
 		inner.OnComplete = &count
-		nested := submit(dtq.Chain(dtq.Call("wfadd", 3, nil), inner, dtq.Group(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 2, nil)),
+		nested := submit(dtq.Chain(dtq.Call("wfadd", 3, nil), inner, dtq.Parallel(dtq.Call("wfadd", 1, nil), dtq.Call("wfadd", 2, nil)),
 			dtq.Call("wfcount", nil, nil)))
 		blocked := submit(dtq.Chain(dtq.Call("block", nil, nil), dtq.Call("wfecho", "never", nil)))
 
@@ -307,16 +307,16 @@ func TestWorkflowsInWorkerProcesses(t *testing.T) {
 		}
 
 		w = e.waitWorkflow(nested.ID, 20*time.Second)
-		// 3 → the group's children get 3: the chain makes 4 then 6, the
-		// other 8; on_complete counts 2; the next group gets 2 and makes 3
-		// and 4; the last step counts 2.
+		// 3 → the parallel step's children get 3: the chain makes 4 then 6,
+		// the other 8; on_complete counts 2; the next parallel step gets 2
+		// and makes 3 and 4; the last step counts 2.
 		if w.Status != dtq.WorkflowSucceeded || string(w.Result) != "2" {
 			t.Errorf("nested: %s %s (%s)", w.Status, w.Result, w.Error)
 		}
-		group := w.Root.Steps[1]
-		if string(group.Children[0].Result) != "6" || string(group.Children[1].Result) != "8" || string(group.Result) != "2" ||
+		par := w.Root.Steps[1]
+		if string(par.Children[0].Result) != "6" || string(par.Children[1].Result) != "8" || string(par.Result) != "2" ||
 			string(w.Root.Steps[2].Children[1].Result) != "4" {
-			t.Errorf("nested results: %s %s %s %s", group.Children[0].Result, group.Children[1].Result, group.Result,
+			t.Errorf("nested results: %s %s %s %s", par.Children[0].Result, par.Children[1].Result, par.Result,
 				w.Root.Steps[2].Children[1].Result)
 		}
 

@@ -14,7 +14,7 @@ import (
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-// outcome is one element of a group callback's Task.Previous.
+// outcome is one element of a parallel step's callback's Task.Previous.
 type outcome struct {
 	Step   int             `json:"step"`
 	ID     string          `json:"id"`
@@ -117,9 +117,9 @@ func TestWorkflowChainPassesResultsAlong(t *testing.T) {
 	})
 }
 
-// A group's on_success callback runs once, after every child, with every
-// child's outcome; a retried child counts once, by its final outcome.
-func TestWorkflowGroupCallbackGetsEveryOutcome(t *testing.T) {
+// A parallel step's on_success callback runs once, after every child, with
+// every child's outcome; a retried child counts once, by its final outcome.
+func TestWorkflowParallelCallbackGetsEveryOutcome(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		rec := &stepLog{}
 		var mu sync.Mutex
@@ -159,10 +159,10 @@ func TestWorkflowGroupCallbackGetsEveryOutcome(t *testing.T) {
 			kids[i] = dtq.Call("square", i, nil)
 			want += i * i
 		}
-		g := dtq.Group(kids...)
+		par := dtq.Parallel(kids...)
 		cb := dtq.Call("sum", nil, nil)
-		g.OnSuccess = &cb
-		w, err := e.c.EnqueueWorkflow(t.Context(), g, nil)
+		par.OnSuccess = &cb
+		w, err := e.c.EnqueueWorkflow(t.Context(), par, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,10 +200,10 @@ func TestWorkflowFailedChildSkipsOnSuccess(t *testing.T) {
 			"fail": func(context.Context, *dtq.Task) (any, error) { return nil, dtq.Permanent(errors.New("disk on fire")) },
 			"cb":   func(_ context.Context, task *dtq.Task) (any, error) { rec.add(task); return "called", nil },
 		})
-		g := dtq.Group(dtq.Call("ok", nil, nil), dtq.Call("fail", nil, nil), dtq.Call("ok", nil, nil))
+		par := dtq.Parallel(dtq.Call("ok", nil, nil), dtq.Call("fail", nil, nil), dtq.Call("ok", nil, nil))
 		cb := dtq.Call("cb", "success", nil)
-		g.OnSuccess = &cb
-		w, err := e.c.EnqueueWorkflow(t.Context(), g, nil)
+		par.OnSuccess = &cb
+		w, err := e.c.EnqueueWorkflow(t.Context(), par, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,11 +225,12 @@ func TestWorkflowFailedChildSkipsOnSuccess(t *testing.T) {
 			t.Fatalf("on_success ran %d times", n)
 		}
 
-		// on_complete: runs, sees the failure, and decides the group
-		g2 := dtq.Group(dtq.Call("ok", nil, nil), dtq.Call("fail", nil, nil))
+		// on_complete: runs, sees the failure, and decides the parallel
+		// step's outcome
+		par2 := dtq.Parallel(dtq.Call("ok", nil, nil), dtq.Call("fail", nil, nil))
 		cb2 := dtq.Call("cb", "complete", nil)
-		g2.OnComplete = &cb2
-		w2, err := e.c.EnqueueWorkflow(t.Context(), g2, nil)
+		par2.OnComplete = &cb2
+		w2, err := e.c.EnqueueWorkflow(t.Context(), par2, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +262,7 @@ func TestWorkflowChainStopsAtADeadStep(t *testing.T) {
 		})
 		w, err := e.c.EnqueueWorkflow(t.Context(), dtq.Chain(dtq.Call("ok", nil, nil),
 			dtq.Call("fail", nil, &dtq.EnqueueOpts{MaxAttempts: 2}), dtq.Call("ok", nil, nil),
-			dtq.Group(dtq.Call("ok", nil, nil), dtq.Call("ok", nil, nil))), nil)
+			dtq.Parallel(dtq.Call("ok", nil, nil), dtq.Call("ok", nil, nil))), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,9 +298,9 @@ func TestWorkflowChainStopsAtADeadStep(t *testing.T) {
 	})
 }
 
-// Compositions nest: a chain of groups whose children are chains, each
-// level passing results on.
-func TestWorkflowNestedChainOfGroups(t *testing.T) {
+// Compositions nest: a chain of parallel steps whose children are chains,
+// each level passing results on.
+func TestWorkflowNestedChainOfParallelSteps(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		rec := &stepLog{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 6}, map[string]dtq.HandlerFunc{
@@ -318,10 +319,10 @@ func TestWorkflowNestedChainOfGroups(t *testing.T) {
 				return len(outs), nil
 			},
 		})
-		inner := dtq.Group(dtq.Chain(dtq.Call("echo", "a1", nil), dtq.Call("echo", "a2", nil)), dtq.Call("echo", "b", nil))
+		inner := dtq.Parallel(dtq.Chain(dtq.Call("echo", "a1", nil), dtq.Call("echo", "a2", nil)), dtq.Call("echo", "b", nil))
 		cb := dtq.Call("count", nil, nil)
 		inner.OnSuccess = &cb
-		root := dtq.Chain(dtq.Call("echo", "start", nil), inner, dtq.Group(dtq.Call("echo", "c", nil), dtq.Call("echo", "d", nil)),
+		root := dtq.Chain(dtq.Call("echo", "start", nil), inner, dtq.Parallel(dtq.Call("echo", "c", nil), dtq.Call("echo", "d", nil)),
 			dtq.Call("count", nil, nil))
 		w, err := e.c.EnqueueWorkflow(t.Context(), root, nil)
 		if err != nil {
@@ -337,8 +338,9 @@ func TestWorkflowNestedChainOfGroups(t *testing.T) {
 			_ = json.Unmarshal(task.Payload, &p)
 			prevOf[p] = string(task.Previous)
 		}
-		// a1 and b get the group's input (start's result); a2 gets a1's;
-		// c and d get the first group's result (its callback's, 2).
+		// a1 and b get the parallel step's input (start's result); a2 gets
+		// a1's; c and d get the first parallel step's result (its
+		// callback's, 2).
 		for p, want := range map[string]string{"start": "", "a1": `"start"`, "a2": `"a1"`, "b": `"start"`, "c": "2", "d": "2"} {
 			if prevOf[p] != want {
 				t.Errorf("%s got previous %q, want %q", p, prevOf[p], want)
@@ -373,10 +375,10 @@ func TestWorkflowCancelWhileRunning(t *testing.T) {
 			},
 			"after": func(_ context.Context, task *dtq.Task) (any, error) { rec.add(task); return nil, nil },
 		})
-		g := dtq.Group(dtq.Call("block", nil, nil), dtq.Call("block", nil, nil))
+		par := dtq.Parallel(dtq.Call("block", nil, nil), dtq.Call("block", nil, nil))
 		cb := dtq.Call("after", nil, nil)
-		g.OnComplete = &cb
-		w, err := e.c.EnqueueWorkflow(t.Context(), dtq.Chain(g, dtq.Call("after", nil, nil)), nil)
+		par.OnComplete = &cb
+		w, err := e.c.EnqueueWorkflow(t.Context(), dtq.Chain(par, dtq.Call("after", nil, nil)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,9 +442,9 @@ func TestWorkflowStepTaskCancelledAlone(t *testing.T) {
 	})
 }
 
-// Tasks submitted as one unit are a root group: its progress counts its
-// tasks as they end, and its callbacks run once.
-func TestWorkflowGroupRootProgressAndCallbacks(t *testing.T) {
+// Tasks submitted as one unit are a root parallel step: its progress
+// counts its tasks as they end, and its callbacks run once.
+func TestWorkflowParallelRootProgressAndCallbacks(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		release := make(chan struct{})
 		rec := &stepLog{}
@@ -469,9 +471,9 @@ func TestWorkflowGroupRootProgressAndCallbacks(t *testing.T) {
 			items[i] = dtq.Call("item", i, nil)
 		}
 		ok, all := dtq.Call("done", "success", nil), dtq.Call("done", "complete", nil)
-		g := dtq.Group(items...)
-		g.OnSuccess, g.OnComplete = &ok, &all
-		w, err := e.c.EnqueueWorkflow(t.Context(), g, nil)
+		par := dtq.Parallel(items...)
+		par.OnSuccess, par.OnComplete = &ok, &all
+		w, err := e.c.EnqueueWorkflow(t.Context(), par, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -511,7 +513,7 @@ func TestWorkflowValidation(t *testing.T) {
 		}{
 			{dtq.Step{}, "root"},
 			{dtq.Chain(), "root.chain"},
-			{dtq.Group(dtq.Call("ok", nil, nil), dtq.Group()), "root.group[1].group"},
+			{dtq.Parallel(dtq.Call("ok", nil, nil), dtq.Parallel()), "root.parallel[1].parallel"},
 			{dtq.Chain(dtq.Call("", nil, nil)), "root.chain[0].task.task_type"},
 			{dtq.Chain(dtq.Call("x", nil, &dtq.EnqueueOpts{Priority: dtq.Ptr(12)})), "root.chain[0].task.priority"},
 			{dtq.Call("x", nil, &dtq.EnqueueOpts{Delay: time.Second}), "root.task.delay"},

@@ -14,7 +14,7 @@ const someLease = "TDF8ZGVmYXVsdC0wMUFSWjNOREVLVFNWNFJSRkZRNjlHNUZBVnwwfDEtMHwxf
 
 // workflows provokes the answers of the workflow routes.
 func (p *prober) workflows(e *env) {
-	body := `{"root":{"chain":[{"task":{"task_type":"echo","payload":1}},{"group":[{"task":{"task_type":"echo"}},{"task":{"task_type":"fail","max_attempts":1}}],"on_complete":{"task":{"task_type":"echo"}}}]}}`
+	body := `{"root":{"chain":[{"task":{"task_type":"echo","payload":1}},{"parallel":[{"task":{"task_type":"echo"}},{"task":{"task_type":"fail","max_attempts":1}}],"on_complete":{"task":{"task_type":"echo"}}}]}}`
 	r := p.do(e, 201, opWorkflow, "/api/v1/workflows", body)
 	id := r.str("id")
 	deadline := time.Now().Add(10 * time.Second)
@@ -29,7 +29,7 @@ func (p *prober) workflows(e *env) {
 	p.do(e, 400, opWorkflow, "/api/v1/workflows", `{"root":{"chain":[]}}`)
 	p.do(e, 413, opWorkflow, "/api/v1/workflows", `{"root":{"task":{"task_type":"echo","payload":"`+strings.Repeat("x", 9000)+`"}}}`)
 	p.do(e, 415, opWorkflow, "/api/v1/workflows", body, "Content-Type", "text/plain")
-	p.do(e, 429, opWorkflow, "/api/v1/workflows", `{"queue":"tiny","root":{"group":[{"task":{"task_type":"echo"}},{"task":{"task_type":"echo"}}]}}`)
+	p.do(e, 429, opWorkflow, "/api/v1/workflows", `{"queue":"tiny","root":{"parallel":[{"task":{"task_type":"echo"}},{"task":{"task_type":"echo"}}]}}`)
 	idle := p.do(e, 201, opWorkflow, "/api/v1/workflows", `{"queue":"idle","root":{"chain":[{"task":{"task_type":"echo"}},{"task":{"task_type":"echo"}}]}}`).str("id")
 	if r := p.do(e, 200, opCancelWF, "/api/v1/workflows/"+idle+"/cancel", ""); r.str("status") != "CANCELLED" {
 		p.t.Errorf("cancelled: %s", r.raw)

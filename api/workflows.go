@@ -41,7 +41,7 @@ func stepOf(b *wire.Step, path string) (dtq.Step, error) {
 	if s.Chain, err = list(b.Chain, "chain"); err != nil {
 		return s, err
 	}
-	if s.Group, err = list(b.Group, "group"); err != nil {
+	if s.Parallel, err = list(b.Parallel, "parallel"); err != nil {
 		return s, err
 	}
 	for _, cb := range []struct {
@@ -62,9 +62,9 @@ func stepOf(b *wire.Step, path string) (dtq.Step, error) {
 }
 
 // submitWorkflow: POST /api/v1/workflows {"queue", "root"} → 201 + the
-// workflow (a batch is a root group); with Idempotency-Key, a replay → 200
-// + the first workflow as it is now (410 once it has expired), the key
-// with another workflow → 422.
+// workflow; with Idempotency-Key, a replay → 200 + the first workflow as
+// it is now (410 once it has expired), the key with another workflow →
+// 422.
 func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	var b wire.WorkflowBody
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {

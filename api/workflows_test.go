@@ -14,7 +14,7 @@ func TestWorkflowOverHTTP(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, e *env) {
 		r := e.must(http.StatusCreated, "POST", "/api/v1/workflows", `{"root":{"chain":[
 			{"task":{"task_type":"echo","payload":"first","priority":7}},
-			{"group":[{"task":{"task_type":"echo","payload":1}},{"task":{"task_type":"echo","payload":2}}],
+			{"parallel":[{"task":{"task_type":"echo","payload":1}},{"task":{"task_type":"echo","payload":2}}],
 			 "on_success":{"task":{"task_type":"echo","payload":"callback"}}}]}}`)
 		id := r.str("id")
 		if r.header.Get("Location") != "/api/v1/workflows/"+id || r.str("status") != "RUNNING" || r.str("queue") != "default" {
@@ -30,9 +30,9 @@ func TestWorkflowOverHTTP(t *testing.T) {
 		}
 		root := r.body["root"].(map[string]any)
 		steps := root["steps"].([]any)
-		group := steps[1].(map[string]any)
-		if root["kind"] != "chain" || group["kind"] != "group" || len(group["children"].([]any)) != 2 ||
-			group["on_success"].(map[string]any)["status"] != "SUCCEEDED" {
+		par := steps[1].(map[string]any)
+		if root["kind"] != "chain" || par["kind"] != "parallel" || len(par["children"].([]any)) != 2 ||
+			par["on_success"].(map[string]any)["status"] != "SUCCEEDED" {
 			t.Fatalf("graph: %s", r.raw)
 		}
 		first := steps[0].(map[string]any)
@@ -40,10 +40,10 @@ func TestWorkflowOverHTTP(t *testing.T) {
 		if task.str("workflow") != id || task.body["priority"] != 7.0 {
 			t.Fatalf("first step's task: %s", task.raw)
 		}
-		kid := group["children"].([]any)[0].(map[string]any)
+		kid := par["children"].([]any)[0].(map[string]any)
 		task = e.must(http.StatusOK, "GET", "/api/v1/tasks/"+kid["task_id"].(string), "")
 		if task.body["previous"] != "first" {
-			t.Fatalf("a group child's previous: %s", task.raw)
+			t.Fatalf("a parallel step's child's previous: %s", task.raw)
 		}
 		if p := r.body["progress"].(map[string]any); p["total"] != 4.0 || p["succeeded"] != 4.0 {
 			t.Fatalf("progress: %s", r.raw)
@@ -60,13 +60,14 @@ func TestWorkflowOverHTTP(t *testing.T) {
 
 		for _, tc := range []struct{ body, mention string }{
 			{`{}`, "root is required"},
-			{`{"root":{}}`, "root must have exactly one of task, chain and group"},
+			{`{"root":{}}`, "root must have exactly one of task, chain and parallel"},
 			{`{"root":{"chain":[]}}`, "root.chain must have at least one step"},
 			{`{"root":{"chain":[{"task":{"task_type":"echo","priority":"high"}}]}}`, "root.chain[0].task.priority"},
-			{`{"root":{"group":[{"task":{"task_type":"echo","timeout_seconds":-1}}]}}`, "root.group[0].task.timeout_seconds"},
+			{`{"root":{"parallel":[{"task":{"task_type":"echo","timeout_seconds":-1}}]}}`, "root.parallel[0].task.timeout_seconds"},
+			{`{"root":{"group":[{"task":{"task_type":"echo"}}]}}`, "group"}, // a fan-out is "parallel"; "group" is a fairness group
 			{`{"root":{"task":{"task_type":"echo","delay_seconds":5}}}`, "root.task.delay_seconds"},
 			{`{"root":{"task":{"task_type":"echo","queue":"other"}}}`, "root.task.queue"},
-			{`{"root":{"task":{"task_type":"echo"},"on_success":{"task":{"task_type":"echo"}}}}`, "only a group takes"},
+			{`{"root":{"task":{"task_type":"echo"},"on_success":{"task":{"task_type":"echo"}}}}`, "only a parallel step takes"},
 			{`{"root":{"chain":[{"task":{"task_type":"echo","colour":1}}]}}`, "colour"},
 			{`{"queue":"bad queue!","root":{"task":{"task_type":"echo"}}}`, "queue"},
 		} {

@@ -2,20 +2,19 @@ package wire
 
 import "encoding/json"
 
-// WorkflowBody is the body of POST /api/v1/workflows. A batch is a root
-// group.
+// WorkflowBody is the body of POST /api/v1/workflows.
 type WorkflowBody struct {
 	Queue *string `json:"queue,omitempty"`
 	Root  *Step   `json:"root"`
 }
 
 // Step is one step of a workflow: exactly one of Task (a submission
-// without a queue of its own), Chain and Group; a group may have
-// OnSuccess and OnComplete callbacks.
+// without a queue of its own), Chain and Parallel; a parallel step may
+// have OnSuccess and OnComplete callbacks.
 type Step struct {
 	Task       *Submission `json:"task,omitempty"`
 	Chain      []Step      `json:"chain,omitempty"`
-	Group      []Step      `json:"group,omitempty"`
+	Parallel   []Step      `json:"parallel,omitempty"`
 	OnSuccess  *Step       `json:"on_success,omitempty"`
 	OnComplete *Step       `json:"on_complete,omitempty"`
 }
@@ -53,7 +52,7 @@ type WorkflowProgress struct {
 // WorkflowNode is one step of a workflow and its state.
 type WorkflowNode struct {
 	Step   int    `json:"step"` // its number: a task's workflow_step
-	Kind   string `json:"kind"` // task, chain or group
+	Kind   string `json:"kind"` // task, chain or parallel
 	Status string `json:"status"`
 	// TaskID and TaskType: a task step's task (its id once started).
 	TaskID   string          `json:"task_id,omitempty"`
@@ -62,7 +61,7 @@ type WorkflowNode struct {
 	// Error says why it failed, was cancelled or skipped.
 	Error      string          `json:"error,omitempty"`
 	Steps      []*WorkflowNode `json:"steps,omitempty"`    // a chain's
-	Children   []*WorkflowNode `json:"children,omitempty"` // a group's
+	Children   []*WorkflowNode `json:"children,omitempty"` // a parallel step's
 	OnSuccess  *WorkflowNode   `json:"on_success,omitempty"`
 	OnComplete *WorkflowNode   `json:"on_complete,omitempty"`
 }

@@ -15,12 +15,12 @@ import (
 )
 
 // newWorkflowCmd builds `dtq workflow` and its subcommands get, cancel and
-// submit: chains, groups with callbacks and batches.
+// submit: chains, and parallel steps with callbacks.
 func newWorkflowCmd(out io.Writer) *cobra.Command {
 	var api apiOptions
 	cmd := &cobra.Command{
 		Use:   "workflow",
-		Short: "Submit, show and cancel workflows (chains, groups with callbacks, batches)",
+		Short: "Submit, show and cancel workflows (chains, parallel steps with callbacks)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -85,11 +85,12 @@ func newWorkflowSubmitCmd(out io.Writer, api *apiOptions) *cobra.Command {
 POST /api/v1/workflows, {"queue": "...", "root": STEP}, where a STEP is one of
   {"task": {"task_type": "...", "payload": ..., "priority": n, "max_attempts": n, "timeout_seconds": x}}
   {"chain": [STEP, ...]}
-  {"group": [STEP, ...], "on_success": STEP, "on_complete": STEP}
---queue replaces the file's queue. A batch is a root group.`,
+  {"parallel": [STEP, ...], "on_success": STEP, "on_complete": STEP}
+--queue replaces the file's queue. Tasks that run as one unit (all or none),
+with a callback once all have ended, are a root parallel step.`,
 		Example: `  dtq workflow submit --file pipeline.json
   dtq workflow submit --file pipeline.json --queue media
-  echo '{"root":{"group":[{"task":{"task_type":"resize","payload":1}}]}}' | dtq workflow submit --file -`,
+  echo '{"root":{"parallel":[{"task":{"task_type":"resize","payload":1}}]}}' | dtq workflow submit --file -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			body, err := readWorkflowFile(cmd, file)

@@ -13,11 +13,11 @@ import (
 	"github.com/dtq-dev/dtq/api/wire"
 )
 
-// pipeline is a workflow file: a chain of a task, then a group of two with
-// an on_success callback. Its queue, parked, has no worker.
+// pipeline is a workflow file: a chain of a task, then a parallel step of
+// two with an on_success callback. Its queue, parked, has no worker.
 const pipeline = `{"queue": "parked", "root": {"chain": [
   {"task": {"task_type": "echo", "payload": "a"}},
-  {"group": [{"task": {"task_type": "echo", "payload": 2}}, {"task": {"task_type": "echo", "payload": 3, "priority": 7}}],
+  {"parallel": [{"task": {"task_type": "echo", "payload": 2}}, {"task": {"task_type": "echo", "payload": 3, "priority": 7}}],
    "on_success": {"task": {"task_type": "echo", "payload": "done"}}}]}}
 `
 
@@ -81,7 +81,7 @@ func TestWorkflowCommands(t *testing.T) {
 		want := fmt.Sprintf(`workflow %s  queue parked  RUNNING  progress: 0 of 4 succeeded, 1 active, 3 pending
 chain #0 ACTIVE
   task #1 ACTIVE echo %s
-  group #2 PENDING
+  parallel #2 PENDING
     task #3 PENDING echo
     task #4 PENDING echo
     on_success: task #5 PENDING echo
@@ -103,16 +103,16 @@ chain #0 ACTIVE
 			t.Errorf("dtq workflow submit --queue default printed\n%s", out)
 		}
 		wf = e.waitWorkflow(id, dtq.WorkflowSucceeded)
-		steps, group := wf.Root.Steps, wf.Root.Steps[1]
+		steps, par := wf.Root.Steps, wf.Root.Steps[1]
 		want = fmt.Sprintf(`workflow %s  queue default  SUCCEEDED  progress: 4 of 4 succeeded
 result:  "done"
 chain #0 SUCCEEDED
   task #1 SUCCEEDED echo %s
-  group #2 SUCCEEDED
+  parallel #2 SUCCEEDED
     task #3 SUCCEEDED echo %s
     task #4 SUCCEEDED echo %s
     on_success: task #5 SUCCEEDED echo %s
-`, id, steps[0].TaskID, group.Children[0].TaskID, group.Children[1].TaskID, group.OnSuccess.TaskID)
+`, id, steps[0].TaskID, par.Children[0].TaskID, par.Children[1].TaskID, par.OnSuccess.TaskID)
 		if out := e.ok("workflow", "get", id); out != want {
 			t.Errorf("dtq workflow get printed\n%s\nwant\n%s", out, want)
 		}
@@ -135,7 +135,7 @@ chain #0 SUCCEEDED
 		want = fmt.Sprintf(`workflow %s  queue parked  CANCELLED  progress: 0 of 4 succeeded, 4 cancelled
 chain #0 CANCELLED: step 1 of 2 (%[2]s) CANCELLED: cancelled
   task #1 CANCELLED echo %[2]s: cancelled
-  group #2 CANCELLED: not run: step 1 of 2 (%[2]s) CANCELLED: cancelled
+  parallel #2 CANCELLED: not run: step 1 of 2 (%[2]s) CANCELLED: cancelled
     task #3 CANCELLED echo
     task #4 CANCELLED echo
     on_success: task #5 CANCELLED echo
@@ -261,7 +261,7 @@ func TestPrintWorkflow(t *testing.T) {
 	wf := &wire.Workflow{ID: "default-01J", Queue: "default", Status: "RUNNING", CancelRequested: true,
 		Root: &wire.WorkflowNode{Step: 0, Kind: "chain", Status: "ACTIVE", Steps: []*wire.WorkflowNode{
 			{Step: 1, Kind: "task", Status: "SUCCEEDED", TaskType: "fetch", TaskID: "default-01A"},
-			{Step: 2, Kind: "group", Status: "ACTIVE", Children: []*wire.WorkflowNode{
+			{Step: 2, Kind: "parallel", Status: "ACTIVE", Children: []*wire.WorkflowNode{
 				{Step: 3, Kind: "task", Status: "ACTIVE", TaskType: "trans\x1b[2Jcode", TaskID: "default-01B"},
 				{Step: 4, Kind: "chain", Status: "FAILED", Error: "line one\nline two", Steps: []*wire.WorkflowNode{
 					{Step: 5, Kind: "task", Status: "FAILED", TaskType: "x", TaskID: "default-01C", Error: "boom"},
@@ -278,7 +278,7 @@ func TestPrintWorkflow(t *testing.T) {
 	want := `workflow default-01J  queue default  RUNNING (cancel requested)  progress: 1 of 6 succeeded, 1 active, 3 pending, 1 failed
 chain #0 ACTIVE
   task #1 SUCCEEDED fetch default-01A
-  group #2 ACTIVE
+  parallel #2 ACTIVE
     task #3 ACTIVE trans` + "\uFFFD" + `[2Jcode default-01B
     chain #4 FAILED: line one line two
       task #5 FAILED x default-01C: boom

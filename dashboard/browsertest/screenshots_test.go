@@ -56,11 +56,11 @@ func TestScreenshots(t *testing.T) {
 	tb.open(p.URL + "/")
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	dead := populate(t, p)
-	// A workflow: a chain of a task, a group of three (one fails) with both
-	// callbacks, and a task that the failure skips.
+	// A workflow: a chain of a task, a parallel step of three (one fails)
+	// with both callbacks, and a task that the failure skips.
 	wf := p.Must(http.StatusCreated, "POST", "/api/v1/workflows", `{"root":{"chain":[
 		{"task":{"task_type":"echo","payload":{"url":"https://example.com/a.mp4"}}},
-		{"group":[{"task":{"task_type":"echo","payload":"720p"}},
+		{"parallel":[{"task":{"task_type":"echo","payload":"720p"}},
 			{"chain":[{"task":{"task_type":"echo","payload":"1080p"}},{"task":{"task_type":"echo","payload":"thumbnail"}}]},
 			{"task":{"task_type":"always_fail","payload":{"permanent":true}}}],
 		 "on_success":{"task":{"task_type":"echo","payload":"publish"}},

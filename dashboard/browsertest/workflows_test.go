@@ -76,19 +76,19 @@ type stepBox struct {
 	Err      string `json:"err"`      // the error line shown
 	Callback string `json:"callback"` // the callback it is drawn as ("on_success", "on_complete"), or ""
 	Label    string `json:"label"`    // that callback's label
-	Group    int    `json:"group"`    // the step of the group panel it is drawn in, -1 for none
+	Parallel int    `json:"parallel"` // the step of the parallel step's panel it is drawn in, -1 for none
 }
 
 // stepBoxesJS reads every task step's box of the drawing, in page order.
 const stepBoxesJS = `[...document.querySelectorAll('#wf-graph .wf-task')].map((b) => {
 	const cb = b.closest('[data-callback]');
-	const g = b.closest('.wf-group');
+	const par = b.closest('.wf-parallel');
 	const text = (sel) => ((b.querySelector(sel) || {}).textContent || '').trim();
 	return {
 		step: Number(b.dataset.step), status: b.dataset.status, type: text('.wf-type'), badge: text('.badge'),
 		href: b.getAttribute('href') || '', err: text('.wf-err'),
 		callback: cb ? cb.dataset.callback : '', label: cb ? cb.querySelector('.wf-cb-label').textContent : '',
-		group: g ? Number(g.dataset.step) : -1,
+		parallel: par ? Number(par.dataset.step) : -1,
 	};
 })`
 
@@ -105,16 +105,17 @@ func legendCount(key string) string {
 
 const wfStatusJS = `(document.getElementById('wf-status') || {}).textContent`
 
-// A finished workflow (a chain of a task, a group with a failing child and
-// both callbacks, and a task) is drawn step by step with each step's
-// status and error, the group's children in its panel and the callbacks
+// A finished workflow (a chain of a task, a parallel step with a failing
+// child and both callbacks, and a task) is drawn step by step with each
+// step's status and error, the parallel step's children in its panel and
+// the callbacks
 // after it under their labels; a started step's box links to its task,
 // whose page links back to the workflow and shows what the step before
 // produced.
 func TestWorkflowPage(t *testing.T) {
 	t.Parallel()
 	p, c := onRedis(t)
-	fan := dtq.Group(dtq.Call("echo", 2, nil), dtq.Call("always_fail", map[string]bool{"permanent": true}, nil))
+	fan := dtq.Parallel(dtq.Call("echo", 2, nil), dtq.Call("always_fail", map[string]bool{"permanent": true}, nil))
 	onSuccess, onComplete := dtq.Call("echo", "all ok", nil), dtq.Call("echo", "done", nil)
 	fan.OnSuccess, fan.OnComplete = &onSuccess, &onComplete
 	wf, err := c.EnqueueWorkflow(context.Background(),
@@ -128,14 +129,14 @@ func TestWorkflowPage(t *testing.T) {
 	}
 	steps := taskSteps(done.Root, map[int]*dtq.WorkflowNode{})
 	// What the page must show, step by step (the numbers are the engine's:
-	// depth first, a group's callbacks after its children).
+	// depth first, a parallel step's callbacks after its children).
 	want := []stepBox{
-		{Step: 1, Type: "echo", Status: "SUCCEEDED", Group: -1},
-		{Step: 3, Type: "echo", Status: "SUCCEEDED", Group: 2},
-		{Step: 4, Type: "always_fail", Status: "FAILED", Group: 2, Err: "always_fail: this task always fails"},
-		{Step: 5, Type: "echo", Status: "SKIPPED", Group: -1, Callback: "on_success", Label: "on success", Err: "not run: child 4 ("},
-		{Step: 6, Type: "echo", Status: "SUCCEEDED", Group: -1, Callback: "on_complete", Label: "on complete"},
-		{Step: 7, Type: "echo", Status: "SKIPPED", Group: -1, Err: "not run: step 2 of 3 FAILED"},
+		{Step: 1, Type: "echo", Status: "SUCCEEDED", Parallel: -1},
+		{Step: 3, Type: "echo", Status: "SUCCEEDED", Parallel: 2},
+		{Step: 4, Type: "always_fail", Status: "FAILED", Parallel: 2, Err: "always_fail: this task always fails"},
+		{Step: 5, Type: "echo", Status: "SKIPPED", Parallel: -1, Callback: "on_success", Label: "on success", Err: "not run: child 4 ("},
+		{Step: 6, Type: "echo", Status: "SUCCEEDED", Parallel: -1, Callback: "on_complete", Label: "on complete"},
+		{Step: 7, Type: "echo", Status: "SKIPPED", Parallel: -1, Err: "not run: step 2 of 3 FAILED"},
 	}
 	if len(steps) != len(want) {
 		t.Fatalf("the workflow has %d task steps, want %d", len(steps), len(want))
@@ -160,17 +161,20 @@ func TestWorkflowPage(t *testing.T) {
 			wantHref = "#/tasks/" + id
 		}
 		if b.Step != w.Step || b.Type != w.Type || b.Status != w.Status || b.Badge != w.Status || b.Href != wantHref ||
-			b.Callback != w.Callback || b.Label != w.Label || b.Group != w.Group || !strings.HasPrefix(b.Err, w.Err) || (w.Err == "") != (b.Err == "") {
+			b.Callback != w.Callback || b.Label != w.Label || b.Parallel != w.Parallel || !strings.HasPrefix(b.Err, w.Err) || (w.Err == "") != (b.Err == "") {
 			t.Errorf("box %d: %+v\nwant %+v with href %q", i, b, w, wantHref)
 		}
 	}
 	if boxes[4].Href == "" || boxes[3].Href != "" {
 		t.Errorf("the succeeded callback must link to its task, the skipped one not: %+v, %+v", boxes[4], boxes[3])
 	}
-	// The group's panel says what it is, and the header, progress and
-	// error the workflow's state.
-	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-group[data-step="2"] .wf-group-head').textContent`); got != "group · step 2 · 2 branchesFAILED" {
-		t.Errorf("the group's head: %q", got)
+	// The parallel step's panel says what it is, and the header, progress
+	// and error the workflow's state.
+	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-parallel[data-step="2"] .wf-parallel-head').textContent`); got != "parallel · step 2 · 2 branchesFAILED" {
+		t.Errorf("the parallel step's head: %q", got)
+	}
+	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-parallel[data-step="2"]').getAttribute('aria-label')`); got != "Parallel step of 2 branches, step 2, FAILED" {
+		t.Errorf("the parallel step's label: %q", got)
 	}
 	for key, n := range map[string]string{"succeeded": "3", "failed": "1", "skipped": "2", "cancelled": "0", "active": "0", "pending": "0"} {
 		if got := eval[string](tb, legendCount(key)); got != n {
@@ -200,7 +204,8 @@ func TestWorkflowPage(t *testing.T) {
 	if got := eval[string](tb, `document.getElementById('task-workflow').getAttribute('href')`); got != "#/workflows/"+wf.ID {
 		t.Errorf("the task's workflow link: %q", got)
 	}
-	// A group's child gets the group's input: step 1's result.
+	// A parallel step's child gets the parallel step's input: step 1's
+	// result.
 	if got := tb.text(`#previous pre`); !strings.Contains(got, `"echo": 1`) {
 		t.Errorf("the failed step's previous: %q", got)
 	}
@@ -227,7 +232,7 @@ func TestCancelWorkflowFromPage(t *testing.T) {
 	p, c := onRedis(t)
 	wf, err := c.EnqueueWorkflow(context.Background(), dtq.Chain(
 		dtq.Call("sleep", map[string]int{"seconds": 600}, nil),
-		dtq.Group(dtq.Call("echo", "a", nil), dtq.Call("echo", "b", nil)),
+		dtq.Parallel(dtq.Call("echo", "a", nil), dtq.Call("echo", "b", nil)),
 	), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +289,7 @@ func TestCancelWorkflowNeedsKey(t *testing.T) {
 	t.Parallel()
 	const key = "s3cret-key"
 	p, c := onRedis(t, "DTQ_API_KEY="+key)
-	wf, err := c.EnqueueWorkflow(context.Background(), dtq.Group(dtq.Call("echo", 1, nil), dtq.Call("echo", 2, nil)), &dtq.WorkflowOpts{Queue: "idle"})
+	wf, err := c.EnqueueWorkflow(context.Background(), dtq.Parallel(dtq.Call("echo", 1, nil), dtq.Call("echo", 2, nil)), &dtq.WorkflowOpts{Queue: "idle"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,10 @@
 
 -- Workflows: hash wf:<ULID> (store.WF* fields) holds, per node i, the plan
 -- (k<i> "<kind>|<parent>|<role>", l<i> its steps or children, n<i> a chain
--- step's next step, y<i> and z<i>
--- a group's on_success and on_complete callbacks, t<i> and p<i> a task's
--- spec and payload) and the state (s<i> "<state>|<task id>", r<i> result,
--- w<i> why; a group's c<i> left, f<i> failed, x<i> first failure).
+-- step's next step, y<i> and z<i> a parallel step's on_success and
+-- on_complete callbacks, t<i> and p<i> a task's spec and payload) and the
+-- state (s<i> "<state>|<task id>", r<i> result, w<i> why; a parallel
+-- step's c<i> left, f<i> failed, x<i> first failure).
 
 -- WF_WORD names a node's end state.
 local WF_WORD = { S = 'SUCCEEDED', F = 'FAILED', X = 'CANCELLED', K = 'SKIPPED' }
@@ -56,10 +56,10 @@ local function wf_outcomes(wfk, kids)
   return '[' .. table.concat(parts, ',') .. ']'
 end
 
--- wf_children_done goes on from group g whose children have all ended:
--- its callbacks start (on_success only when every child succeeded, else
--- it is skipped, saying why) with the children's outcomes, or the group
--- ends with them as its result.
+-- wf_children_done goes on from parallel step g whose children have all
+-- ended: its callbacks start (on_success only when every child succeeded,
+-- else it is skipped, saying why) with the children's outcomes, or the
+-- parallel step ends with them as its result.
 local function wf_children_done(wfk, g, cancel, acts)
   local v = redis.call('HMGET', wfk, 'l' .. g, 'y' .. g, 'z' .. g, 'f' .. g, 'x' .. g)
   local kids = wf_kids(v[1])
@@ -91,9 +91,9 @@ local function wf_children_done(wfk, g, cancel, acts)
   for _, cb in ipairs(starts) do acts[#acts + 1] = { 'start', cb, outs } end
 end
 
--- wf_callbacks_done ends group g whose callbacks have ended: SUCCEEDED
--- when each succeeded (a skipped on_success did not), its result the
--- on_success callback's, else the on_complete one's.
+-- wf_callbacks_done ends parallel step g whose callbacks have ended:
+-- SUCCEEDED when each succeeded (a skipped on_success did not), its result
+-- the on_success callback's, else the on_complete one's.
 local function wf_callbacks_done(wfk, g, cancel, acts)
   local v = redis.call('HMGET', wfk, 'y' .. g, 'z' .. g)
   local names = { 'on_success', 'on_complete' }
@@ -121,13 +121,13 @@ end
 -- none is left (a loop, not recursion: a plan may be deep). A task step
 -- starts as a birth entry of its band (KEYS[base + priority]) carrying the
 -- workflow, the node and the previous result; a chain starts its first
--- step, a group all its children; a cancelled workflow starts nothing (the
--- node ends CANCELLED). An end goes up: a chain starts its next step with
--- the result, or ends (a step that did not succeed ends it, the steps after
--- it not run); a group counts its children, then its callbacks; the root's
--- end ends the workflow, which expires after retention (ms) — a succeeded
--- one is deleted at once when not keep. Returns the workflow's status when
--- it ended here.
+-- step, a parallel step all its children; a cancelled workflow starts
+-- nothing (the node ends CANCELLED). An end goes up: a chain starts its
+-- next step with the result, or ends (a step that did not succeed ends it,
+-- the steps after it not run); a parallel step counts its children, then
+-- its callbacks; the root's end ends the workflow, which expires after
+-- retention (ms) — a succeeded one is deleted at once when not keep.
+-- Returns the workflow's status when it ended here.
 local function wf_flow(wfk, base, queue, retention, keep, acts)
   local wfid = string.sub(wfk, -26)
   local wv = redis.call('HMGET', wfk, 'cancel', 'trace')

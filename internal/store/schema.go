@@ -282,26 +282,26 @@ const (
 	WFTasks    = "tasks"    // how many of them are tasks
 	WFTrace    = "trace"    // the W3C traceparent of the submission ("" for none)
 	// WFNodeKind: "<kind>|<parent>|<role>": kind T (a task), C (a chain)
-	// or G (a group); parent the parent node ("-" for the root); role the
-	// position in a parent chain (from 0), "c" a group's child, "S" its
-	// on_success callback, "E" its on_complete callback.
+	// or G (a parallel step); parent the parent node ("-" for the root);
+	// role the position in a parent chain (from 0), "c" a parallel step's
+	// child, "S" its on_success callback, "E" its on_complete callback.
 	WFNodeKind  = "k"
-	WFNodeKids  = "l" // a chain's steps or a group's children: node numbers, comma-separated
+	WFNodeKids  = "l" // a chain's steps or a parallel step's children: node numbers, comma-separated
 	WFNodeNext  = "n" // a chain's step: the step after it (none for the last)
-	WFNodeOnOK  = "y" // a group's on_success callback node
-	WFNodeOnEnd = "z" // a group's on_complete callback node
+	WFNodeOnOK  = "y" // a parallel step's on_success callback node
+	WFNodeOnEnd = "z" // a parallel step's on_complete callback node
 	// WFNodeSpec: a task's "<type>\n<priority>\n<max attempts>\n<timeout ms>".
 	WFNodeSpec    = "t"
 	WFNodePayload = "p"
 	// WFNodeState: absent while pending, else "<state>|<task id>" (no task
-	// id for a chain or a group): A active, S succeeded, F failed, X
+	// id for a chain or a parallel step): A active, S succeeded, F failed, X
 	// cancelled, K skipped (its descendants never started).
 	WFNodeState  = "s"
 	WFNodeResult = "r" // the node's result (JSON), when it has one
 	WFNodeWhy    = "w" // why it failed, was skipped or cancelled
-	WFNodeLeft   = "c" // a group's children (then callbacks) not ended yet
-	WFNodeFailed = "f" // a group's children that did not succeed
-	WFNodeFirst  = "x" // a group's first child failure, described
+	WFNodeLeft   = "c" // a parallel step's children (then callbacks) not ended yet
+	WFNodeFailed = "f" // a parallel step's children that did not succeed
+	WFNodeFirst  = "x" // a parallel step's first child failure, described
 )
 
 // Workflow node states (WFNodeState's first letter).

@@ -24,29 +24,31 @@ var (
 	workflowCancelScript = script.New("workflow_cancel", libFor(workflowCancelSource), workflowCancelSource)
 )
 
-// Node kinds of a workflow plan.
+// Node kinds of a workflow plan. NodeParallel's stored letter is G (the
+// kind's earlier name, "group"): the letter is the stored encoding only,
+// never shown to users.
 const (
-	NodeTask  = 'T'
-	NodeChain = 'C'
-	NodeGroup = 'G'
+	NodeTask     = 'T'
+	NodeChain    = 'C'
+	NodeParallel = 'G'
 )
 
 // Roles of a node in its parent (besides a chain step's position).
 const (
-	RoleChild      = "c" // a group's child
-	RoleOnSuccess  = "S" // a group's on_success callback
-	RoleOnComplete = "E" // a group's on_complete callback
+	RoleChild      = "c" // a parallel step's child
+	RoleOnSuccess  = "S" // a parallel step's on_success callback
+	RoleOnComplete = "E" // a parallel step's on_complete callback
 )
 
 // PlanNode is one node of a workflow's plan; node 0 is the root, and a
 // node's parent comes before it.
 type PlanNode struct {
-	Kind   byte   // NodeTask, NodeChain or NodeGroup
+	Kind   byte   // NodeTask, NodeChain or NodeParallel
 	Parent int    // -1 for the root
 	Role   string // its position in a parent chain (from "0"), or a Role*
-	// Kids are a chain's steps or a group's children, in order.
+	// Kids are a chain's steps or a parallel step's children, in order.
 	Kids []int
-	// OnSuccess and OnComplete are a group's callbacks (-1: none).
+	// OnSuccess and OnComplete are a parallel step's callbacks (-1: none).
 	OnSuccess, OnComplete int
 	// A task's spec.
 	Type        string

@@ -87,7 +87,7 @@ export function mount(main, ctx, route) {
       h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'), attempts(t)),
       t.workflow ? h('section', { class: 'card', 'aria-labelledby': 'prev-h', id: 'previous' },
         h('h2', { id: 'prev-h' }, 'Previous'),
-        h('p', { class: 'muted small card-help' }, 'What the step before produced: the previous chain step\'s result, or for a group\'s callback the outcomes of its children.'),
+        h('p', { class: 'muted small card-help' }, 'What the step before produced: the previous chain step\'s result, or for a parallel step\'s callback the outcomes of its children.'),
         previous === undefined ? h('p', { class: 'muted' }, 'None: nothing ran before this step.') : view(previous, 'Previous')) : null,
       h('div', { class: 'grid2' },
         h('section', { class: 'card', 'aria-labelledby': 'payload-h', id: 'payload' }, h('h2', { id: 'payload-h' }, 'Payload'), view(payload, 'Payload')),

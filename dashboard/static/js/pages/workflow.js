@@ -1,7 +1,7 @@
 // Workflow detail: the workflow's status, times and error, a progress bar
 // of its task steps, and a drawing of its steps — a chain's steps left to
-// right, a group's children stacked in parallel with its callbacks after
-// it — each task step a box with its type, number and status that links to
+// right, a parallel step's children stacked with its callbacks after it —
+// each task step a box with its type, number and status that links to
 // its task once it has one; and Cancel while it runs.
 
 import { h, replace, throttle, taskHref, routeHref } from '../dom.js';
@@ -71,7 +71,7 @@ export function mount(main, ctx, route) {
           h('h2', { id: 'wf-progress-h' }, 'Progress'), progress(p))),
       h('section', { class: 'card', 'aria-labelledby': 'wf-graph-h' },
         h('h2', { id: 'wf-graph-h' }, 'Steps'),
-        h('p', { class: 'muted small wf-help' }, 'A chain runs its steps one after another, along the arrows; a group runs its children at once, then its callbacks. ' +
+        h('p', { class: 'muted small wf-help' }, 'A chain runs its steps one after another, along the arrows; a parallel step runs its children at once, then its callbacks. ' +
           'Each box is a task step (its type, number and status); a started one links to its task.'),
         h('div', { class: 'wf-drawing', id: 'wf-graph' }, h('div', { class: 'wf-root' }, node(w.root)))),
       w.error ? h('section', { class: 'card', 'aria-labelledby': 'wf-err-h' },
@@ -135,7 +135,7 @@ function node(n) {
   if (!n) return null;
   if (n.kind === 'task') return taskBox(n);
   if (n.kind === 'chain') return chain(n);
-  if (n.kind === 'group') return group(n);
+  if (n.kind === 'parallel') return parallel(n);
   return h('div', { class: 'wf-task st-unknown', dataset: { step: String(n.step), status: String(n.status || '') } },
     h('span', { class: 'wf-type' }, 'step ' + n.step + ' (' + String(n.kind) + ')'));
 }
@@ -176,21 +176,21 @@ function chain(n) {
   }, out);
 }
 
-// group draws its children stacked in a panel, then an arrow to its
-// callbacks, each under its label.
-function group(n) {
+// parallel draws a parallel step: its children stacked in a panel, then
+// an arrow to its callbacks, each under its label.
+function parallel(n) {
   const kids = n.children || [];
   const panel = h('div', {
-    class: 'wf-group st-' + wfColour(n.status), role: 'group',
-    'aria-label': 'Group of ' + kids.length + ', step ' + n.step + ', ' + n.status,
-    dataset: { step: String(n.step), status: String(n.status || ''), kind: 'group' },
+    class: 'wf-parallel st-' + wfColour(n.status), role: 'group',
+    'aria-label': 'Parallel step of ' + plural(kids.length, 'branch', 'branches') + ', step ' + n.step + ', ' + n.status,
+    dataset: { step: String(n.step), status: String(n.status || ''), kind: 'parallel' },
   },
-  h('div', { class: 'wf-group-head', title: n.error || null },
-    h('span', {}, 'group · step ' + n.step + ' · ' + plural(kids.length, 'branch', 'branches')), wfBadge(n.status)),
-  h('div', { class: 'wf-par' }, kids.map((c) => node(c))));
+  h('div', { class: 'wf-parallel-head', title: n.error || null },
+    h('span', {}, 'parallel · step ' + n.step + ' · ' + plural(kids.length, 'branch', 'branches')), wfBadge(n.status)),
+  h('div', { class: 'wf-branches' }, kids.map((c) => node(c))));
   const callbacks = [['on success', 'on_success', n.on_success], ['on complete', 'on_complete', n.on_complete]].filter(([, , c]) => c);
   if (!callbacks.length) return panel;
-  return h('div', { class: 'wf-chord' }, panel, arrow(),
+  return h('div', { class: 'wf-with-callbacks' }, panel, arrow(),
     h('div', { class: 'wf-callbacks' }, callbacks.map(([label, key, c]) =>
       h('div', { class: 'wf-callback', dataset: { callback: key } }, h('span', { class: 'wf-cb-label' }, label), node(c)))));
 }
