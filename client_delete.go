@@ -10,7 +10,7 @@ import (
 type DeleteQueueOpts struct {
 	// Force deletes the queue whatever it holds: QUEUED, SCHEDULED and DEAD
 	// tasks with it, and RUNNING ones, whose outcomes are then lost (their
-	// handlers' contexts end with ErrLost at their next renewal). Defaults
+	// handlers' contexts end with ErrRunLost at their next renewal). Defaults
 	// to false: a queue holding such tasks is not deleted.
 	Force bool
 }

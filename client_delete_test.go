@@ -145,8 +145,8 @@ func TestDeleteQueueUnderARunningTask(t *testing.T) {
 		}
 		select {
 		case cause := <-ended:
-			if !errors.Is(cause, dtq.ErrLost) {
-				t.Fatalf("handler's context ended with %v, want ErrLost", cause)
+			if !errors.Is(cause, dtq.ErrRunLost) {
+				t.Fatalf("handler's context ended with %v, want ErrRunLost", cause)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("the handler's context did not end")

@@ -13,11 +13,6 @@ import (
 	"github.com/dtq-dev/dtq/internal/taskid"
 )
 
-// ErrWorkflowNotFound is returned for a workflow id that names no
-// workflow (unknown, or expired after the retention). It wraps
-// ErrNotFound.
-var ErrWorkflowNotFound = fmt.Errorf("dtq: workflow not found: %w", ErrNotFound)
-
 // EnqueueWorkflow submits the workflow root in one atomic step: its plan
 // and the tasks that can start now are all written, or nothing is (an
 // error). Every task runs in opts.Queue. The step that records a task's

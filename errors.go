@@ -38,10 +38,38 @@ var (
 	// cancelled (context.Cause(ctx) == ErrCancelled).
 	ErrCancelled = errors.New("dtq: task cancelled")
 
-	// ErrLost is the cause of a handler's context when its worker lost the
-	// task: another worker took it over after the visibility timeout (this
-	// worker's result would be rejected anyway).
-	ErrLost = errors.New("dtq: task taken over by another worker")
+	// ErrRunLost is the cause of a Go handler's context when its run is no
+	// longer the task's: another worker took the task over after the
+	// visibility timeout, or the task was deleted (this run's result would
+	// be rejected anyway; the history records the run as OutcomeLost).
+	// Progress answers it too. A lease's counterpart is ErrLeaseLost.
+	ErrRunLost = errors.New("dtq: task taken over by another worker")
+
+	// ErrLeaseLost is the answer of the LeaseServer's calls for a lease
+	// that is no longer its holder's: it timed out and its task was taken
+	// over (or finished, or deleted), or its outcome was recorded already.
+	// Nothing was changed. A Go handler's counterpart is ErrRunLost.
+	ErrLeaseLost = errors.New("dtq: the lease is lost: it timed out and the task was taken over, or it ended already")
+
+	// ErrLeaseServerStopped is Lease's answer on a LeaseServer that is not
+	// running: not started yet, or stopped.
+	ErrLeaseServerStopped = errors.New("dtq: the lease server is not running (Start it first; a stopped one stays stopped)")
+
+	// ErrNoTask is Progress's answer for a context that is not a handler's.
+	ErrNoTask = errors.New("dtq: the context is not a task handler's")
+
+	// ErrOperationInProgress is returned (marked retryable) by
+	// IdempotentOperation when another execution holds the same key right
+	// now.
+	ErrOperationInProgress = errors.New("dtq: idempotent operation in progress elsewhere")
+
+	// ErrScheduleNotFound is returned for a schedule that does not exist.
+	ErrScheduleNotFound = errors.New("dtq: schedule not found")
+
+	// ErrWorkflowNotFound is returned for a workflow id that names no
+	// workflow (unknown, or expired after the retention). It wraps
+	// ErrNotFound.
+	ErrWorkflowNotFound = fmt.Errorf("dtq: workflow not found: %w", ErrNotFound)
 
 	// ErrNotReplicated: with Config.DurableReplicas, the master wrote the
 	// submission but too few replicas acknowledged it in time. Submit again

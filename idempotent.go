@@ -9,10 +9,6 @@ import (
 	"time"
 )
 
-// ErrOperationInProgress is returned (marked retryable) by
-// IdempotentOperation when another execution holds the same key right now.
-var ErrOperationInProgress = errors.New("dtq: idempotent operation in progress elsewhere")
-
 // IdempotentOperation runs fn at most once per key among the executions of
 // a handler — a task redelivered after a crash, or run again after a
 // failure, skips a side effect that already succeeded. It must be called

@@ -120,3 +120,37 @@ func (v visitor) Visit(n ast.Node) ast.Visitor {
 	}
 	return v
 }
+
+// Every exported sentinel error of the package (a top-level variable
+// ErrXxx) is declared in errors.go, so that a reader finds them all in one
+// place.
+func TestSentinelsInErrorsFile(t *testing.T) {
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "errors.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, n := range s.(*ast.ValueSpec).Names {
+					if strings.HasPrefix(n.Name, "Err") && n.IsExported() {
+						t.Errorf("%s declares %s: sentinel errors belong in errors.go", fset.Position(n.Pos()), n.Name)
+					}
+				}
+			}
+		}
+	}
+}

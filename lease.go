@@ -79,11 +79,6 @@ type LeaseFailure struct {
 	RetryAfter time.Duration
 }
 
-// ErrLeaseLost is the answer for a lease that is no longer its holder's:
-// it timed out and its task was taken over (or finished, or deleted), or
-// its outcome was recorded already. Nothing was changed.
-var ErrLeaseLost = errors.New("dtq: the lease is lost: it timed out and the task was taken over, or it ended already")
-
 // leaseState is a Client's reclaim state of one queue for leases.
 type leaseState struct {
 	mu         sync.Mutex

@@ -43,10 +43,6 @@ type LeaseServerConfig struct {
 	SchedulerIdle time.Duration
 }
 
-// ErrLeaseServerStopped is Lease's answer on a LeaseServer that is not
-// running: not started yet, or stopped.
-var ErrLeaseServerStopped = errors.New("dtq: the lease server is not running (Start it first; a stopped one stays stopped)")
-
 // NewLeaseServer returns a LeaseServer on c's connection. It does no I/O
 // and starts nothing.
 func NewLeaseServer(c *Client, cfg *LeaseServerConfig) (*LeaseServer, error) {

@@ -12,9 +12,6 @@ import (
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
-// ErrScheduleNotFound is returned for a schedule that does not exist.
-var ErrScheduleNotFound = errors.New("dtq: schedule not found")
-
 // MissedTicks says which ticks of a schedule fire after an outage (no
 // worker of its queue ran, or the schedule's scheduler was down).
 type MissedTicks string

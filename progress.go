@@ -14,14 +14,11 @@ import (
 // MaxProgressNote bounds a progress report's note, in bytes.
 const MaxProgressNote = 1024
 
-// ErrNoTask is Progress's answer for a context that is not a handler's.
-var ErrNoTask = errors.New("dtq: the context is not a task handler's")
-
 // Progress reports how far the handler of ctx's task got: fraction from 0
 // to 1 and a note (at most MaxProgressNote bytes of UTF-8). It is shown by
 // Get (Task.Progress) while the execution runs, sent as an event (a
 // RUNNING event with Progress set) and drawn on the dashboard's task page.
-// A report of an execution that is no longer the task's is ErrLost.
+// A report of an execution that is no longer the task's is ErrRunLost.
 func Progress(ctx context.Context, fraction float64, note string) error {
 	tc, ok := ctx.Value(ctxKey{}).(*taskContext)
 	if !ok {
@@ -59,7 +56,7 @@ func (c *engine) reportProgress(ctx context.Context, queue, id string, f store.F
 		return err
 	}
 	if !ok {
-		return ErrLost
+		return ErrRunLost
 	}
 	t := &Task{ID: id, Type: typ, Attempt: attempt, Priority: prio}
 	c.publish(q.store.Keys().Events(), []string{progressLine(t, fraction, note)})
@@ -75,7 +72,7 @@ func (s *LeaseServer) LeaseProgress(ctx context.Context, token string, fraction 
 	}
 	f := store.Fence{Run: l.run, Band: l.band, EntryID: l.entry, Worker: l.consumer, Started: l.started}
 	err = s.reportProgress(ctx, l.queue, l.id, f, "", l.attempt, l.band, fraction, note)
-	if errors.Is(err, ErrLost) {
+	if errors.Is(err, ErrRunLost) {
 		return ErrLeaseLost
 	}
 	return err

@@ -25,7 +25,7 @@ import (
 //
 // ctx ends at the task's timeout, when the task is cancelled
 // (context.Cause(ctx) == ErrCancelled), when another worker took the task
-// over (ErrLost), or when the worker stops without waiting (ErrStopped).
+// over (ErrRunLost), or when the worker stops without waiting (ErrStopped).
 type HandlerFunc func(ctx context.Context, t *Task) (result any, err error)
 
 // WorkerConfig configures a Worker. The zero value of every field means its

@@ -145,7 +145,7 @@ func (w *Worker) confirmClaim(ctx context.Context, ex *execution) error {
 		w.c.redisError("renew", err)
 		return fmt.Errorf("claimed %v ago, renewing it failed: %w", age, err)
 	case res[0] == store.Lost:
-		return fmt.Errorf("claimed %v ago, taken over by another worker since: %w", age, ErrLost)
+		return fmt.Errorf("claimed %v ago, taken over by another worker since: %w", age, ErrRunLost)
 	case res[0] == store.Cancelled:
 		ex.cancel(ErrCancelled)
 	}
@@ -180,7 +180,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 		stop()
 	}
 	switch {
-	case errors.Is(context.Cause(ctx), ErrLost):
+	case errors.Is(context.Cause(ctx), ErrRunLost):
 		return item, false // taken over elsewhere: this run's outcome would be rejected
 	case err == nil:
 		// Also when cancelled meanwhile: the finish script records a

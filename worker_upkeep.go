@@ -62,7 +62,7 @@ func (w *Worker) renewOnce(ctx context.Context) {
 			for i, ex := range chunk {
 				switch res[i] {
 				case store.Lost:
-					ex.cancel(ErrLost)
+					ex.cancel(ErrRunLost)
 				case store.Cancelled:
 					ex.cancel(ErrCancelled)
 				}
