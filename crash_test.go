@@ -219,7 +219,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 			t.Fatalf("attempt %d crashes %d history %+v", done.Attempt, done.Crashes, done.History)
 		}
 		h := done.History
-		if h[0].Outcome != "crashed" || h[0].Worker != "doomed" || h[1].Outcome != "ok" || h[1].Worker != "survivor" {
+		if h[0].Outcome != dtq.OutcomeLost || h[0].Worker != "doomed" || h[1].Outcome != dtq.OutcomeSucceeded || h[1].Worker != "survivor" {
 			t.Fatalf("history %+v", h)
 		}
 		st, _ := dtq.NewAdmin(e.c).Stats(t.Context(), "default")

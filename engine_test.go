@@ -31,7 +31,7 @@ func TestEnqueueRunSucceed(t *testing.T) {
 		if string(done.Result) != `{"attempt":1,"echo":{"hello":"world"}}` {
 			t.Fatalf("result %s", done.Result)
 		}
-		if len(done.History) != 1 || done.History[0].Outcome != "ok" || done.Attempt != 1 || done.FinishedAt == nil {
+		if len(done.History) != 1 || done.History[0].Outcome != dtq.OutcomeSucceeded || done.Attempt != 1 || done.FinishedAt == nil {
 			t.Fatalf("history %+v attempt %d finished %v", done.History, done.Attempt, done.FinishedAt)
 		}
 	})

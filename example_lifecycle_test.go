@@ -35,9 +35,9 @@ func ExampleRetryAfter() {
 		fmt.Println(run.Run, run.Outcome, run.Error)
 	}
 	// Output:
-	// 1 retry connection reset
-	// 2 retry 429 too many requests
-	// 3 ok
+	// 1 retried connection reset
+	// 2 retried 429 too many requests
+	// 3 succeeded
 }
 
 // A task that fails for good (Permanent, or out of attempts) is DEAD in

@@ -143,9 +143,9 @@ func TestLeaseOfOtherTypesRecordsTheCrashItTakesOver(t *testing.T) {
 			return err == nil && got.Crashes == 1
 		})
 		got, _ := e.c.Get(ctx, task.ID)
-		if got.Status != dtq.StatusQueued || len(got.History) != 1 || got.History[0].Outcome != "crashed" ||
+		if got.Status != dtq.StatusQueued || len(got.History) != 1 || got.History[0].Outcome != dtq.OutcomeLost ||
 			got.History[0].Worker != "http:py-lost" {
-			t.Fatalf("after the takeover: %s, history %+v; want QUEUED with the lost run crashed", got.Status, got.History)
+			t.Fatalf("after the takeover: %s, history %+v; want QUEUED with the run recorded lost", got.Status, got.History)
 		}
 		l := e.lease(dtq.LeaseRequest{Worker: "py-resize", Types: []string{"resize"}}, 1)[0]
 		if l.Task.ID != task.ID || l.Task.Attempt != 1 || l.Task.Crashes != 1 {

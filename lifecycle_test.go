@@ -37,7 +37,7 @@ func TestRetryThenSucceed(t *testing.T) {
 		if done.Attempt != 3 || len(done.History) != 3 {
 			t.Fatalf("attempt %d, history %+v", done.Attempt, done.History)
 		}
-		for i, want := range []string{"retry", "retry", "ok"} {
+		for i, want := range []dtq.Outcome{dtq.OutcomeRetried, dtq.OutcomeRetried, dtq.OutcomeSucceeded} {
 			if done.History[i].Outcome != want {
 				t.Fatalf("history[%d] = %+v, want outcome %s", i, done.History[i], want)
 			}
@@ -63,7 +63,7 @@ func TestPermanentErrorGoesDeadAtOnce(t *testing.T) {
 		})
 		task := e.enqueue("bad", nil, &dtq.EnqueueOpts{MaxAttempts: 5})
 		dead := e.waitStatus(task.ID, dtq.StatusDead, 10*time.Second)
-		if dead.Attempt != 1 || len(dead.History) != 1 || dead.History[0].Outcome != "dead" {
+		if dead.Attempt != 1 || len(dead.History) != 1 || dead.History[0].Outcome != dtq.OutcomeDead {
 			t.Fatalf("attempt %d history %+v", dead.Attempt, dead.History)
 		}
 		letters, _, err := e.a.ListDead(t.Context(), "default", 10, "")
@@ -89,7 +89,7 @@ func TestMaxAttemptsThenRequeue(t *testing.T) {
 		})
 		task := e.enqueue("maybe", nil, &dtq.EnqueueOpts{MaxAttempts: 3})
 		dead := e.waitStatus(task.ID, dtq.StatusDead, 10*time.Second)
-		if dead.Attempt != 3 || len(dead.History) != 3 || dead.History[2].Outcome != "dead" {
+		if dead.Attempt != 3 || len(dead.History) != 3 || dead.History[2].Outcome != dtq.OutcomeDead {
 			t.Fatalf("attempt %d history %+v", dead.Attempt, dead.History)
 		}
 		st, _ := e.a.Stats(t.Context(), "default")
@@ -101,7 +101,7 @@ func TestMaxAttemptsThenRequeue(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := e.waitStatus(task.ID, dtq.StatusSucceeded, 10*time.Second)
-		if done.Attempt != 1 || len(done.History) != 4 || done.History[3].Outcome != "ok" {
+		if done.Attempt != 1 || len(done.History) != 4 || done.History[3].Outcome != dtq.OutcomeSucceeded {
 			t.Fatalf("after requeue: attempt %d history %+v", done.Attempt, done.History)
 		}
 		if _, err := e.a.Requeue(t.Context(), task.ID); !errors.Is(err, dtq.ErrNotDead) {
@@ -196,7 +196,7 @@ func TestCancel(t *testing.T) {
 			t.Fatalf("cancel running: %+v, %v", got, err)
 		}
 		done := e.waitStatus(running.ID, dtq.StatusCancelled, 10*time.Second)
-		if done.History[0].Outcome != "cancel" || done.CancelRequested {
+		if done.History[0].Outcome != dtq.OutcomeCancelled || done.CancelRequested {
 			t.Fatalf("history %+v, cancel requested %v", done.History, done.CancelRequested)
 		}
 		if ranQueued.Load() {

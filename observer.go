@@ -58,10 +58,12 @@ type Observer interface {
 	RedisError(op string, err error)
 }
 
-// Outcome is how an execution or a task ended, as reported to an Observer.
+// Outcome is how an execution or a task ended: as a task's history
+// records each run (Execution.Outcome, the HTTP API's and the CLI's
+// "outcome") and as reported to an Observer (and counted in metrics).
 type Outcome string
 
-// Outcomes reported to an Observer.
+// Outcomes of an execution.
 const (
 	// OutcomeSucceeded: the handler returned no error; the task is
 	// SUCCEEDED.
@@ -73,9 +75,12 @@ const (
 	OutcomeDead Outcome = "dead"
 	// OutcomeCancelled: the task was cancelled and is CANCELLED.
 	OutcomeCancelled Outcome = "cancelled"
-	// OutcomeLost: the execution's outcome was not recorded — another
-	// worker took the task over, or Redis could not be reached — and the
-	// task will run again.
+	// OutcomeLost: the execution's outcome was not recorded: its worker
+	// was lost (another worker took the task over after it stopped
+	// renewing it) or, as an Observer sees it, could not reach Redis. The
+	// task runs again, unless it was cancelled meanwhile or its workers
+	// were lost more than WorkerConfig.MaxCrashes times (then it ends
+	// CANCELLED or DEAD when taken over).
 	OutcomeLost Outcome = "lost"
 )
 

@@ -82,7 +82,7 @@ func TestWorkerStopsWhenStartContextEnds(t *testing.T) {
 			return err == nil && len(got.History) == 1 &&
 				(got.Status == dtq.StatusScheduled || got.Status == dtq.StatusQueued)
 		})
-		if got.History[0].Outcome != "retry" {
+		if got.History[0].Outcome != dtq.OutcomeRetried {
 			t.Fatalf("history %+v, want the stopped run recorded as a retry", got.History)
 		}
 		eventually(t, 10*time.Second, "the worker out of the registry", func() bool {

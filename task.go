@@ -147,10 +147,12 @@ type Execution struct {
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	Worker     string    `json:"worker"`
-	// Outcome is "ok", "retry" (failed, retried later), "dead" (failed for
-	// good), "cancel", or "crashed" (its worker was lost).
-	Outcome string `json:"outcome"`
-	Error   string `json:"error,omitempty"`
+	// Outcome is how the run ended: OutcomeSucceeded, OutcomeRetried
+	// (failed, retried later), OutcomeDead (failed for good),
+	// OutcomeCancelled, or OutcomeLost (its worker was lost: another
+	// worker took the task over).
+	Outcome Outcome `json:"outcome"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // MarshalJSON encodes the task with Timeout as timeout_seconds and its
@@ -193,6 +195,25 @@ func heldBy(scope string) string {
 		return "limit_key:" + k
 	}
 	return ""
+}
+
+// historyOutcome names a run's outcome as the store records it in the
+// task's history in the words of the public API. A code it does not know
+// (none is written today) passes through as it is.
+func historyOutcome(o store.Outcome) Outcome {
+	switch o {
+	case store.OutcomeOK:
+		return OutcomeSucceeded
+	case store.OutcomeRetry:
+		return OutcomeRetried
+	case store.OutcomeDead:
+		return OutcomeDead
+	case store.OutcomeCancel:
+		return OutcomeCancelled
+	case store.OutcomeCrashed:
+		return OutcomeLost
+	}
+	return Outcome(o)
 }
 
 // taskOf builds the public Task from the store's record: the one place a
@@ -243,7 +264,7 @@ func taskOf(r *store.Record) *Task {
 	}
 	for i, x := range r.History {
 		t.History[i] = Execution{Run: x.Run, StartedAt: msTime(x.Started), FinishedAt: msTime(x.Finished),
-			Worker: x.Worker, Outcome: x.Outcome, Error: x.Error}
+			Worker: x.Worker, Outcome: historyOutcome(x.Outcome), Error: x.Error}
 	}
 	// A finished task's finish time is its latest execution's end (tasks
 	// cancelled before running record it apart).

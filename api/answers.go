@@ -30,7 +30,7 @@ func taskOf(t *dtq.Task) *wire.Task {
 	if t.History != nil {
 		w.History = make([]wire.Execution, len(t.History))
 		for i, x := range t.History {
-			w.History[i] = wire.Execution{Run: x.Run, Worker: x.Worker, Outcome: x.Outcome, Error: x.Error,
+			w.History[i] = wire.Execution{Run: x.Run, Worker: x.Worker, Outcome: string(x.Outcome), Error: x.Error,
 				StartedAt: wiretime.Time(x.StartedAt), FinishedAt: wiretime.Time(x.FinishedAt)}
 		}
 	}

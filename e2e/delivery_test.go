@@ -48,8 +48,8 @@ func TestCancelledTaskIsNotStartedAgain(t *testing.T) {
 	start(t, env, "worker", "--addr", "127.0.0.1:0", "--visibility-timeout", "1s")
 	done := apiProc.WaitStatus(id, "CANCELLED")
 	hist := historyOf(t, done)
-	if len(hist) != 1 || hist[0]["outcome"] != "crashed" || hist[0]["worker"] != running.Str("worker") {
-		t.Fatalf("history %v: want only the frozen worker's execution, recorded as crashed (no execution after the cancel)", hist)
+	if len(hist) != 1 || hist[0]["outcome"] != "lost" || hist[0]["worker"] != running.Str("worker") {
+		t.Fatalf("history %v: want only the frozen worker's execution, recorded as lost (no execution after the cancel)", hist)
 	}
 	if e := done.Str("last_error"); e != "cancelled" {
 		t.Fatalf("last_error %q, want \"cancelled\"", e)
@@ -103,7 +103,7 @@ func TestStopDuringOutageRecordsOutcomes(t *testing.T) {
 	for _, id := range ids {
 		done := apiProc.WaitStatus(id, "SUCCEEDED")
 		hist := historyOf(t, done)
-		if len(hist) != 1 || hist[0]["worker"] != w1ID || hist[0]["outcome"] != "ok" {
+		if len(hist) != 1 || hist[0]["worker"] != w1ID || hist[0]["outcome"] != "succeeded" {
 			t.Errorf("task %s: history %v; want one execution, by the stopped worker", id, hist)
 		}
 	}

@@ -116,7 +116,7 @@ type Report struct {
 	// its data).
 	CountersOff     []string
 	CountersChecked bool
-	// Phantom lists the runs recorded crashed whose worker was never
+	// Phantom lists the runs recorded lost whose worker was never
 	// faulted and never started their handler (PhantomCrashes).
 	Phantom []string
 }
@@ -261,10 +261,10 @@ func Check(in Input) *Report {
 		terminal, oks := 0, 0
 		for _, x := range t.History {
 			switch x.Outcome {
-			case "ok":
+			case dtq.OutcomeSucceeded:
 				oks++
 				terminal++
-			case "dead", "cancel":
+			case dtq.OutcomeDead, dtq.OutcomeCancelled:
 				terminal++
 			}
 		}

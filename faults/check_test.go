@@ -10,7 +10,7 @@ import (
 	"github.com/dtq-dev/dtq"
 )
 
-func task(id, key string, status dtq.Status, outcomes ...string) *dtq.Task {
+func task(id, key string, status dtq.Status, outcomes ...dtq.Outcome) *dtq.Task {
 	p, _ := json.Marshal(Payload{Key: key})
 	t := &dtq.Task{ID: id, Queue: "q", Type: TaskType, Payload: p, Status: status}
 	for i, o := range outcomes {
@@ -29,7 +29,7 @@ func TestCheckClean(t *testing.T) {
 	r := Check(Input{
 		Ledger:  []Submit{ok("k1", "q-1"), ok("k2", "q-2"), {Key: "k3", Answer: Failed}},
 		Effects: []Effect{effect("q-1", "k1"), effect("q-2", "k2")},
-		State:   &State{Tasks: []*dtq.Task{task("q-1", "k1", dtq.StatusSucceeded, "ok"), task("q-2", "k2", dtq.StatusSucceeded, "crashed", "ok")}},
+		State:   &State{Tasks: []*dtq.Task{task("q-1", "k1", dtq.StatusSucceeded, dtq.OutcomeSucceeded), task("q-2", "k2", dtq.StatusSucceeded, dtq.OutcomeLost, dtq.OutcomeSucceeded)}},
 	})
 	if r.Submitted != 3 || r.OK != 2 || r.Failed != 1 || r.Executed != 2 || r.Succeeded != 2 {
 		t.Fatalf("counts: %+v", r)
@@ -65,12 +65,12 @@ func TestCheckFindsProblems(t *testing.T) {
 		},
 		State: &State{
 			Tasks: []*dtq.Task{
-				task("q-1", "never-ran", dtq.StatusSucceeded, "ok"),
+				task("q-1", "never-ran", dtq.StatusSucceeded, dtq.OutcomeSucceeded),
 				task("q-2", "stuck", dtq.StatusQueued),
-				task("q-4", "twice", dtq.StatusSucceeded, "crashed", "ok"),
-				task("q-5", "two-terminal", dtq.StatusSucceeded, "ok", "ok"),
-				task("q-6", "dead", dtq.StatusDead, "dead"),
-				task("q-8", "unknown-ran", dtq.StatusSucceeded, "ok"),
+				task("q-4", "twice", dtq.StatusSucceeded, dtq.OutcomeLost, dtq.OutcomeSucceeded),
+				task("q-5", "two-terminal", dtq.StatusSucceeded, dtq.OutcomeSucceeded, dtq.OutcomeSucceeded),
+				task("q-6", "dead", dtq.StatusDead, dtq.OutcomeDead),
+				task("q-8", "unknown-ran", dtq.StatusSucceeded, dtq.OutcomeSucceeded),
 				task("q-10", "unknown-stuck", dtq.StatusRunning),
 			},
 			Dead: []dtq.DeadLetter{{Task: task("q-6", "dead", dtq.StatusDead), Reason: "boom"}},
@@ -105,7 +105,7 @@ func TestCheckSuperseded(t *testing.T) {
 	r := Check(Input{
 		Ledger:  []Submit{{Key: "k", Answer: OK, TaskID: "q-2", Ambiguous: 1}},
 		Effects: []Effect{effect("q-1", "k"), effect("q-2", "k")},
-		State:   &State{Tasks: []*dtq.Task{task("q-2", "k", dtq.StatusSucceeded, "ok")}},
+		State:   &State{Tasks: []*dtq.Task{task("q-2", "k", dtq.StatusSucceeded, dtq.OutcomeSucceeded)}},
 	})
 	if r.Duplicated != 1 || len(r.Unexpected) != 0 || len(r.Lost) != 0 {
 		t.Fatalf("duplicated %d %v, unexpected %v, lost %v", r.Duplicated, r.DuplicatedTasks, r.Unexpected, r.Lost)
@@ -119,7 +119,7 @@ func TestCheckFlushed(t *testing.T) {
 	r := Check(Input{
 		Ledger:  []Submit{ok("done", "q-1"), ok("queued", "q-2"), ok("running", "q-3"), ok("after", "q-4")},
 		Effects: []Effect{effect("q-1", "done"), effect("q-3", "running"), effect("q-4", "after")},
-		State:   &State{Tasks: []*dtq.Task{task("q-4", "after", dtq.StatusSucceeded, "ok")}},
+		State:   &State{Tasks: []*dtq.Task{task("q-4", "after", dtq.StatusSucceeded, dtq.OutcomeSucceeded)}},
 		Flushed: map[string]dtq.Status{"q-1": dtq.StatusSucceeded, "q-2": dtq.StatusQueued, "q-3": dtq.StatusRunning},
 	})
 	if want := []string{"queued", "running"}; !reflect.DeepEqual(r.LostKeys, want) {
@@ -138,7 +138,7 @@ func TestCheckDeadLetters(t *testing.T) {
 		Ledger:  []Submit{ok("a", "q-1"), ok("b", "q-2")},
 		Effects: []Effect{effect("q-1", "a"), effect("q-2", "b")},
 		State: &State{
-			Tasks: []*dtq.Task{task("q-1", "a", dtq.StatusDead, "dead"), task("q-2", "b", dtq.StatusSucceeded, "ok")},
+			Tasks: []*dtq.Task{task("q-1", "a", dtq.StatusDead, dtq.OutcomeDead), task("q-2", "b", dtq.StatusSucceeded, dtq.OutcomeSucceeded)},
 			Dead:  []dtq.DeadLetter{{Task: task("q-2", "b", dtq.StatusDead), Reason: "x"}},
 		},
 	})
@@ -154,8 +154,8 @@ func TestCheckCancelled(t *testing.T) {
 	r := Check(Input{
 		Ledger:  []Submit{ok("c", "q-1"), ok("ran", "q-2")},
 		Effects: []Effect{effect("q-2", "ran")},
-		State: &State{Tasks: []*dtq.Task{task("q-1", "c", dtq.StatusCancelled, "crashed"),
-			task("q-2", "ran", dtq.StatusSucceeded, "ok")}},
+		State: &State{Tasks: []*dtq.Task{task("q-1", "c", dtq.StatusCancelled, dtq.OutcomeLost),
+			task("q-2", "ran", dtq.StatusSucceeded, dtq.OutcomeSucceeded)}},
 		Cancelled: map[string]bool{"q-1": true, "q-2": true},
 	})
 	if len(r.Lost) != 0 || len(r.MultipleTerminal) != 0 {

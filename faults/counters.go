@@ -18,9 +18,9 @@ func CheckCounters(st *State, s *dtq.QueueStats) []string {
 	for _, t := range st.Tasks {
 		for _, x := range t.History {
 			switch x.Outcome {
-			case "retry":
+			case dtq.OutcomeRetried:
 				retried++
-			case "dead":
+			case dtq.OutcomeDead:
 				dead++
 			}
 		}
@@ -30,8 +30,8 @@ func CheckCounters(st *State, s *dtq.QueueStats) []string {
 		case dtq.StatusCancelled:
 			cancelled++
 		case dtq.StatusDead:
-			if n := len(t.History); n == 0 || t.History[n-1].Outcome != "dead" {
-				dead++ // past the crash limit (its last run crashed), or malformed
+			if n := len(t.History); n == 0 || t.History[n-1].Outcome != dtq.OutcomeDead {
+				dead++ // past the crash limit (its last run lost), or malformed
 			}
 		}
 	}
@@ -53,7 +53,7 @@ func CheckCounters(st *State, s *dtq.QueueStats) []string {
 	return off
 }
 
-// PhantomCrashes lists the runs recorded as crashed whose worker was alive
+// PhantomCrashes lists the runs recorded as lost whose worker was alive
 // all along (not in killed) and whose handler never started for that
 // task (no start in the worker's trace): a crash that did not happen, as
 // left by a claim or start whose answer the worker lost (CONTRACT 3.3.1b).
@@ -70,11 +70,11 @@ func PhantomCrashes(st *State, traces map[string][]TraceEvent, killed map[string
 	var out []string
 	for _, t := range st.Tasks {
 		for _, x := range t.History {
-			if x.Outcome != "crashed" || killed[x.Worker] || strings.HasPrefix(x.Worker, "http:") {
+			if x.Outcome != dtq.OutcomeLost || killed[x.Worker] || strings.HasPrefix(x.Worker, "http:") {
 				continue
 			}
 			if _, known := traces[x.Worker]; known && !started[x.Worker+" "+t.ID] {
-				out = append(out, fmt.Sprintf("%s: run %d by %s recorded crashed (%s), its handler never started", t.ID, x.Run, x.Worker, x.Error))
+				out = append(out, fmt.Sprintf("%s: run %d by %s recorded lost (%s), its handler never started", t.ID, x.Run, x.Worker, x.Error))
 			}
 		}
 	}

@@ -10,9 +10,9 @@ import (
 func TestCheckCounters(t *testing.T) {
 	st := &State{
 		Tasks: []*dtq.Task{
-			{ID: "a", Status: dtq.StatusSucceeded, History: []dtq.Execution{{Outcome: "retry"}, {Outcome: "ok"}}},
-			{ID: "b", Status: dtq.StatusDead, History: []dtq.Execution{{Outcome: "dead"}}},
-			{ID: "c", Status: dtq.StatusDead, History: []dtq.Execution{{Outcome: "crashed"}}}, // past the crash limit
+			{ID: "a", Status: dtq.StatusSucceeded, History: []dtq.Execution{{Outcome: dtq.OutcomeRetried}, {Outcome: dtq.OutcomeSucceeded}}},
+			{ID: "b", Status: dtq.StatusDead, History: []dtq.Execution{{Outcome: dtq.OutcomeDead}}},
+			{ID: "c", Status: dtq.StatusDead, History: []dtq.Execution{{Outcome: dtq.OutcomeLost}}}, // past the crash limit
 			{ID: "d", Status: dtq.StatusCancelled},
 		},
 		Dead: []dtq.DeadLetter{{}, {}},
@@ -31,9 +31,9 @@ func TestCheckCounters(t *testing.T) {
 
 func TestPhantomCrashes(t *testing.T) {
 	st := &State{Tasks: []*dtq.Task{
-		{ID: "a", History: []dtq.Execution{{Run: 1, Worker: "w1", Outcome: "crashed"}, {Run: 2, Worker: "w2", Outcome: "ok"}}},
-		{ID: "b", History: []dtq.Execution{{Run: 1, Worker: "w1", Outcome: "crashed"}, {Run: 2, Worker: "w2", Outcome: "ok"}}},
-		{ID: "c", History: []dtq.Execution{{Run: 1, Worker: "w3", Outcome: "crashed"}, {Run: 2, Worker: "w2", Outcome: "ok"}}},
+		{ID: "a", History: []dtq.Execution{{Run: 1, Worker: "w1", Outcome: dtq.OutcomeLost}, {Run: 2, Worker: "w2", Outcome: dtq.OutcomeSucceeded}}},
+		{ID: "b", History: []dtq.Execution{{Run: 1, Worker: "w1", Outcome: dtq.OutcomeLost}, {Run: 2, Worker: "w2", Outcome: dtq.OutcomeSucceeded}}},
+		{ID: "c", History: []dtq.Execution{{Run: 1, Worker: "w3", Outcome: dtq.OutcomeLost}, {Run: 2, Worker: "w2", Outcome: dtq.OutcomeSucceeded}}},
 	}}
 	traces := map[string][]TraceEvent{
 		"w1": {{Kind: 'S', TaskID: "a", Worker: "w1"}}, // a's handler started on w1: a real crash

@@ -21,7 +21,7 @@ import (
 // Nothing accepted is lost, nothing finishes twice, duplicated executions
 // stay within the executions the kills interrupted, the queue's counters
 // equal what its tasks say, and no run of a worker that was not killed is
-// recorded crashed without its handler having started (a claim or start
+// recorded lost without its handler having started (a claim or start
 // whose answer the Redis kill lost: CONTRACT 3.3.1b).
 func TestHighRate(t *testing.T) {
 	srv, url := standalone(t, &redistest.Options{AppendFsync: "always"})
@@ -71,7 +71,7 @@ func TestHighRate(t *testing.T) {
 			rate, elapsed.Round(100*time.Millisecond), fmtDur(up.Sub(downAt)), injected)})
 	assertInvariants(t, rep, injected, true)
 	if len(rep.Phantom) > 0 {
-		t.Errorf("%d runs recorded crashed whose handler never started, on workers not killed:\n%s", len(rep.Phantom),
+		t.Errorf("%d runs recorded lost whose handler never started, on workers not killed:\n%s", len(rep.Phantom),
 			strings.Join(rep.Phantom, "\n"))
 	}
 	if rep.DeadByDesign == 0 {

@@ -90,8 +90,8 @@ func TestCancelOnFrozenWorker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(task.History) != 1 || task.History[0].Outcome != "crashed" || task.History[0].Worker != "w1" || task.LastError != "cancelled" {
-			t.Errorf("task %s: %s, error %q, history %+v; want CANCELLED with only w1's run, recorded as crashed", id, task.Status, task.LastError, task.History)
+		if len(task.History) != 1 || task.History[0].Outcome != dtq.OutcomeLost || task.History[0].Worker != "w1" || task.LastError != "cancelled" {
+			t.Errorf("task %s: %s, error %q, history %+v; want CANCELLED with only w1's run, recorded as lost", id, task.Status, task.LastError, task.History)
 		}
 	}
 	record(t, Row{Scenario: "13 cancel of tasks on a SIGSTOPped worker", Rep: rep, Injected: len(frozen), Recovery: settled,

@@ -213,18 +213,18 @@ func TestWorkerStop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var byW1 []string
+		var byW1 []dtq.Outcome
 		oks := 0
 		for _, x := range task.History {
 			if x.Worker == "w1" {
 				byW1 = append(byW1, x.Outcome)
 			}
-			if x.Outcome == "ok" {
+			if x.Outcome == dtq.OutcomeSucceeded {
 				oks++
 			}
 		}
-		if task.Status != dtq.StatusSucceeded || task.Worker == "w1" || oks != 1 || len(byW1) != 1 || byW1[0] != "crashed" {
-			t.Errorf("task %s: %s by %s, w1's executions %v, %d ok; want SUCCEEDED by another worker once, w1's run crashed", id, task.Status, task.Worker, byW1, oks)
+		if task.Status != dtq.StatusSucceeded || task.Worker == "w1" || oks != 1 || len(byW1) != 1 || byW1[0] != dtq.OutcomeLost {
+			t.Errorf("task %s: %s by %s, w1's executions %v, %d succeeded; want SUCCEEDED by another worker once, w1's run lost", id, task.Status, task.Worker, byW1, oks)
 		}
 	}
 	effects, _ := ReadEffects(r.dir)
@@ -292,7 +292,7 @@ func TestWorkerTerm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(task.History) < 2 || task.History[0].Worker != "w1" || task.History[0].Outcome != "retry" {
+		if len(task.History) < 2 || task.History[0].Worker != "w1" || task.History[0].Outcome != dtq.OutcomeRetried {
 			t.Errorf("handed-back task %s: history %+v; want w1's run recorded as a retry", id, task.History)
 		}
 	}

@@ -102,7 +102,7 @@ type Task struct {
 type Execution struct {
 	Run    int    `json:"run"`
 	Worker string `json:"worker"`
-	// Outcome is ok, retry, dead, cancel or crashed.
+	// Outcome is succeeded, retried, dead, cancelled or lost (dtq.Outcome).
 	Outcome    string `json:"outcome"`
 	Error      string `json:"error,omitempty"`
 	StartedAt  Time   `json:"started_at"`

@@ -49,7 +49,7 @@ func TestCancelRunning(t *testing.T) {
 		if !strings.Contains(out, "CANCELLED") || strings.Contains(out, "cancel:") {
 			t.Errorf("dtq get of the cancelled task:\n%s", out)
 		}
-		if row := rowOf(t, out, " cancel "); row[1] != "cancel" {
+		if row := rowOf(t, out, " cancelled "); row[1] != "cancelled" {
 			t.Errorf("history row: %q", row)
 		}
 	})

@@ -15,7 +15,7 @@ func TestGet(t *testing.T) {
 		out := e.ok("get", id)
 		for _, want := range []string{"id:", id, "queue:", "default", "type:", "echo", "status:", "SUCCEEDED",
 			"priority:", "8", "attempt:", "1/", "timeout:", "1m30s", "created:", "finished:", "worker:", testWorkerID,
-			`payload:`, `{"n":1}`, "result:", "history:", "RUN", "OUTCOME", " ok "} {
+			`payload:`, `{"n":1}`, "result:", "history:", "RUN", "OUTCOME", " succeeded "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("dtq get output lacks %q:\n%s", want, out)
 			}

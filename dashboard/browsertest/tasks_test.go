@@ -67,7 +67,8 @@ func TestDeadLetterRequeue(t *testing.T) {
 	// the task page's attempt history.
 	p.WaitStatus(id, "DEAD")
 	tb.open(p.URL + "/#/tasks/" + id)
-	tb.waitFor("two runs in the attempt history", `document.querySelectorAll('table.attempts tbody tr').length === 2`)
+	tb.waitFor("two runs in the attempt history, both dead", `((rows) => rows.length === 2 && [...rows].every((r) =>
+		(r.querySelector('.badge.b-dead') || {}).textContent === 'dead'))(document.querySelectorAll('table.attempts tbody tr'))`)
 	tb.noScriptRan("Task")
 }
 
@@ -109,7 +110,11 @@ func TestCancelFromTaskPage(t *testing.T) {
 	p.WaitStatus(id, "CANCELLED")
 	tb.waitFor("CANCELLED on the page", `(document.getElementById('task-status') || {}).textContent === 'CANCELLED'`)
 	tb.waitFor("no cancel button any more", `document.getElementById('cancel-task') === null`)
-	tb.waitFor("the run ended in the attempts table", `((rows) => rows.length === 1 && !rows[0].textContent.includes('running now'))(document.querySelectorAll('table.attempts tbody tr'))`)
+	tb.waitFor("the run ended in the attempts table, cancelled", `((rows) => rows.length === 1 && !rows[0].textContent.includes('running now') &&
+		(rows[0].querySelector('.badge.b-cancelled') || {}).textContent === 'cancelled')(document.querySelectorAll('table.attempts tbody tr'))`)
+	// The timeline tells the cancellation once: as the run's end.
+	tb.waitFor("the timeline's cancelled run", `((items) => items.some((e) => e.textContent.startsWith('Run 1 cancelled')) &&
+		!items.some((e) => e.textContent === 'Cancelled'))([...document.querySelectorAll('ol.timeline .tl-what')])`)
 	tb.noScriptRan("Task")
 }
 

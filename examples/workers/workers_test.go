@@ -384,11 +384,11 @@ func TestExampleWorkersDefaultURL(t *testing.T) {
 // started for a worker frozen or killed during its long poll is lost too.
 func oneOK(task *dtq.Task) bool {
 	h := task.History
-	if task.Attempt != 1 || task.Crashes < 1 || len(h) != task.Crashes+1 || h[len(h)-1].Outcome != "ok" {
+	if task.Attempt != 1 || task.Crashes < 1 || len(h) != task.Crashes+1 || h[len(h)-1].Outcome != dtq.OutcomeSucceeded {
 		return false
 	}
 	for _, x := range h[:len(h)-1] {
-		if x.Outcome != "crashed" {
+		if x.Outcome != dtq.OutcomeLost {
 			return false
 		}
 	}

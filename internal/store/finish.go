@@ -9,7 +9,9 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// Outcome is how an execution ended, as finish.lua reads it.
+// Outcome is how an execution ended, as finish.lua reads it and as a
+// history field (FieldHistory) stores it. These codes are the stored
+// ones; the public API shows them in its own words (dtq.Outcome).
 type Outcome string
 
 // Outcomes of an execution.
@@ -18,6 +20,9 @@ const (
 	OutcomeRetry  Outcome = "retry"
 	OutcomeDead   Outcome = "dead"
 	OutcomeCancel Outcome = "cancel"
+	// OutcomeCrashed is never passed to finish.lua: start.lua records it
+	// for the run of a lost worker when another takes the task over.
+	OutcomeCrashed Outcome = "crashed"
 )
 
 // FinishItem is the outcome of one execution.

@@ -125,7 +125,7 @@ func TestImplicitFirstRunFence(t *testing.T) {
 			}
 			r, err := q.s.Get(ctx, es[0].TaskID)
 			if err != nil || r.Status != StatusSucceeded || r.Run != 2 || r.Crashes != 1 || len(r.History) != 2 ||
-				r.History[0].Outcome != "crashed" {
+				r.History[0].Outcome != OutcomeCrashed {
 				t.Errorf("record after the takeover by %s: %+v, %v", by, r, err)
 			}
 		}

@@ -57,7 +57,7 @@ type Execution struct {
 	Run               int
 	Started, Finished int64 // Unix ms
 	Worker            string
-	Outcome           string
+	Outcome           Outcome
 	Error             string
 }
 
@@ -130,7 +130,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 		if len(parts) < 4 {
 			continue
 		}
-		x := Execution{Run: atoi(k[1:]), Started: atoi64(parts[0]), Finished: atoi64(parts[1]), Worker: parts[2], Outcome: parts[3]}
+		x := Execution{Run: atoi(k[1:]), Started: atoi64(parts[0]), Finished: atoi64(parts[1]), Worker: parts[2], Outcome: Outcome(parts[3])}
 		if len(parts) == 5 {
 			x.Error = parts[4]
 		}
@@ -230,9 +230,9 @@ func parseRecord(id, queue, v string) *Record {
 			r.Prev = []byte(blobs[5])
 		}
 	}
-	outcome := "ok"
+	outcome := OutcomeOK
 	if r.Status == StatusCancelled {
-		outcome = "cancel"
+		outcome = OutcomeCancel
 	}
 	r.History = []Execution{{Run: r.Run, Started: r.Started, Finished: atoi64(h[2]), Worker: r.Worker, Outcome: outcome, Error: r.Error}}
 	return r

@@ -45,9 +45,9 @@ func TestPackedRecordRoundTrip(t *testing.T) {
 			if err != nil || got == nil {
 				t.Fatalf("get: %+v %v", got, err)
 			}
-			wantResult, wantErr, wantOutcome := c.text, "", "ok"
+			wantResult, wantErr, wantOutcome := c.text, "", OutcomeOK
 			if c.outcome == OutcomeCancel {
-				wantResult, wantErr, wantOutcome = "", "cancelled", "cancel"
+				wantResult, wantErr, wantOutcome = "", "cancelled", OutcomeCancel
 			}
 			if got.Status != c.status || got.Type != "send|mail" || string(got.Payload) != `{"p":"||"}` || got.Priority != 3 ||
 				got.MaxAttempts != 7 || got.Timeout != time.Minute || got.Worker != worker || string(got.Result) != wantResult ||

@@ -233,7 +233,8 @@ const (
 	// deletes that entry.
 	FieldEntry = "entry"
 	// FieldHistory prefixes one field per execution, h<run> =
-	// "start|end|worker|outcome|error".
+	// "start|end|worker|outcome|error", outcome one of the Outcome codes
+	// ("ok", "retry", "dead", "cancel", "crashed").
 	FieldHistory = "h"
 )
 

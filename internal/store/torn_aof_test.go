@@ -89,7 +89,7 @@ func TestTornFinishInTheAOF(t *testing.T) {
 			}
 			deadRows := 0
 			for _, x := range r.History {
-				if x.Outcome == string(OutcomeDead) {
+				if x.Outcome == OutcomeDead {
 					deadRows++
 				}
 			}

@@ -105,8 +105,13 @@ export function wfBadge(status) {
   return h('span', { class: 'badge b-' + wfColour(s) }, s || '?');
 }
 
+// outcomeColour is the colour class of an execution's outcome (succeeded,
+// retried, dead, cancelled, lost), '' for another.
+export function outcomeColour(outcome) {
+  return { succeeded: 'succeeded', retried: 'scheduled', dead: 'dead', cancelled: 'cancelled', lost: 'dead' }[outcome] || '';
+}
+
 // outcomeBadge is the badge of an execution's outcome.
 export function outcomeBadge(outcome) {
-  const map = { ok: 'succeeded', retry: 'scheduled', dead: 'dead', cancel: 'cancelled', crashed: 'dead' };
-  return h('span', { class: 'badge b-' + (map[outcome] || 'unknown') }, outcome || '?');
+  return h('span', { class: 'badge b-' + (outcomeColour(outcome) || 'unknown') }, outcome || '?');
 }

@@ -3,7 +3,7 @@
 // of a workflow links to it and shows what the step before produced.
 
 import { h, replace, setText, throttle, routeHref, workflowHref } from '../dom.js';
-import { badge, outcomeBadge, timeEl, stamp, duration } from '../fmt.js';
+import { badge, outcomeBadge, outcomeColour, timeEl, stamp, duration } from '../fmt.js';
 import { view, rawField } from '../json.js';
 
 const ACTIVE = ['QUEUED', 'SCHEDULED', 'RUNNING'];
@@ -131,15 +131,15 @@ function timeline(t) {
   const items = [{ at: t.created_at, what: 'Submitted to ' + t.queue + ' at priority ' + t.priority, cls: 'queued' }];
   for (const e of t.history || []) {
     items.push({ at: e.started_at, what: 'Run ' + e.run + ' started' + (e.worker ? ' on ' + e.worker : ''), cls: 'running' });
-    const ended = { ok: 'succeeded', retry: 'failed; to be retried', dead: 'failed for good', cancel: 'cancelled', crashed: 'lost with its worker' }[e.outcome] || e.outcome;
+    const ended = { succeeded: 'succeeded', retried: 'failed; to be retried', dead: 'failed for good', cancelled: 'cancelled', lost: 'lost with its worker' }[e.outcome] || e.outcome;
     const took = duration(Date.parse(e.finished_at) - Date.parse(e.started_at));
-    items.push({ at: e.finished_at, what: 'Run ' + e.run + ' ' + ended + ' (ran ' + took + ')', cls: outcomeCls(e.outcome), error: e.error });
+    items.push({ at: e.finished_at, what: 'Run ' + e.run + ' ' + ended + ' (ran ' + took + ')', cls: outcomeColour(e.outcome) || 'queued', error: e.error });
   }
   if (runningNow(t)) {
     items.push({ at: t.started_at, what: 'Run ' + (t.attempt || '') + ' started' + (t.worker ? ' on ' + t.worker : '') + ' (running now)', cls: 'running' });
   }
   if (t.status === 'SCHEDULED' && t.scheduled_at) items.push({ at: t.scheduled_at, what: 'Due to run', cls: 'scheduled', future: true });
-  if (t.status === 'CANCELLED' && t.finished_at && !(t.history || []).some((e) => e.outcome === 'cancel')) {
+  if (t.status === 'CANCELLED' && t.finished_at && !(t.history || []).some((e) => e.outcome === 'cancelled')) {
     items.push({ at: t.finished_at, what: 'Cancelled', cls: 'cancelled' });
   }
   const lastRun = (t.history || [])[(t.history || []).length - 1];
@@ -154,10 +154,6 @@ function timeline(t) {
         h('span', { class: 'muted small' }, ' +' + duration(Date.parse(i.at) - created))),
       h('span', { class: 'tl-what' }, i.what),
       i.error ? h('span', { class: 'tl-error' }, i.error) : null)));
-}
-
-function outcomeCls(o) {
-  return { ok: 'succeeded', retry: 'scheduled', dead: 'dead', cancel: 'cancelled', crashed: 'dead' }[o] || 'queued';
 }
 
 // runningNow reports whether t is running a run its history does not hold
