@@ -152,7 +152,7 @@ type finishedCounter struct {
 	succeeded atomic.Int64
 }
 
-func (f *finishedCounter) TaskFinished(_ dtq.TaskRef, outcome dtq.Outcome, _ time.Duration) {
+func (f *finishedCounter) TaskFinished(_, _ string, outcome dtq.Outcome, _ time.Duration) {
 	if outcome == dtq.OutcomeSucceeded {
 		f.succeeded.Add(1)
 	}

@@ -19,7 +19,7 @@ import (
 type Observer interface {
 	// TaskSubmitted reports a task created by Enqueue or EnqueueMany (not a
 	// duplicate submission of an idempotency key, nor a rejected one).
-	TaskSubmitted(t TaskRef)
+	TaskSubmitted(queue, taskType string)
 
 	// TaskStarted reports an execution started by a Worker of this
 	// process. pickup is how long the task had been ready when it started:
@@ -28,27 +28,21 @@ type Observer interface {
 	// both on the Redis clock, so at millisecond precision. For a task taken
 	// over from a lost worker it runs from that first readiness. Every
 	// TaskStarted is followed by exactly one TaskFinished.
-	TaskStarted(t TaskRef, pickup time.Duration)
+	TaskStarted(queue, taskType string, pickup time.Duration)
 
 	// TaskFinished reports the end of an execution that TaskStarted
 	// reported: its recorded outcome, and run, how long the handler ran.
-	TaskFinished(t TaskRef, outcome Outcome, run time.Duration)
+	TaskFinished(queue, taskType string, outcome Outcome, run time.Duration)
 
 	// TaskEnded reports a task that finished without an execution of this
 	// process: cancelled while QUEUED or SCHEDULED by Client.Cancel
 	// (OutcomeCancelled), or DEAD when a Worker took it over from a lost
 	// worker after WorkerConfig.MaxCrashes (OutcomeDead).
-	TaskEnded(t TaskRef, outcome Outcome)
+	TaskEnded(queue, taskType string, outcome Outcome)
 
-	// TaskReclaimed reports a task a Worker took over from a worker that
-	// stopped renewing it (its process died or lost Redis).
-	TaskReclaimed(t TaskRef)
-
-	// ClaimsThrottled reports that a queue's limits held a worker back:
-	// n tasks a read wanted to claim and was not granted, or that a scoped
-	// limit held back at their start (they stay QUEUED, or SCHEDULED for a
-	// rate's reserved start).
-	ClaimsThrottled(queue string, n int)
+	// TasksReclaimed reports n tasks a Worker took over from workers that
+	// stopped renewing them (their process died or lost Redis).
+	TasksReclaimed(queue string, n int)
 
 	// RedisError reports a failed Redis call of the engine's background
 	// and hot paths (not of the admin calls, whose errors go to their
@@ -100,32 +94,80 @@ func outcomeOf(status string) Outcome {
 	return OutcomeLost
 }
 
-// TaskRef names the task an Observer callback is about.
+// LimitObserver is an Observer that also wants to know when a queue's
+// limits (Admin.SetLimits, SetTypeLimits, SetKeyLimits) held a worker
+// back. When Config.Observer implements it, Workers call ClaimsThrottled
+// with the number of tasks a read wanted to claim and was not granted, or
+// that a scoped limit held back at their start (the tasks stay QUEUED, or
+// SCHEDULED for a rate's reserved start); it must not block.
+type LimitObserver interface {
+	Observer
+	ClaimsThrottled(queue string, n int)
+}
+
+// TaskRef names the task a TaskObserver callback is about.
 type TaskRef struct {
 	ID, Queue, Type string
 }
 
+// TaskObserver is an Observer that wants to know which task each event is
+// about, to tie a metric or a trace to it. When Config.Observer implements
+// TaskObserver, dtq calls OnSubmitted, OnStarted, OnFinished, OnEnded and
+// OnReclaimed in place of TaskSubmitted, TaskStarted, TaskFinished,
+// TaskEnded and TasksReclaimed (RedisError stays as it is), with the same
+// meaning and on the same goroutines; embed NopTaskObserver for the methods
+// it does not need.
+type TaskObserver interface {
+	Observer
+	OnSubmitted(t TaskRef)
+	OnStarted(t TaskRef, pickup time.Duration)
+	OnFinished(t TaskRef, outcome Outcome, run time.Duration)
+	OnEnded(t TaskRef, outcome Outcome)
+	// OnReclaimed reports one task a Worker took over from a worker that
+	// stopped renewing it.
+	OnReclaimed(t TaskRef)
+}
+
 // NopObserver implements Observer doing nothing: embed it in an observer to
-// implement only the methods it needs.
+// implement only the methods it needs. (It has no TaskObserver methods, so
+// an observer embedding it gets the plain calls it implements; embed
+// NopTaskObserver for a TaskObserver.)
 type NopObserver struct{}
 
-func (NopObserver) TaskSubmitted(TaskRef)                        {}
-func (NopObserver) TaskStarted(TaskRef, time.Duration)           {}
-func (NopObserver) TaskFinished(TaskRef, Outcome, time.Duration) {}
-func (NopObserver) TaskEnded(TaskRef, Outcome)                   {}
-func (NopObserver) TaskReclaimed(TaskRef)                        {}
-func (NopObserver) ClaimsThrottled(string, int)                  {}
-func (NopObserver) RedisError(string, error)                     {}
+func (NopObserver) TaskSubmitted(string, string)                        {}
+func (NopObserver) TaskStarted(string, string, time.Duration)           {}
+func (NopObserver) TaskFinished(string, string, Outcome, time.Duration) {}
+func (NopObserver) TaskEnded(string, string, Outcome)                   {}
+func (NopObserver) TasksReclaimed(string, int)                          {}
+func (NopObserver) RedisError(string, error)                            {}
 
-// observer dispatches the engine's task events to Config.Observer. The
-// zero value reports nothing.
-type observer struct{ o Observer }
+// NopTaskObserver implements TaskObserver doing nothing: embed it in a
+// TaskObserver to implement only the On methods it needs.
+type NopTaskObserver struct{ NopObserver }
 
-func newObserver(o Observer) observer { return observer{o: o} }
+func (NopTaskObserver) OnSubmitted(TaskRef)                        {}
+func (NopTaskObserver) OnStarted(TaskRef, time.Duration)           {}
+func (NopTaskObserver) OnFinished(TaskRef, Outcome, time.Duration) {}
+func (NopTaskObserver) OnEnded(TaskRef, Outcome)                   {}
+func (NopTaskObserver) OnReclaimed(TaskRef)                        {}
+
+// observer dispatches the engine's task events to Config.Observer: to its
+// TaskObserver methods when it has them. The zero value reports nothing.
+type observer struct {
+	o Observer
+	t TaskObserver
+	l LimitObserver
+}
+
+func newObserver(o Observer) observer {
+	t, _ := o.(TaskObserver)
+	l, _ := o.(LimitObserver)
+	return observer{o: o, t: t, l: l}
+}
 
 func (x observer) throttled(queue string, n int) {
-	if x.o != nil && n > 0 {
-		x.o.ClaimsThrottled(queue, n)
+	if x.l != nil && n > 0 {
+		x.l.ClaimsThrottled(queue, n)
 	}
 }
 
@@ -134,36 +176,51 @@ func (x observer) throttled(queue string, n int) {
 func (x observer) on() bool { return x.o != nil }
 
 func (x observer) submitted(t TaskRef) {
-	if x.o != nil {
-		x.o.TaskSubmitted(t)
+	switch {
+	case x.t != nil:
+		x.t.OnSubmitted(t)
+	case x.o != nil:
+		x.o.TaskSubmitted(t.Queue, t.Type)
 	}
 }
 
 func (x observer) started(t TaskRef, pickup time.Duration) {
-	if x.o != nil {
-		x.o.TaskStarted(t, pickup)
+	switch {
+	case x.t != nil:
+		x.t.OnStarted(t, pickup)
+	case x.o != nil:
+		x.o.TaskStarted(t.Queue, t.Type, pickup)
 	}
 }
 
 func (x observer) finished(t TaskRef, outcome Outcome, run time.Duration) {
-	if x.o != nil {
-		x.o.TaskFinished(t, outcome, run)
+	switch {
+	case x.t != nil:
+		x.t.OnFinished(t, outcome, run)
+	case x.o != nil:
+		x.o.TaskFinished(t.Queue, t.Type, outcome, run)
 	}
 }
 
 func (x observer) ended(t TaskRef, outcome Outcome) {
-	if x.o != nil {
-		x.o.TaskEnded(t, outcome)
+	switch {
+	case x.t != nil:
+		x.t.OnEnded(t, outcome)
+	case x.o != nil:
+		x.o.TaskEnded(t.Queue, t.Type, outcome)
 	}
 }
 
 // reclaimed reports the tasks of queue taken over from lost workers.
-func (x observer) reclaimed(_ string, tasks []TaskRef) {
-	if x.o == nil {
-		return
-	}
-	for _, t := range tasks {
-		x.o.TaskReclaimed(t)
+func (x observer) reclaimed(queue string, tasks []TaskRef) {
+	switch {
+	case len(tasks) == 0:
+	case x.t != nil:
+		for _, t := range tasks {
+			x.t.OnReclaimed(t)
+		}
+	case x.o != nil:
+		x.o.TasksReclaimed(queue, len(tasks))
 	}
 }
 

@@ -37,22 +37,21 @@ func (r *recorder) add(line string, d time.Duration) {
 	r.durations = append(r.durations, d)
 }
 
-func (r *recorder) TaskSubmitted(t dtq.TaskRef) { r.add("submitted "+t.Queue+" "+t.Type, 0) }
-func (r *recorder) TaskStarted(t dtq.TaskRef, pickup time.Duration) {
-	r.add("started "+t.Queue+" "+t.Type, pickup)
+func (r *recorder) TaskSubmitted(queue, typ string) { r.add("submitted "+queue+" "+typ, 0) }
+func (r *recorder) TaskStarted(queue, typ string, pickup time.Duration) {
+	r.add("started "+queue+" "+typ, pickup)
 }
-func (r *recorder) TaskFinished(t dtq.TaskRef, o dtq.Outcome, run time.Duration) {
-	r.add("finished "+t.Queue+" "+t.Type+" "+string(o), run)
+func (r *recorder) TaskFinished(queue, typ string, o dtq.Outcome, run time.Duration) {
+	r.add("finished "+queue+" "+typ+" "+string(o), run)
 }
-func (r *recorder) TaskEnded(t dtq.TaskRef, o dtq.Outcome) {
-	r.add("ended "+t.Queue+" "+t.Type+" "+string(o), 0)
+func (r *recorder) TaskEnded(queue, typ string, o dtq.Outcome) {
+	r.add("ended "+queue+" "+typ+" "+string(o), 0)
 }
-func (r *recorder) TaskReclaimed(t dtq.TaskRef) {
+func (r *recorder) TasksReclaimed(queue string, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.reclaimed[t.Queue]++
+	r.reclaimed[queue] += n
 }
-func (r *recorder) ClaimsThrottled(string, int) {}
 func (r *recorder) RedisError(op string, _ error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -342,26 +341,33 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// taskRecorder is an Observer that embeds NopObserver: it records each
-// callback it implements with the task's id.
+// taskRecorder is a TaskObserver: it records each callback with the task's
+// id, and the plain Observer calls it must not get.
 type taskRecorder struct {
-	dtq.NopObserver
+	dtq.NopTaskObserver
 	mu    sync.Mutex
 	calls []string
+	plain int
 }
 
 func (r *taskRecorder) add(s string) { r.mu.Lock(); r.calls = append(r.calls, s); r.mu.Unlock() }
-func (r *taskRecorder) TaskSubmitted(t dtq.TaskRef) {
+func (r *taskRecorder) OnSubmitted(t dtq.TaskRef) {
 	r.add("submitted " + t.ID + " " + t.Queue + " " + t.Type)
 }
-func (r *taskRecorder) TaskStarted(t dtq.TaskRef, _ time.Duration) {
+func (r *taskRecorder) OnStarted(t dtq.TaskRef, _ time.Duration) {
 	r.add("started " + t.ID + " " + t.Type)
 }
-func (r *taskRecorder) TaskFinished(t dtq.TaskRef, o dtq.Outcome, _ time.Duration) {
+func (r *taskRecorder) OnFinished(t dtq.TaskRef, o dtq.Outcome, _ time.Duration) {
 	r.add("finished " + t.ID + " " + string(o))
 }
-func (r *taskRecorder) TaskEnded(t dtq.TaskRef, o dtq.Outcome) {
+func (r *taskRecorder) OnEnded(t dtq.TaskRef, o dtq.Outcome) {
 	r.add("ended " + t.ID + " " + string(o))
+}
+func (r *taskRecorder) TaskSubmitted(string, string) { r.mu.Lock(); r.plain++; r.mu.Unlock() }
+func (r *taskRecorder) TaskFinished(string, string, dtq.Outcome, time.Duration) {
+	r.mu.Lock()
+	r.plain++
+	r.mu.Unlock()
 }
 func (r *taskRecorder) has(s string) bool {
 	r.mu.Lock()
@@ -369,8 +375,9 @@ func (r *taskRecorder) has(s string) bool {
 	return slices.Contains(r.calls, s)
 }
 
-// An Observer gets every task event with the task's id.
-func TestObserverGetsTaskIDs(t *testing.T) {
+// A TaskObserver gets every task event with the task's id, in place of the
+// plain Observer calls.
+func TestTaskObserverGetsIDs(t *testing.T) {
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		rec := &taskRecorder{}
 		e := newEnv(t, b, &dtq.Config{Observer: rec})
@@ -391,5 +398,10 @@ func TestObserverGetsTaskIDs(t *testing.T) {
 			}
 			return true
 		})
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.plain != 0 {
+			t.Fatalf("%d plain Observer calls besides the TaskObserver's", rec.plain)
+		}
 	})
 }

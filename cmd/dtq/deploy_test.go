@@ -86,7 +86,7 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		t.Fatal(err)
 	}
 	m.ClaimsThrottled("limited", 1)
-	m.TaskReclaimed(dtq.TaskRef{Queue: dtq.DefaultQueue})
+	m.TasksReclaimed(dtq.DefaultQueue, 0)
 	m.RedisError("read", nil)
 	m.ObserveHTTP("GET /health", 200, time.Millisecond)
 

@@ -120,11 +120,11 @@ func run(o options) error {
 // between its handler's return and that record runs the task again
 // elsewhere, an execution its kill interrupted.
 type recorded struct {
-	dtq.NopObserver
+	dtq.NopTaskObserver
 	trace *os.File
 }
 
-func (r recorded) TaskFinished(t dtq.TaskRef, _ dtq.Outcome, _ time.Duration) {
+func (r recorded) OnFinished(t dtq.TaskRef, _ dtq.Outcome, _ time.Duration) {
 	line(r.trace, "D "+t.ID+" "+strconv.FormatInt(time.Now().UnixNano(), 10)+"\n")
 }
 

@@ -240,19 +240,19 @@ func (m *Metrics) queue(queue string) *queueSeries {
 	return got.(*queueSeries)
 }
 
-var _ dtq.Observer = (*Metrics)(nil)
+var _ dtq.LimitObserver = (*Metrics)(nil)
 
-// ClaimsThrottled implements dtq.Observer.
+// ClaimsThrottled implements dtq.LimitObserver.
 func (m *Metrics) ClaimsThrottled(queue string, n int) {
 	m.throttled.WithLabelValues(m.queues.get(queue)).Add(float64(n))
 }
 
 // TaskSubmitted implements dtq.Observer.
-func (m *Metrics) TaskSubmitted(t dtq.TaskRef) { m.task(t.Queue, t.Type).submitted.Inc() }
+func (m *Metrics) TaskSubmitted(queue, taskType string) { m.task(queue, taskType).submitted.Inc() }
 
 // TaskStarted implements dtq.Observer.
-func (m *Metrics) TaskStarted(t dtq.TaskRef, pickup time.Duration) {
-	s := m.task(t.Queue, t.Type)
+func (m *Metrics) TaskStarted(queue, taskType string, pickup time.Duration) {
+	s := m.task(queue, taskType)
 	s.started.Inc()
 	q := s.queue
 	q.running.Inc()
@@ -260,8 +260,8 @@ func (m *Metrics) TaskStarted(t dtq.TaskRef, pickup time.Duration) {
 }
 
 // TaskFinished implements dtq.Observer.
-func (m *Metrics) TaskFinished(t dtq.TaskRef, outcome dtq.Outcome, run time.Duration) {
-	s := m.task(t.Queue, t.Type)
+func (m *Metrics) TaskFinished(queue, taskType string, outcome dtq.Outcome, run time.Duration) {
+	s := m.task(queue, taskType)
 	q := s.queue
 	q.running.Dec()
 	q.run.Observe(max(0, run.Seconds()))
@@ -282,8 +282,8 @@ func (m *Metrics) TaskFinished(t dtq.TaskRef, outcome dtq.Outcome, run time.Dura
 }
 
 // TaskEnded implements dtq.Observer.
-func (m *Metrics) TaskEnded(t dtq.TaskRef, outcome dtq.Outcome) {
-	s := m.task(t.Queue, t.Type)
+func (m *Metrics) TaskEnded(queue, taskType string, outcome dtq.Outcome) {
+	s := m.task(queue, taskType)
 	switch outcome {
 	case dtq.OutcomeDead:
 		s.dead.Inc()
@@ -292,8 +292,8 @@ func (m *Metrics) TaskEnded(t dtq.TaskRef, outcome dtq.Outcome) {
 	}
 }
 
-// TaskReclaimed implements dtq.Observer.
-func (m *Metrics) TaskReclaimed(t dtq.TaskRef) { m.queue(t.Queue).reclaimed.Inc() }
+// TasksReclaimed implements dtq.Observer.
+func (m *Metrics) TasksReclaimed(queue string, n int) { m.queue(queue).reclaimed.Add(float64(n)) }
 
 // RedisError implements dtq.Observer; the metrics' own scrape-time reads
 // count under op "queues".

@@ -371,21 +371,17 @@ func TestObserverMethods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		m.TaskReclaimed(dtq.TaskRef{Queue: "a"})
-	}
-	for range 3 {
-		m.TaskReclaimed(dtq.TaskRef{Queue: "b"}) // beyond MaxQueues
-	}
+	m.TasksReclaimed("a", 2)
+	m.TasksReclaimed("b", 3) // beyond MaxQueues
 	m.RedisError("read", errors.New("x"))
 	m.RedisError("read", errors.New("y"))
 	for i := range 200 {
 		m.ObserveHTTP(fmt.Sprintf("GET /r%d", i), 200, time.Millisecond)
 	}
 	m.ObserveHTTP("", 999, time.Millisecond)
-	m.TaskStarted(dtq.TaskRef{Queue: "a", Type: "t"}, -time.Second)
-	m.TaskFinished(dtq.TaskRef{Queue: "a", Type: "t"}, dtq.OutcomeLost, time.Second)
-	m.TaskEnded(dtq.TaskRef{Queue: "a", Type: "t"}, dtq.OutcomeCancelled)
+	m.TaskStarted("a", "t", -time.Second)
+	m.TaskFinished("a", "t", dtq.OutcomeLost, time.Second)
+	m.TaskEnded("a", "t", dtq.OutcomeCancelled)
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	got := scrape(t, srv.URL)
@@ -435,13 +431,13 @@ func TestTaskTypeLabelsLearned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.TaskSubmitted(dtq.TaskRef{Queue: "default", Type: "resize"})
-	m.TaskStarted(dtq.TaskRef{Queue: "default", Type: "email"}, 0)
-	m.TaskFinished(dtq.TaskRef{Queue: "default", Type: "email"}, dtq.OutcomeSucceeded, 0)
-	m.TaskEnded(dtq.TaskRef{Queue: "default", Type: "invoice"}, dtq.OutcomeCancelled)
-	m.TaskSubmitted(dtq.TaskRef{Queue: "default", Type: "echo"})   // configured: not counted in the bound
-	m.TaskSubmitted(dtq.TaskRef{Queue: "default", Type: "late"})   // a fourth other type
-	m.TaskSubmitted(dtq.TaskRef{Queue: "default", Type: "resize"}) // seen before: still its own
+	m.TaskSubmitted("default", "resize")
+	m.TaskStarted("default", "email", 0)
+	m.TaskFinished("default", "email", dtq.OutcomeSucceeded, 0)
+	m.TaskEnded("default", "invoice", dtq.OutcomeCancelled)
+	m.TaskSubmitted("default", "echo")   // configured: not counted in the bound
+	m.TaskSubmitted("default", "late")   // a fourth other type
+	m.TaskSubmitted("default", "resize") // seen before: still its own
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	got := scrape(t, srv.URL)
@@ -464,7 +460,7 @@ func TestTaskTypeLabelsLearned(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 101 {
-		m.TaskSubmitted(dtq.TaskRef{Queue: "default", Type: fmt.Sprintf("t%03d", i)})
+		m.TaskSubmitted("default", fmt.Sprintf("t%03d", i))
 	}
 	srv2 := httptest.NewServer(m.Handler())
 	defer srv2.Close()
@@ -487,8 +483,8 @@ func BenchmarkStartFinish(b *testing.B) {
 	}
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			m.TaskStarted(dtq.TaskRef{Queue: "default", Type: "job"}, time.Millisecond)
-			m.TaskFinished(dtq.TaskRef{Queue: "default", Type: "job"}, dtq.OutcomeSucceeded, time.Millisecond)
+			m.TaskStarted("default", "job", time.Millisecond)
+			m.TaskFinished("default", "job", dtq.OutcomeSucceeded, time.Millisecond)
 		}
 	})
 }
