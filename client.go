@@ -15,6 +15,7 @@ import (
 	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/redis/rueidis"
 )
 
 // Config configures a Client and the Workers built from it. The zero value
@@ -238,12 +239,24 @@ const plainInFlight = 2
 // listed again.
 const reregisterAfter = time.Minute
 
+// Redis is the connection NewClient takes: a *conn.Redis from Connect, or
+// a client of github.com/redis/rueidis that the caller built and owns
+// (then set DisableCache, as Connect does). Any other value is an
+// ErrInvalid.
+type Redis interface{ Close() }
+
 // NewClient returns a Client on the connection redis (Connect). It does no
 // I/O.
-func NewClient(redis *conn.Redis, cfg *Config) (*Client, error) {
-	r := redisconn.Client(redis)
+func NewClient(redis Redis, cfg *Config) (*Client, error) {
+	var r rueidis.Client
+	switch v := redis.(type) {
+	case *conn.Redis:
+		r = redisconn.Client(v)
+	case rueidis.Client:
+		r = v
+	}
 	if r == nil {
-		return nil, invalid("redis", "must not be nil")
+		return nil, invalid("redis", "must be a connection from dtq.Connect (or a rueidis client)")
 	}
 	c, err := cfg.withDefaults()
 	if err != nil {

@@ -2,11 +2,13 @@ package dtq_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/conn"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/dtq-dev/dtq/queue"
@@ -114,6 +116,32 @@ func TestConnectRefuses(t *testing.T) {
 		_, err := dtq.Connect(t.Context(), url)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("Connect(%q) = %v, want an error about %s without the password", url, err, want)
+		}
+	}
+}
+
+// closer is a value with Close that is no Redis connection.
+type closer struct{}
+
+func (closer) Close() {}
+
+// NewClient takes a connection from Connect or a caller's rueidis client,
+// and refuses anything else with ErrInvalid.
+func TestNewClientTakesAConnectionOrARueidisClient(t *testing.T) {
+	t.Parallel()
+	b := redistest.Embedded(t)
+	for name, r := range map[string]dtq.Redis{"rueidis client": b.Client, "conn.Redis": redisconn.Wrap(b.Client)} {
+		c, err := dtq.NewClient(r, &dtq.Config{Namespace: redistest.Namespace(t)})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := c.Enqueue(t.Context(), "echo", nil, nil); err != nil {
+			t.Fatalf("%s: enqueue: %v", name, err)
+		}
+	}
+	for name, r := range map[string]dtq.Redis{"nil": nil, "another Close": closer{}, "nil conn.Redis": (*conn.Redis)(nil)} {
+		if _, err := dtq.NewClient(r, nil); !errors.Is(err, dtq.ErrInvalid) {
+			t.Errorf("NewClient(%s) = %v, want ErrInvalid", name, err)
 		}
 	}
 }
