@@ -138,11 +138,13 @@ func ExampleAdmin_DeleteQueue() {
 	gone, _ := dtq.NewAdmin(client).DeleteQueue(ctx, "old", &dtq.DeleteQueueOpts{Force: true})
 	fmt.Println(gone.Scheduled)
 	queues, _ := dtq.NewAdmin(client).Queues(ctx)
-	fmt.Println(len(queues))
+	for _, q := range queues {
+		fmt.Println(q.Name) // the worker's queue: a worker reading a queue makes it
+	}
 	// Output:
 	// true
 	// 1
-	// 0
+	// imports
 }
 
 // finishedCounter is a metrics Observer: it embeds NopObserver and

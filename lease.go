@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -79,24 +78,6 @@ type LeaseFailure struct {
 	RetryAfter time.Duration
 }
 
-// leaseState is a Client's reclaim state of one queue for leases.
-type leaseState struct {
-	mu         sync.Mutex
-	reclaim    delivery.Reclaim // Every set by each call's timeout
-	ensured    bool
-	limitsRead time.Time
-	limited    bool         // a queue-wide concurrency or rate limit
-	scopes     claim.Scopes // its scoped limits, nil for none
-	// leased is when Lease last read the queue; while it is recent the
-	// queue's scheduler runs in this process (schedStop stops it), so that
-	// retries and delayed tasks become due with no Go worker of the queue.
-	leased    time.Time
-	schedStop context.CancelFunc
-	// lost holds the holders whose claim failed with its call in flight
-	// (recoverLeases)
-	lost map[string]bool
-}
-
 // checkLeaseRequest validates r and fills in its defaults.
 func checkLeaseRequest(r LeaseRequest) (LeaseRequest, error) {
 	if r.Worker == "" || len(r.Worker) > 128 || !utf8.ValidString(r.Worker) || strings.ContainsAny(r.Worker, "|\n\t") {
@@ -157,169 +138,22 @@ func (s *LeaseServer) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, erro
 		}
 	}
 	consumer := "http:" + r.Worker
-	deadline := time.Now().Add(r.Wait)
-	var marks []string // the first queue's, for a holder of some types (claim.Watch)
-	for {
-		var out []*Lease
-		for _, name := range r.Queues {
-			ls, err := s.leaseTypes(ctx, s.queue(name), consumer, r.Max-len(out), types, r.Timeout)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, ls...)
-			if len(out) >= r.Max {
-				break
-			}
-		}
-		left := time.Until(deadline)
-		if len(out) > 0 || left <= 0 {
-			return out, nil
-		}
-		q := s.queue(r.Queues[0])
-		if types != nil && marks == nil {
-			// Nothing of its types ready: mark the bands' ends, then read
-			// once more — what came before the marks is read, what comes
-			// after them is watched. (Taken only now: a call that finds
-			// work never pays for them.)
-			if marks, err = q.store.Tails(ctx); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if types != nil {
-			// Still nothing of its types: wait as on an empty queue until
-			// one arrives (entries of other types, given back by this
-			// holder or others, do not wake it), then read them all again.
-			if _, err := claim.Watch(ctx, q.store, marks, types, min(left, time.Second)); err != nil {
-				if ctx.Err() != nil {
-					return nil, nil //nolint:nilerr // the caller went away: nothing leased
-				}
-				return nil, err
-			}
-			continue
-		}
-		// Nothing ready: wait for a first entry of the first queue, a
-		// blocking read woken as a task arrives, then read them all again.
-		ls, err := s.waitLease(ctx, q, consumer, r.Max, r.Timeout, min(left, time.Second))
-		if err != nil && ctx.Err() != nil {
-			return nil, nil //nolint:nilerr // the caller went away: nothing leased
-		}
-		if err != nil || len(ls) > 0 {
-			return ls, err
-		}
+	cs := make([]*claim.Claimer, len(r.Queues))
+	for i, name := range r.Queues {
+		cs[i] = s.claimer(name)
 	}
-}
-
-// leaseFrom leases up to n tasks of q: under q's limits, as many as they
-// grant.
-func (s *LeaseServer) leaseFrom(ctx context.Context, q *queueState, consumer string, n int, types claim.Types,
-	timeout time.Duration) ([]*Lease, []store.Entry, error) {
-	st := s.leaseStateOf(q.name)
-	limited, err := s.readLeaseLimits(ctx, q, st)
-	if err != nil {
-		return nil, nil, err
+	claims, err := claim.Lease(ctx, cs, claim.Poll{Consumer: consumer, Max: r.Max, Types: types, TTL: r.Timeout, Wait: r.Wait})
+	deadline := time.Now().Add(r.Timeout)
+	out := make([]*Lease, len(claims))
+	for i := range claims {
+		c := &claims[i]
+		e, sd := &c.Entry, c.Started
+		tok := leaseToken{queue: c.Queue, id: e.TaskID, band: e.Band, entry: e.EntryID, run: sd.Run,
+			attempt: sd.Attempt, crashes: sd.Crashes, started: sd.Started, consumer: consumer, timeout: r.Timeout,
+			limit: c.Limit, scopes: e.Scopes, leased: c.Leased}
+		out[i] = &Lease{Token: tok.String(), Deadline: deadline, Task: startedTask(c, consumer)}
 	}
-	g := leaseGrant{granted: n}
-	if limited {
-		if g, err = s.grantLeases(ctx, q, st, n, timeout); err != nil || g.granted == 0 {
-			return nil, nil, err
-		}
-	}
-	st.mu.Lock()
-	req := store.ReadRequest{Consumer: consumer, Credit: g.granted, EnsureGroups: !st.ensured}
-	st.reclaim.Every = delivery.ReclaimEvery(timeout)
-	if now := time.Now(); st.reclaim.Due(now) {
-		req.ReclaimIdle, req.Cursors = timeout, st.reclaim.Cursors
-		st.reclaim.Began(now)
-	}
-	st.mu.Unlock()
-	if err := s.register(ctx, q); err != nil {
-		g.giveBack(ctx, s.engine, q, 0)
-		return nil, nil, err
-	}
-	s.keepScheduling(q, st)
-	if ls, done, err := s.recoverLeases(ctx, q, st, consumer, types, timeout, g); err != nil || done {
-		if err != nil && !done {
-			g.giveBack(ctx, s.engine, q, 0)
-		}
-		return ls, nil, err
-	}
-	res, err := q.store.Read(ctx, req)
-	if err != nil {
-		st.lostClaim(consumer)
-		g.giveBack(ctx, s.engine, q, 0)
-		return nil, nil, err
-	}
-	st.mu.Lock()
-	st.ensured = true
-	if req.ReclaimIdle > 0 {
-		st.reclaim.Cursors = res.Cursors
-	}
-	st.mu.Unlock()
-	if res.Paused || len(res.Entries) == 0 {
-		g.giveBack(ctx, s.engine, q, 0)
-		return nil, nil, nil
-	}
-	ls, err := s.startLeases(ctx, q, st, consumer, res.Entries, types, timeout, g, false)
-	return ls, res.Entries, err
-}
-
-// startLeases starts claimed entries of q for consumer, giving back those
-// of types the holder does not run, and returns the leases.
-//
-// With stale (claims made a while ago: found again after their answer was
-// lost) the leases are renewed before they are handed out, as is any
-// start asked again: a lease's timeout runs from its handing out.
-func (s *LeaseServer) startLeases(ctx context.Context, q *queueState, st *leaseState, consumer string, entries []store.Entry,
-	types claim.Types, timeout time.Duration, g leaseGrant, stale bool) ([]*Lease, error) {
-	st.mu.Lock()
-	scopes := st.scopes
-	st.mu.Unlock()
-	claim.GiveBackOthers(entries, types)
-	for i := range entries {
-		if i >= g.granted {
-			entries[i].GiveBack = true // past what the limits granted
-		}
-		entries[i].Scopes = scopes.Of(&entries[i])
-	}
-	_, keepOthers := s.cfg.retentions()
-	cfg := store.StartConfig{Worker: consumer, MaxCrashes: defaultMaxCrashes, Retention: keepOthers, LeaseTTL: timeout,
-		Durability: s.durability()}
-	started, err := q.store.Start(ctx, cfg, entries)
-	var nre *store.NotReplicatedError
-	if err != nil && !errors.As(err, &nre) {
-		started, err = s.resumeLeaseStarts(ctx, q, cfg, entries, timeout, err)
-		stale = true
-	}
-	if err != nil && !errors.As(err, &nre) {
-		// The entries stay claimed: taken over after the timeout.
-		s.redisError("start", err)
-		g.giveBack(ctx, s.engine, q, 0)
-		return nil, err
-	}
-	deadline := time.Now().Add(timeout)
-	used := 0
-	var out []*Lease
-	var events []string
-	for i, sd := range started {
-		e := entries[i]
-		if sd.Code != store.Began || e.GiveBack || e.Spec == nil {
-			continue
-		}
-		t := s.startedTask(q.name, &e, sd, consumer)
-		events = append(events, eventLine(t, StatusRunning, ""))
-		tok := leaseToken{queue: q.name, id: t.ID, band: e.Band, entry: e.EntryID, run: sd.Run,
-			attempt: sd.Attempt, crashes: sd.Crashes, started: sd.Started, consumer: consumer, timeout: timeout,
-			limit: g.name(used), scopes: e.Scopes, leased: scopes.Leased(e.Scopes)}
-		used++
-		out = append(out, &Lease{Token: tok.String(), Deadline: deadline, Task: t})
-	}
-	if stale && len(out) > 0 {
-		out = s.renewStale(ctx, q, consumer, out)
-	}
-	g.giveBack(ctx, s.engine, q, used)
-	s.publish(q.store.Keys().Events(), events)
-	return out, nil
+	return out, err
 }
 
 // defaultMaxCrashes is WorkerConfig.MaxCrashes's default, which leases

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/scheduler"
 )
 
@@ -31,8 +32,8 @@ type LeaseServer struct {
 	ctx     context.Context // the schedulers run under it; nil until Start
 	cancel  context.CancelFunc
 	stopped bool
-	states  map[string]*leaseState // per queue
-	wg      sync.WaitGroup         // its scheduler goroutines
+	queues  map[string]*leaseQueue
+	wg      sync.WaitGroup // its scheduler goroutines
 }
 
 // LeaseServerConfig configures a LeaseServer; the zero value is the
@@ -57,7 +58,7 @@ func NewLeaseServer(c *Client, cfg *LeaseServerConfig) (*LeaseServer, error) {
 		o.SchedulerIdle = time.Minute
 	}
 	host, _ := os.Hostname()
-	return &LeaseServer{engine: c.engine, idle: o.SchedulerIdle, states: map[string]*leaseState{},
+	return &LeaseServer{engine: c.engine, idle: o.SchedulerIdle, queues: map[string]*leaseQueue{},
 		owner: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])}, nil
 }
 
@@ -100,21 +101,41 @@ func (s *LeaseServer) running() bool {
 	return s.ctx != nil && !s.stopped && s.ctx.Err() == nil
 }
 
-func (s *LeaseServer) leaseStateOf(queue string) *leaseState {
+// leaseQueue is a LeaseServer's state of one queue: its claimer, and
+// the scheduler it runs while holders poll.
+type leaseQueue struct {
+	claimer *claim.Claimer
+	mu      sync.Mutex
+	// leased is when a Lease call last read the queue; while it is recent
+	// the queue's scheduler runs in this server (schedStop stops it), so
+	// that retries and delayed tasks become due with no Go worker of the
+	// queue.
+	leased    time.Time
+	schedStop context.CancelFunc
+}
+
+// claimer returns the claimer of queue for leases.
+func (s *LeaseServer) claimer(queue string) *claim.Claimer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.states[queue]
-	if st == nil {
-		st = &leaseState{}
-		s.states[queue] = st
+	lq := s.queues[queue]
+	if lq == nil {
+		q := s.queue(queue)
+		lq = &leaseQueue{}
+		// Lease calls name their own timeout; a lease survives
+		// defaultMaxCrashes takeovers, as a Go worker's task by default.
+		lq.claimer = s.newClaimer(q, DefaultLeaseTime, defaultMaxCrashes, func() { s.keepScheduling(q, lq) })
+		s.queues[queue] = lq
 	}
-	return st
+	return lq.claimer
 }
 
 // keepScheduling runs q's scheduler in s until no Lease read q for s.idle
 // or s stops (with other processes' schedulers, the leader lock keeps one
 // at work).
-func (s *LeaseServer) keepScheduling(q *queueState, st *leaseState) {
+//
+// Lock order: s.mu, then st.mu (stopWhenIdle takes st.mu alone).
+func (s *LeaseServer) keepScheduling(q *queueState, st *leaseQueue) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx == nil || s.stopped {
@@ -143,7 +164,7 @@ func (s *LeaseServer) keepScheduling(q *queueState, st *leaseState) {
 
 // stopWhenIdle stops st's scheduler once no Lease read its queue for
 // s.idle; it returns then, or when ctx is done.
-func (s *LeaseServer) stopWhenIdle(ctx context.Context, st *leaseState) {
+func (s *LeaseServer) stopWhenIdle(ctx context.Context, st *leaseQueue) {
 	t := time.NewTicker(s.idle / 4)
 	defer t.Stop()
 	for {

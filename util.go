@@ -22,11 +22,3 @@ func truncate(s string, n int) string {
 
 // maxErrorText bounds the error text stored with a task.
 const maxErrorText = 2048
-
-// ulidOf returns the ULID part of task id "<queue>-<ULID>".
-func ulidOf(id string) string {
-	if len(id) < 26 {
-		return id
-	}
-	return id[len(id)-26:]
-}

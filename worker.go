@@ -211,14 +211,14 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 		handlers:   map[string]HandlerFunc{},
 		running:    map[string]*execution{},
 		stopping:   make(chan struct{}),
-		aheadBelow: aheadBelow,
+		aheadBelow: claim.AheadBelow,
 	}
 	shares := slotShares(wc)
 	tokens := 0
 	for i, name := range wc.Queues {
 		wq := w.newQueue(c.queue(name), shares[i])
 		w.queues = append(w.queues, wq)
-		tokens += wq.slots.size + wq.slots.extra
+		tokens += wq.reader.Slots.Total()
 	}
 	w.recording = make(chan struct{}, tokens) // as many as tasks claimed at most
 	return w, nil
@@ -288,7 +288,8 @@ func (w *Worker) Handle(taskType string, fn HandlerFunc) {
 // Start starts the worker: one reader and one scheduler per queue, a
 // renewer, a cancellation listener and a heartbeat. It checks the
 // namespace's key layout first (a *LayoutError when this version cannot
-// read it), then returns at once. ctx carries values to handlers; its end
+// read it) and registers its queues (Admin.Queues lists them), then
+// returns at once. ctx carries values to handlers; its end
 // stops the worker as StopAndCancel does (handlers cancelled, their tasks
 // retried) — for a graceful stop, call Stop before.
 func (w *Worker) Start(ctx context.Context) error {
@@ -296,7 +297,10 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	for _, q := range w.queues {
-		if err := q.readLimit(ctx); err != nil {
+		if err := q.reader.Limits.Read(ctx); err != nil {
+			return err
+		}
+		if err := w.c.register(ctx, q.q); err != nil { // (served: listed, and admin actions find it)
 			return err
 		}
 	}
@@ -320,7 +324,8 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.stopReading, w.stopUpkeep, w.stopRuns, w.runBase = stopReading, stopUpkeep, stopRuns, runBase
 	w.recordBase, w.stopRecords = context.WithCancel(base)
 	for _, q := range w.queues {
-		w.readers.Go(func() { q.read(readCtx) })
+		rc := claim.RunConfig{Types: w.types, TypeList: w.typeList, AheadBelow: w.aheadBelow, Stall: w.stallClaims}
+		w.readers.Go(func() { q.reader.Run(readCtx, rc) })
 		w.upkeep.Go(func() { q.schedule(upkeepCtx) })
 	}
 	w.upkeep.Go(func() { w.renew(upkeepCtx) })
@@ -411,91 +416,6 @@ func (w *Worker) retryDelay(attempt int) time.Duration {
 		b.Next()
 	}
 	return b.Next()
-}
-
-// pool counts the worker's free claim slots: size for the handlers that
-// may run at once, and extra for tasks claimed ahead while they run
-// (held back unless the reader allows them: hold).
-type pool struct {
-	mu      sync.Mutex
-	free    int
-	size    int // slots for handlers
-	extra   int // slots for claims ahead
-	held    int // slots not to be acquired now (extra, or 0)
-	changed chan struct{}
-}
-
-func (p *pool) init(n, extra int) {
-	p.free, p.size, p.extra, p.held, p.changed = n+extra, n, extra, extra, make(chan struct{})
-}
-
-// hold sets whether the extra slots are held back.
-func (p *pool) hold(back bool) {
-	p.mu.Lock()
-	p.held = 0
-	if back {
-		p.held = p.extra
-	}
-	p.mu.Unlock()
-}
-
-// acquire waits for at least one free slot and takes up to max of them.
-// With want > 1 it waits up to linger longer for want slots, so that busy
-// readers claim in bigger batches (fewer, cheaper script calls).
-func (p *pool) acquire(ctx context.Context, want, max int, linger time.Duration) (int, bool) {
-	var deadline time.Time
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		p.mu.Lock()
-		avail := p.free - p.held
-		if avail >= want || (avail > 0 && !deadline.IsZero() && !time.Now().Before(deadline)) {
-			n := min(avail, max)
-			p.free -= n
-			p.mu.Unlock()
-			return n, true
-		}
-		var wake <-chan time.Time
-		if avail > 0 {
-			if deadline.IsZero() {
-				deadline = time.Now().Add(linger)
-				timer = time.NewTimer(linger)
-			}
-			wake = timer.C
-		}
-		ch := p.changed
-		p.mu.Unlock()
-		select {
-		case <-ch:
-		case <-wake:
-		case <-ctx.Done():
-			return 0, false
-		}
-	}
-}
-
-// grab takes up to n free slots, held back or not, without waiting.
-func (p *pool) grab(n int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n = max(0, min(n, p.free))
-	p.free -= n
-	return n
-}
-
-func (p *pool) release(n int) {
-	if n <= 0 {
-		return
-	}
-	p.mu.Lock()
-	p.free += n
-	close(p.changed)
-	p.changed = make(chan struct{})
-	p.mu.Unlock()
 }
 
 // runningCount is the number of tasks this worker is running (handlers,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -58,7 +59,7 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			cancel(nil)
 		}()
 		obs := w.c.obs
-		handler := wq.takeHandler(ctx) // (claimed ahead: wait for a handler slot)
+		handler := wq.reader.TakeHandler(ctx) // (claimed ahead: wait for a handler slot)
 		began := time.Now()
 		var item store.FinishItem
 		confirmErr := w.confirmClaim(ctx, ex)
@@ -68,15 +69,15 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 		}
 		ran := time.Since(began)
 		if handler {
-			wq.handlerDone(ran)
+			wq.reader.HandlerDone(ran)
 		}
 		ref := TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}
 		if leased {
-			defer wq.releaseLeases(context.WithoutCancel(ctx), 1)
+			defer wq.reader.ReleaseLease(context.WithoutCancel(ctx))
 		}
 		if !record {
 			endRunSpan(span, "", "")
-			wq.slots.release(1)
+			wq.reader.Slots.Release(1)
 			if confirmErr != nil {
 				w.log.Info("claimed task not run: it may have been taken over while this worker stalled",
 					logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", confirmErr)
@@ -90,7 +91,7 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 		w.recording <- struct{}{}
 		scoped := len(t.leased) > 0
 		if !scoped {
-			wq.slots.release(1)
+			wq.reader.Slots.Release(1)
 		}
 		_, fspan := w.c.tracer().Start(ctx, "dtq.finish")
 		status := w.finish(ex, item)
@@ -102,8 +103,8 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			// taken over shares them with the run that took it over: kept,
 			// above), and its slot after them: a start the slot allows
 			// finds the lease free, rather than being held back for it.
-			wq.releaseScopes(context.WithoutCancel(ctx), t)
-			wq.slots.release(1)
+			wq.reader.ReleaseScopes(context.WithoutCancel(ctx), claim.ScopeLeases(t.ID, t.run, t.leased))
+			wq.reader.Slots.Release(1)
 		}
 		w.logFailure(t, status, item.Text)
 		obs.finished(ref, outcomeOf(status), ran)
@@ -209,8 +210,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 			item.Outcome, item.RetryDelay = store.OutcomeRetry, after
 			// "Slow down" from the remote: the queue's limits too, not
 			// only this task.
-			ex.queue.pauseLimits(context.WithoutCancel(ctx), after)
-			ex.queue.pauseScopes(context.WithoutCancel(ctx), after, t)
+			ex.queue.reader.PauseLimits(context.WithoutCancel(ctx), after, t.scopes)
 		default:
 			item.Outcome, item.RetryDelay = store.OutcomeRetry, w.retryDelay(t.Attempt)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
+	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
@@ -31,7 +32,7 @@ func (w *Worker) renew(ctx context.Context) {
 
 func (w *Worker) renewOnce(ctx context.Context) {
 	for _, wq := range w.queues {
-		wq.renewLeases(ctx)
+		wq.reader.RenewLeases(ctx)
 	}
 	byQueue := map[*workerQueue][]*execution{}
 	w.mu.Lock()
@@ -40,8 +41,12 @@ func (w *Worker) renewOnce(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for wq, exs := range byQueue {
-		if wq.scopes.Load() != nil {
-			wq.renewScopes(ctx, exs)
+		if wq.reader.Limits.Scoped() {
+			var names []string
+			for _, ex := range exs {
+				names = append(names, claim.ScopeLeases(ex.task.ID, ex.task.run, ex.task.leased)...)
+			}
+			wq.reader.RenewScopes(ctx, names)
 		}
 		for chunk := range slices.Chunk(exs, 256) {
 			items := make([]store.RenewItem, len(chunk))
@@ -88,7 +93,7 @@ func (w *Worker) listenCancels(ctx context.Context) {
 			if taskID == store.LimitsChanged { // a limit was set: read it now, not at the next beat
 				if wq := byChan[channel]; wq != nil {
 					go func() {
-						if err := wq.readLimit(ctx); err != nil && ctx.Err() == nil {
+						if err := wq.reader.Limits.Read(ctx); err != nil && ctx.Err() == nil {
 							w.c.redisError("subscribe", err)
 						}
 					}()
@@ -130,7 +135,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 func (w *Worker) beat(ctx context.Context) {
 	// A limit set or removed since reaches the readers within a beat.
 	for _, wq := range w.queues {
-		if err := wq.readLimit(ctx); err != nil && ctx.Err() == nil {
+		if err := wq.reader.Limits.Read(ctx); err != nil && ctx.Err() == nil {
 			w.c.redisError("heartbeat", err)
 		}
 	}

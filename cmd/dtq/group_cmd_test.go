@@ -8,9 +8,10 @@ import (
 
 func TestGroupCommands(t *testing.T) {
 	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
-		// Before the queue exists: 404 (an admin action makes no queue).
-		e.fails([]string{"group", "list", "default"}, `404 not_found: no such queue "default"`)
-		e.fails([]string{"group", "rm", "default", "acme"}, `404 not_found: no such queue "default"`)
+		// A queue that does not exist (no submission, no worker): 404 (an
+		// admin action makes no queue).
+		e.fails([]string{"group", "list", "nowhere"}, `404 not_found: no such queue "nowhere"`)
+		e.fails([]string{"group", "rm", "nowhere", "acme"}, `404 not_found: no such queue "nowhere"`)
 		e.submit("echo")
 		if out := e.ok("group", "list", "default"); out != "no weighted groups (every group weighs 1)\n" {
 			t.Errorf("dtq group list with none printed %q", out)

@@ -8,8 +8,16 @@ import (
 
 func TestQueueCommands(t *testing.T) {
 	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
-		if out := e.ok("queue", "list"); out != "no queues\n" {
-			t.Errorf("dtq queue list with no queue printed %q", out)
+		// Before any submission: the queues its workers serve, and no other
+		// (a worker reading a queue makes it, CONTRACT 4.3.0).
+		out := e.ok("queue", "list")
+		if n := len(lines(out)); n != 3 {
+			t.Errorf("dtq queue list before any submission printed %d lines, want the header and the workers' two queues:\n%s", n, out)
+		}
+		for _, q := range []string{"default", "other"} {
+			if row := rowOf(t, out, q); !slices.Equal(row, []string{q, "active", "0", "0", "0", "0", "0", "0"}) {
+				t.Errorf("dtq queue list row of %s, served and empty: %q", q, row)
+			}
 		}
 		for _, p := range []string{"1", "1", "8"} {
 			e.submit("echo", "--queue", "parked", "--priority", p)
@@ -17,7 +25,7 @@ func TestQueueCommands(t *testing.T) {
 		e.submit("echo", "--queue", "parked", "--delay", "1h")
 		dead := e.deadTask("other")
 
-		out := e.ok("queue", "list")
+		out = e.ok("queue", "list")
 		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"NAME", "STATE", "QUEUED", "SCHEDULED", "RUNNING", "DEAD", "SUBMITTED", "SUCCEEDED"}) {
 			t.Fatalf("dtq queue list header:\n%s", out)
 		}
@@ -28,7 +36,7 @@ func TestQueueCommands(t *testing.T) {
 			t.Errorf("dtq queue list row of other (one dead letter, %s): %q", dead, row)
 		}
 		v := e.json("queue", "list")
-		if qs, _ := v["queues"].([]any); len(qs) != 2 {
+		if qs, _ := v["queues"].([]any); len(qs) != 3 {
 			t.Errorf("dtq queue list --json: %v", v)
 		}
 

@@ -16,14 +16,15 @@ func queueCell(queue string, col int) string {
 	return fmt.Sprintf(`((r) => r ? r.children[%d].textContent.trim() : '')(document.querySelector('tr[data-queue=%q]'))`, col-1, queue)
 }
 
-// The overview starts empty, shows a queue once a task is submitted, and
-// its counts and charts follow new submissions without a reload.
+// The overview starts with the queue its workers serve (and nothing in
+// it), shows another queue once a task is submitted, and its counts and
+// charts follow new submissions without a reload.
 func TestOverviewShowsQueuesLive(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
 	tb := newTab(t, 1280, 800)
 	tb.open(p.URL + "/")
-	tb.waitFor("the empty state", `document.querySelector('main').textContent.includes('No queues yet')`)
+	tb.waitFor("the served queue, empty", queueCell("default", 3)+` === '0' && !document.querySelector('tr[data-queue=parked]')`)
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	// A reload would lose this.
 	eval[any](tb, `window.__sameDocument = 42`)

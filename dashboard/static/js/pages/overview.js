@@ -151,7 +151,7 @@ export function mount(main, ctx) {
     table.hidden = queues.length === 0;
     if (queues.length === 0) {
       status.hidden = false;
-      replace(status, 'No queues yet. A queue appears here when its first task is submitted, for example: ',
+      replace(status, 'No queues yet. A queue appears here when a worker starts serving it or its first task is submitted, for example: ',
         h('code', {}, 'dtq submit echo --payload \'{"hello":"world"}\''));
     } else {
       status.hidden = true;

@@ -1,4 +1,4 @@
-package dtq
+package claim
 
 import (
 	"context"
@@ -8,15 +8,15 @@ import (
 // Claiming ahead. A worker whose handlers are quick spends most of a
 // slot's cycle on the round trip that claims its next task: the slot frees,
 // the read goes out, the task comes back. So while a queue's handlers take
-// under aheadBelow on average (and the queue has no limit to ask first),
-// its reader claims up to aheadOf(share) tasks beyond its share of
+// under AheadBelow on average (and the queue has no limit to ask first),
+// its reader claims up to AheadOf(share) tasks beyond its share of
 // Concurrency; they wait on this worker for a handler slot, at most about
 // one quick handler's time. Handlers still run at most share at once. With
 // slow handlers nothing is claimed ahead: a claimed task then waits for no
 // handler, so an idle worker elsewhere is never kept from it.
-const aheadBelow = time.Millisecond
+const AheadBelow = time.Millisecond
 
-// aheadOf is how many tasks a queue with share slots may claim ahead: as
+// AheadOf is how many tasks a queue with share slots may claim ahead: as
 // many again, and at least aheadMin (at most twice the share), and none for
 // a share of one, whose tasks run one after the other in the order they were
 // claimed (tasks claimed ahead start in no set order: each waits for a
@@ -25,7 +25,7 @@ const aheadBelow = time.Millisecond
 // drain with 10 slots made ~30% more tasks/s with 20 ahead than with 10),
 // and twice a large share costs Redis more per task than it gains
 // (docs/performance.md, 2026-12-05).
-func aheadOf(share int) int {
+func AheadOf(share int) int {
 	if share < 2 {
 		return 0
 	}
@@ -33,29 +33,29 @@ func aheadOf(share int) int {
 }
 
 // aheadMin is the fewest tasks a share of two or more may claim ahead
-// (aheadOf: never more than twice the share).
+// (AheadOf: never more than twice the share).
 const aheadMin = 20
 
 // aheadAllowed reports whether the reader may claim ahead now.
-func (wq *workerQueue) aheadAllowed() bool {
-	return wq.busy && wq.implicitStarts() && time.Duration(wq.handlerAvg.Load()) < wq.w.aheadBelow
+func (r *Reader) aheadAllowed() bool {
+	return r.busy && r.implicitStarts() && time.Duration(r.handlerAvg.Load()) < r.run.AheadBelow
 }
 
-// takeHandler waits for a handler slot; false when ctx ended first (the
-// handler is then not called: execute sees ctx ended).
-func (wq *workerQueue) takeHandler(ctx context.Context) bool {
+// TakeHandler waits for a handler slot; false when ctx ended first (the
+// handler is then not called).
+func (r *Reader) TakeHandler(ctx context.Context) bool {
 	select {
-	case wq.handlers <- struct{}{}:
+	case r.handlers <- struct{}{}:
 		return true
 	case <-ctx.Done():
 		return false
 	}
 }
 
-// handlerDone frees a handler slot and folds the handler's duration into
+// HandlerDone frees a handler slot and folds the handler's duration into
 // the queue's moving average (weight 1/8).
-func (wq *workerQueue) handlerDone(d time.Duration) {
-	<-wq.handlers
-	avg := wq.handlerAvg.Load()
-	wq.handlerAvg.Store(avg + (int64(d)-avg)/8)
+func (r *Reader) HandlerDone(d time.Duration) {
+	<-r.handlers
+	avg := r.handlerAvg.Load()
+	r.handlerAvg.Store(avg + (int64(d)-avg)/8)
 }
