@@ -405,3 +405,22 @@ func TestTaskObserverGetsIDs(t *testing.T) {
 		}
 	})
 }
+
+// Leases report through the same claimer as Go workers (internal/claim):
+// a lease taken over from a holder that stopped extending it is reported
+// reclaimed, like a worker's takeover.
+func TestObserverSeesLeaseTakeovers(t *testing.T) {
+	forEachBackendObserved(t, func(t *testing.T, e *env, rec *recorder) {
+		e.enqueue("job", nil, nil)
+		e.lease(dtq.LeaseRequest{Worker: "a", Timeout: 100 * time.Millisecond}, 1)
+		second := e.takeOver("b", 100*time.Millisecond)
+		if second.Task.Crashes != 1 {
+			t.Fatalf("taken over: %+v", second.Task)
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.reclaimed[dtq.DefaultQueue] != 1 {
+			t.Fatalf("reclaimed %v, want %s: 1", rec.reclaimed, dtq.DefaultQueue)
+		}
+	})
+}

@@ -114,6 +114,16 @@ func TestRetentionReturnsToBaseline(t *testing.T) {
 func TestWorkerRegistry(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		w := e.worker(&dtq.WorkerConfig{ID: "reg-1", Queues: []string{"a", "b"}, Concurrency: 7}, nil)
+		// Its queues exist from its Start, before any submission: admin
+		// actions find them (CONTRACT 4.3.0).
+		for _, q := range []string{"a", "b"} {
+			if ok, err := e.a.QueueExists(t.Context(), q); err != nil || !ok {
+				t.Fatalf("queue %s served by a started worker: exists %v (%v)", q, ok, err)
+			}
+		}
+		if err := e.a.PauseQueue(t.Context(), "a"); err != nil {
+			t.Fatalf("pausing a served queue before any submission: %v", err)
+		}
 		var ws []dtq.WorkerInfo
 		deadline := time.Now().Add(10 * time.Second)
 		for len(ws) == 0 && time.Now().Before(deadline) {

@@ -237,9 +237,10 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		mux.Handle("GET /{$}", dash)
 		mux.Handle("GET "+dashboard.AssetPrefix, dash)
 	} else {
-		probes := api.New(client, redisconn.Wrap(redis), &api.Config{Logger: log, ObserveRequest: m.ObserveHTTP}).Handler()
-		mux.Handle("GET /health", probes)
-		mux.Handle("GET /ready", probes)
+		probes := api.New(client, redisconn.Wrap(redis), &api.Config{Logger: log, ObserveRequest: m.ObserveHTTP})
+		defer probes.Close()
+		mux.Handle("GET /health", probes.Handler())
+		mux.Handle("GET /ready", probes.Handler())
 	}
 
 	if o.pprofAddr != "" {
