@@ -27,8 +27,8 @@ const (
 	auditScheduleDelete auditAction = "schedule-delete" // DeleteSchedule; detail: the name
 	auditSchedulePause  auditAction = "schedule-pause"  // PauseSchedule; detail: the name
 	auditScheduleResume auditAction = "schedule-resume" // ResumeSchedule; detail: the name
-	auditWorkflow       auditAction = "workflow"        // EnqueueWorkflow; detail: the steps
-	auditCancelWorkflow auditAction = "cancel_workflow" // CancelWorkflow of a running one; detail: its active steps
+	auditWorkflow       auditAction = "workflow"        // EnqueueWorkflow; detail: the nodes
+	auditCancelWorkflow auditAction = "cancel_workflow" // CancelWorkflow of a running one; detail: its active nodes
 )
 
 // auditActions are the actions, in the order AuditActions gives them.

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkWorkflowParallel: the whole life (submission and drain, the
-// worker at concurrency 50) of tasks as parallel steps of 1,000 children
+// worker at concurrency 50) of tasks as parallel nodes of 1,000 children
 // with an on_success callback each, against the same tasks submitted plain
 // (EnqueueMany, batches of 1,000). Redis CPU per task is per child task
 // (the callbacks' own cost included): the difference is what a workflow
@@ -20,7 +20,7 @@ func BenchmarkWorkflowParallel(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			c, rc := benchClient(b)
 			ctx := context.Background()
-			kids := make([]dtq.Step, benchParallelSize())
+			kids := make([]dtq.Node, benchParallelSize())
 			for i := range kids {
 				kids[i] = dtq.Call("noop", []byte(benchPayload), nil)
 			}
@@ -45,7 +45,7 @@ func BenchmarkWorkflowParallel(b *testing.B) {
 	}
 }
 
-// benchParallelSize is the children per parallel step of
+// benchParallelSize is the children per parallel node of
 // BenchmarkWorkflowParallel: 1,000, or DTQ_BENCH_PARALLEL.
 func benchParallelSize() int {
 	if n, err := strconv.Atoi(os.Getenv("DTQ_BENCH_PARALLEL")); err == nil && n > 0 {

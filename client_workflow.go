@@ -15,12 +15,12 @@ import (
 
 // EnqueueWorkflow submits the workflow root in one atomic step: its plan
 // and the tasks that can start now are all written, or nothing is (an
-// error). Every task runs in opts.Queue. The step that records a task's
+// error). Every task runs in opts.Queue. The script that records a task's
 // end starts what follows it in the same atomic step, so a callback is
 // enqueued exactly once whatever crashes. It returns the workflow as
 // submitted; a full queue (Config.MaxDepth counts every task of the
 // workflow) is a *QueueFullError.
-func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowOpts) (*Workflow, error) {
+func (c *Client) EnqueueWorkflow(ctx context.Context, root Node, opts *WorkflowOpts) (*Workflow, error) {
 	var o WorkflowOpts
 	if opts != nil {
 		o = *opts
@@ -77,7 +77,7 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 		w.Duplicate = true
 		return w, nil
 	}
-	c.audit(ctx, auditWorkflow, queue, id, fmt.Sprintf("%d steps", len(p.nodes)))
+	c.audit(ctx, auditWorkflow, queue, id, fmt.Sprintf("%d nodes", len(p.nodes)))
 	w, err := c.GetWorkflow(ctx, id)
 	if errors.Is(err, ErrWorkflowNotFound) {
 		// It ran and expired already (a retention shorter than this call):
@@ -87,7 +87,7 @@ func (c *Client) EnqueueWorkflow(ctx context.Context, root Step, opts *WorkflowO
 	return w, err
 }
 
-// GetWorkflow returns workflow id: its structure, each step's state and
+// GetWorkflow returns workflow id: its structure, each node's state and
 // its progress. A finished workflow is kept for the retention of finished
 // tasks (a succeeded one is deleted at once when succeeded tasks are not
 // kept); then it is ErrWorkflowNotFound.
@@ -106,8 +106,8 @@ func (c *Client) GetWorkflow(ctx context.Context, id string) (*Workflow, error) 
 	return workflowOf(r), nil
 }
 
-// CancelWorkflow cancels workflow id: no step of it starts any more (each
-// ends CANCELLED when its turn comes), and the tasks of its active steps
+// CancelWorkflow cancels workflow id: no node of it starts any more (each
+// ends CANCELLED when its turn comes), and the tasks of its active nodes
 // are cancelled (Cancel: a RUNNING one ends CANCELLED when its handler
 // returns). A finished workflow is left as it is and returned.
 func (c *Client) CancelWorkflow(ctx context.Context, id string) (*Workflow, error) {
@@ -128,7 +128,7 @@ func (c *Client) CancelWorkflow(ctx context.Context, id string) (*Workflow, erro
 		}
 	}
 	if status == string(WorkflowRunning) {
-		c.audit(ctx, auditCancelWorkflow, queue, id, fmt.Sprintf("%d active steps", len(active)))
+		c.audit(ctx, auditCancelWorkflow, queue, id, fmt.Sprintf("%d active nodes", len(active)))
 	}
 	w, err := c.GetWorkflow(ctx, id)
 	if errors.Is(err, ErrWorkflowNotFound) {

@@ -119,7 +119,7 @@ func runChildWorker() int {
 		}
 		ok := 0
 		for _, o := range outs {
-			if o.Status == dtq.StepSucceeded {
+			if o.Status == dtq.NodeSucceeded {
 				ok++
 			}
 		}
@@ -131,9 +131,9 @@ func runChildWorker() int {
 		fmt.Fprintf(f, "cb %s %s %d %d\n", t.Workflow, t.ID, len(outs), ok)
 		return len(outs), nil
 	})
-	// Steps of the workflow behaviour tests: wfadd returns its payload plus
-	// the previous result (numbers), wfecho its payload, wfcount how many
-	// outcomes it got, wffail fails for good.
+	// Handlers of the workflow behaviour tests' nodes: wfadd returns its
+	// payload plus the previous result (numbers), wfecho its payload,
+	// wfcount how many outcomes it got, wffail fails for good.
 	w.Handle("wfadd", func(_ context.Context, t *dtq.Task) (any, error) {
 		var by, prev int
 		if err := json.Unmarshal(t.Payload, &by); err != nil {

@@ -22,7 +22,7 @@ func waitWorkflow(c *dtq.Client, id string) *dtq.Workflow {
 	panic("workflow " + id + " did not end")
 }
 
-// Tasks that run as one unit: a parallel step as the workflow's root is
+// Tasks that run as one unit: a parallel node as the workflow's root is
 // submitted all or none, its children run at once, and its OnComplete
 // callback runs once every child has ended, with their outcomes as
 // Task.Previous (OnSuccess would run only if every child succeeded).
@@ -45,7 +45,7 @@ func ExampleParallel() {
 			}
 			ok := 0
 			for _, o := range outcomes {
-				if o.Status == dtq.StepSucceeded {
+				if o.Status == dtq.NodeSucceeded {
 					ok++
 				}
 			}

@@ -212,9 +212,9 @@ func TestLeaseWaitTypesAndErrors(t *testing.T) {
 	})
 }
 
-// A workflow's step run by a lease moves its workflow on as a Go
+// A workflow's node run by a lease moves its workflow on as a Go
 // worker's does.
-func TestLeaseRunsWorkflowSteps(t *testing.T) {
+func TestLeaseRunsWorkflowNodes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		w, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("a", nil, nil), dtq.Call("b", nil, nil)), nil)
@@ -223,14 +223,14 @@ func TestLeaseRunsWorkflowSteps(t *testing.T) {
 		}
 		l := e.lease(dtq.LeaseRequest{Worker: "py"}, 1)[0]
 		if l.Task.Workflow != w.ID {
-			t.Fatalf("leased step %+v", l.Task)
+			t.Fatalf("leased node %+v", l.Task)
 		}
 		if _, err := e.ls.CompleteLease(ctx, l.Token, json.RawMessage(`41`)); err != nil {
 			t.Fatal(err)
 		}
 		l = e.lease(dtq.LeaseRequest{Worker: "py"}, 1)[0]
 		if l.Task.Type != "b" || string(l.Task.Previous) != "41" {
-			t.Fatalf("the next step %+v", l.Task)
+			t.Fatalf("the next node %+v", l.Task)
 		}
 		if _, err := e.ls.CompleteLease(ctx, l.Token, json.RawMessage(`42`)); err != nil {
 			t.Fatal(err)

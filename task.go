@@ -94,14 +94,16 @@ type Task struct {
 	LimitKey string `json:"limit_key,omitempty"`
 	HeldBy   string `json:"held_by,omitempty"`
 
-	// Workflow is the id of the workflow the task is a step of ("" for
-	// none), WorkflowStep its node there (Workflow.Nodes). Previous is what
-	// the step before it produced: the previous chain step's result, or —
-	// for a parallel step's child, the parallel step's input; for its
-	// callback — the JSON array of the children's outcomes ({"step", "id",
-	// "status", "result", "error"}). Nil for a first step.
+	// Workflow is the id of the workflow the task is a node of ("" for
+	// none), WorkflowNode the number of that node (WorkflowNode.Node in
+	// GetWorkflow). Previous is what the node before it produced: the
+	// previous chain node's result, or — for a parallel node's child, the
+	// parallel node's input; for its callback — the JSON array of the
+	// children's outcomes ({"step", "id", "status", "result", "error"},
+	// "step" being the child's node number: the storage layer writes that
+	// key). Nil for a first node.
 	Workflow     string          `json:"workflow,omitempty"`
-	WorkflowStep int             `json:"workflow_step,omitempty"`
+	WorkflowNode int             `json:"workflow_node,omitempty"`
 	Previous     json.RawMessage `json:"previous,omitempty"`
 
 	// TraceParent is the W3C traceparent of the task's submission (its
@@ -257,7 +259,7 @@ func taskOf(r *store.Record) *Task {
 		t.Progress = &TaskProgress{Fraction: p.Fraction, Note: p.Note, At: msTime(p.At)}
 	}
 	if r.Workflow != "" {
-		t.Workflow, t.WorkflowStep = r.Queue+"-"+r.Workflow, r.Step
+		t.Workflow, t.WorkflowNode = r.Queue+"-"+r.Workflow, r.Step
 		if r.Prev != nil {
 			t.Previous = json.RawMessage(r.Prev)
 		}

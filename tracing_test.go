@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// The tasks of a unique submission and of a workflow's steps (started by
+// The tasks of a unique submission and of a workflow's nodes (started by
 // the scripts) carry their submission's trace, and their handlers run in
 // it; an untraced submission (no provider, no span) stores none.
 func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
@@ -23,7 +23,7 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 		e, _, tp := tracedEnv(t, b)
 		traces := make(chan trace.TraceID, 8)
 		e.worker(nil, map[string]dtq.HandlerFunc{
-			"step": func(ctx context.Context, _ *dtq.Task) (any, error) {
+			"node": func(ctx context.Context, _ *dtq.Task) (any, error) {
 				traces <- trace.SpanContextFromContext(ctx).TraceID()
 				return nil, nil
 			},
@@ -41,17 +41,17 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 		if got, _ := e.c.Get(t.Context(), res.Task.ID); traceOf(got.TraceParent) != want {
 			t.Fatalf("the unique task's traceparent %q", got.TraceParent)
 		}
-		if _, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("step", nil, nil), dtq.Call("step", nil, nil)), nil); err != nil {
+		if _, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("node", nil, nil), dtq.Call("node", nil, nil)), nil); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 2 {
 			select {
 			case got := <-traces:
 				if got != want {
-					t.Fatalf("step %d ran in trace %s, want %s", i, got, want)
+					t.Fatalf("node %d ran in trace %s, want %s", i, got, want)
 				}
 			case <-time.After(10 * time.Second):
-				t.Fatalf("step %d did not run", i)
+				t.Fatalf("node %d did not run", i)
 			}
 		}
 		// A client with no tracer provider (the global no-op one) and no

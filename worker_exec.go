@@ -164,7 +164,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Crashes: t.Crashes, Attempt: t.Attempt, Started: t.started, Born: t.born,
 	}
 	if t.Workflow != "" {
-		item.Workflow, item.Step, item.Prev = t.Workflow[len(t.Queue)+1:], t.WorkflowStep, t.Previous
+		item.Workflow, item.Step, item.Prev = t.Workflow[len(t.Queue)+1:], t.WorkflowNode, t.Previous
 	}
 	if h == nil {
 		item.Outcome, item.Text = store.OutcomeDead, fmt.Sprintf("no handler registered for task type %q", t.Type)

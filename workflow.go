@@ -9,62 +9,63 @@ import (
 	"github.com/dtq-dev/dtq/internal/store"
 )
 
-// Step is one step of a workflow: exactly one of Task, Chain and Parallel.
-// Build them with Call, Chain and Parallel.
+// Node is one node of a workflow as you submit it: exactly one of Task,
+// Chain and Parallel. Build them with Call, Chain and Parallel. Its state,
+// once submitted, is a WorkflowNode (GetWorkflow).
 //
-//   - A task step runs one task.
-//   - A chain runs its steps one after another; each gets the previous
-//     one's result as Task.Previous. A step that does not succeed ends the
-//     chain: the steps after it do not run.
-//   - A parallel step runs its children at once. When every child has
+//   - A task node runs one task.
+//   - A chain runs its nodes one after another; each gets the previous
+//     one's result as Task.Previous. A node that does not succeed ends the
+//     chain: the nodes after it do not run.
+//   - A parallel node runs its children at once. When every child has
 //     ended, its OnComplete callback runs (always) and its OnSuccess
 //     callback (only if every child succeeded), each with the children's
-//     outcomes as Task.Previous; without callbacks the parallel step passes
+//     outcomes as Task.Previous; without callbacks the parallel node passes
 //     those outcomes on.
 //
-// Steps nest: a chain's step may be a parallel step, a parallel step's
+// Nodes nest: a chain's node may be a parallel node, a parallel node's
 // child a chain. To submit tasks as one unit, all or none, with a callback
-// once they have all ended, submit a parallel step as the root:
+// once they have all ended, submit a parallel node as the root:
 //
 //	all := dtq.Parallel(tasks...)
 //	all.OnComplete = &report
 //	wf, err := client.EnqueueWorkflow(ctx, all, nil)
-type Step struct {
-	Task     *StepTask
-	Chain    []Step
-	Parallel []Step
-	// OnSuccess and OnComplete are a parallel step's callbacks (nil:
+type Node struct {
+	Task     *NodeTask
+	Chain    []Node
+	Parallel []Node
+	// OnSuccess and OnComplete are a parallel node's callbacks (nil:
 	// none).
-	OnSuccess, OnComplete *Step
+	OnSuccess, OnComplete *Node
 }
 
-// StepTask is the task of a task step. Opts may set Priority, MaxAttempts
+// NodeTask is the task of a task node. Opts may set Priority, MaxAttempts
 // and Timeout (a workflow's tasks run in its queue; they take no delay,
 // run-at, idempotency key, unique lock, fairness group (EnqueueOpts.Group)
 // or limit key of their own).
-type StepTask struct {
+type NodeTask struct {
 	Type    string
 	Payload any
 	Opts    *EnqueueOpts
 }
 
-// Call returns a task step: a task of taskType with payload (encoded as
+// Call returns a task node: a task of taskType with payload (encoded as
 // JSON; a json.RawMessage or []byte of JSON is taken as is).
-func Call(taskType string, payload any, opts *EnqueueOpts) Step {
-	return Step{Task: &StepTask{Type: taskType, Payload: payload, Opts: opts}}
+func Call(taskType string, payload any, opts *EnqueueOpts) Node {
+	return Node{Task: &NodeTask{Type: taskType, Payload: payload, Opts: opts}}
 }
 
-// Chain returns a chain of steps, run one after another.
-func Chain(steps ...Step) Step { return Step{Chain: append([]Step{}, steps...)} }
+// Chain returns a chain of nodes, run one after another.
+func Chain(nodes ...Node) Node { return Node{Chain: append([]Node{}, nodes...)} }
 
-// Parallel returns a parallel step: its children, run at once. Set its
+// Parallel returns a parallel node: its children, run at once. Set its
 // OnSuccess or OnComplete for a callback once they have all ended.
-func Parallel(children ...Step) Step { return Step{Parallel: append([]Step{}, children...)} }
+func Parallel(children ...Node) Node { return Node{Parallel: append([]Node{}, children...)} }
 
 // Limits of a workflow.
 const (
-	MaxWorkflowSteps = 10000            // nodes: tasks, chains and parallel steps
-	MaxWorkflowDepth = 32               // nesting of chains and parallel steps
+	MaxWorkflowNodes = 10000            // tasks, chains and parallel nodes
+	MaxWorkflowDepth = 32               // nesting of chains and parallel nodes
 	MaxWorkflowBytes = 32 * 1024 * 1024 // payloads together
 )
 
@@ -92,26 +93,26 @@ const (
 	WorkflowCancelled WorkflowStatus = "CANCELLED"
 )
 
-// Step statuses (WorkflowNode.Status).
+// Node statuses (WorkflowNode.Status).
 const (
-	StepPending   = "PENDING" // its turn has not come
-	StepActive    = "ACTIVE"  // running: a task step's task exists (see its own status)
-	StepSucceeded = "SUCCEEDED"
-	StepFailed    = "FAILED" // a task step's task went DEAD; a step of a chain or a child of a parallel step failed
-	StepCancelled = "CANCELLED"
-	StepSkipped   = "SKIPPED" // never ran: a step before it failed, or on_success after a failed child
+	NodePending   = "PENDING" // its turn has not come
+	NodeActive    = "ACTIVE"  // running: a task node's task exists (see its own status)
+	NodeSucceeded = "SUCCEEDED"
+	NodeFailed    = "FAILED" // a task node's task went DEAD; a node of a chain or a child of a parallel node failed
+	NodeCancelled = "CANCELLED"
+	NodeSkipped   = "SKIPPED" // never ran: a node before it failed, or on_success after a failed child
 )
 
-// Workflow is a workflow's structure and the state of each step.
+// Workflow is a workflow's structure and the state of each node.
 type Workflow struct {
 	ID     string         `json:"id"`
 	Queue  string         `json:"queue"`
 	Status WorkflowStatus `json:"status"`
-	// CancelRequested: CancelWorkflow was called; no step starts any more.
+	// CancelRequested: CancelWorkflow was called; no node starts any more.
 	CancelRequested bool       `json:"cancel_requested,omitempty"`
 	CreatedAt       time.Time  `json:"created_at"`
 	FinishedAt      *time.Time `json:"finished_at,omitempty"`
-	// Result and Error are the root step's.
+	// Result and Error are the root node's.
 	Result   json.RawMessage  `json:"result,omitempty"`
 	Error    string           `json:"error,omitempty"`
 	Progress WorkflowProgress `json:"progress"`
@@ -122,7 +123,7 @@ type Workflow struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 }
 
-// WorkflowProgress counts a workflow's task steps by status.
+// WorkflowProgress counts a workflow's task nodes by status.
 type WorkflowProgress struct {
 	Total     int `json:"total"`
 	Pending   int `json:"pending"`
@@ -133,24 +134,25 @@ type WorkflowProgress struct {
 	Skipped   int `json:"skipped"`
 }
 
-// WorkflowNode is one step of a workflow and its state.
+// WorkflowNode is the state of one node of a workflow, as GetWorkflow
+// returns it (the Node submitted is its definition).
 type WorkflowNode struct {
-	Step   int    `json:"step"` // its number: Task.WorkflowStep of its task
+	Node   int    `json:"node"` // its number: Task.WorkflowNode of its task
 	Kind   string `json:"kind"` // "task", "chain" or "parallel"
 	Status string `json:"status"`
-	// TaskID and TaskType: a task step's task (its id once started).
+	// TaskID and TaskType: a task node's task (its id once started).
 	TaskID   string          `json:"task_id,omitempty"`
 	TaskType string          `json:"task_type,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
 	// Error says why it failed, was cancelled or skipped.
 	Error      string          `json:"error,omitempty"`
-	Steps      []*WorkflowNode `json:"steps,omitempty"`    // a chain's
-	Children   []*WorkflowNode `json:"children,omitempty"` // a parallel step's
+	Nodes      []*WorkflowNode `json:"nodes,omitempty"`    // a chain's
+	Children   []*WorkflowNode `json:"children,omitempty"` // a parallel node's
 	OnSuccess  *WorkflowNode   `json:"on_success,omitempty"`
 	OnComplete *WorkflowNode   `json:"on_complete,omitempty"`
 }
 
-// planner flattens a Step tree into a store plan, validating it.
+// planner flattens a Node tree into a store plan, validating it.
 type planner struct {
 	c     *Client
 	queue string
@@ -160,12 +162,12 @@ type planner struct {
 
 // add appends s (at field path, for errors) as a node under parent with
 // role, and its descendants; it returns its node number.
-func (p *planner) add(s *Step, path string, parent int, role string, depth int) (int, error) {
+func (p *planner) add(s *Node, path string, parent int, role string, depth int) (int, error) {
 	if depth > MaxWorkflowDepth {
 		return 0, invalid(path, "nests deeper than %d", MaxWorkflowDepth)
 	}
-	if len(p.nodes) >= MaxWorkflowSteps {
-		return 0, invalid(path, "is past the limit of %d steps in a workflow", MaxWorkflowSteps)
+	if len(p.nodes) >= MaxWorkflowNodes {
+		return 0, invalid(path, "is past the limit of %d nodes in a workflow", MaxWorkflowNodes)
 	}
 	set := 0
 	for _, b := range []bool{s.Task != nil, s.Chain != nil, s.Parallel != nil} {
@@ -177,7 +179,7 @@ func (p *planner) add(s *Step, path string, parent int, role string, depth int) 
 		return 0, invalid(path, "must have exactly one of task, chain and parallel")
 	}
 	if s.Parallel == nil && (s.OnSuccess != nil || s.OnComplete != nil) {
-		return 0, invalid(path, "has a callback (on_success, on_complete), which only a parallel step takes")
+		return 0, invalid(path, "has a callback (on_success, on_complete), which only a parallel node takes")
 	}
 	i := len(p.nodes)
 	n := store.PlanNode{Parent: parent, Role: role, OnSuccess: -1, OnComplete: -1}
@@ -190,7 +192,7 @@ func (p *planner) add(s *Step, path string, parent int, role string, depth int) 
 	case s.Chain != nil:
 		n.Kind = store.NodeChain
 		if len(s.Chain) == 0 {
-			return 0, invalid(path+".chain", "must have at least one step")
+			return 0, invalid(path+".chain", "must have at least one node")
 		}
 		for j := range s.Chain {
 			k, err := p.add(&s.Chain[j], fmt.Sprintf("%s.chain[%d]", path, j), i, fmt.Sprint(j), depth+1)
@@ -230,8 +232,8 @@ func (p *planner) add(s *Step, path string, parent int, role string, depth int) 
 	return i, nil
 }
 
-// task validates a task step as Enqueue would, into n.
-func (p *planner) task(n *store.PlanNode, t *StepTask, path string) error {
+// task validates a task node as Enqueue would, into n.
+func (p *planner) task(n *store.PlanNode, t *NodeTask, path string) error {
 	var o EnqueueOpts
 	if t.Opts != nil {
 		o = *t.Opts
@@ -278,7 +280,7 @@ func workflowOf(r *store.WorkflowRecord) *Workflow {
 		if st == 0 {
 			st = inherited
 		}
-		wn := &WorkflowNode{Step: i, Status: stepStatus(st), TaskID: n.TaskID, Error: n.Why}
+		wn := &WorkflowNode{Node: i, Status: nodeStatus(st), TaskID: n.TaskID, Error: n.Why}
 		if n.Result != nil {
 			wn.Result = json.RawMessage(n.Result)
 		}
@@ -287,7 +289,7 @@ func workflowOf(r *store.WorkflowRecord) *Workflow {
 			down = st
 		}
 		if w.Status != WorkflowRunning && down == 0 {
-			down = store.WFCancelled // a finished workflow's steps that never started
+			down = store.WFCancelled // a finished workflow's nodes that never started
 		}
 		kid := func(k int) *WorkflowNode {
 			if k < 0 || k >= len(r.Nodes) || k <= i {
@@ -301,15 +303,15 @@ func workflowOf(r *store.WorkflowRecord) *Workflow {
 			p := &w.Progress
 			p.Total++
 			switch wn.Status {
-			case StepPending:
+			case NodePending:
 				p.Pending++
-			case StepActive:
+			case NodeActive:
 				p.Active++
-			case StepSucceeded:
+			case NodeSucceeded:
 				p.Succeeded++
-			case StepFailed:
+			case NodeFailed:
 				p.Failed++
-			case StepCancelled:
+			case NodeCancelled:
 				p.Cancelled++
 			default:
 				p.Skipped++
@@ -318,7 +320,7 @@ func workflowOf(r *store.WorkflowRecord) *Workflow {
 			wn.Kind = "chain"
 			for _, k := range n.Kids {
 				if c := kid(k); c != nil {
-					wn.Steps = append(wn.Steps, c)
+					wn.Nodes = append(wn.Nodes, c)
 				}
 			}
 		default:
@@ -337,19 +339,19 @@ func workflowOf(r *store.WorkflowRecord) *Workflow {
 	return w
 }
 
-// stepStatus names a node state.
-func stepStatus(st byte) string {
+// nodeStatus names a node state.
+func nodeStatus(st byte) string {
 	switch st {
 	case store.WFActive:
-		return StepActive
+		return NodeActive
 	case store.WFSucceeded:
-		return StepSucceeded
+		return NodeSucceeded
 	case store.WFFailed:
-		return StepFailed
+		return NodeFailed
 	case store.WFCancelled:
-		return StepCancelled
+		return NodeCancelled
 	case store.WFSkipped:
-		return StepSkipped
+		return NodeSkipped
 	}
-	return StepPending
+	return NodePending
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-// A parallel step of 100 with an on_success callback, in 20 runs, while worker
+// A parallel node of 100 with an on_success callback, in 20 runs, while worker
 // processes are SIGKILLed at random moments — in every other run the one
 // running the last child, around the moment it ends: the callback is
 // enqueued exactly once (one callback task, whatever its executions),
@@ -55,7 +55,7 @@ func TestWorkflowCallbackExactlyOnceUnderKills(t *testing.T) {
 		const runs, n = 20, 100
 		var ids []string
 		for r := range runs {
-			kids := make([]dtq.Step, n)
+			kids := make([]dtq.Node, n)
 			for i := range kids {
 				ms := 1 + rand.IntN(3)
 				if i == n-1 {
@@ -135,7 +135,7 @@ func TestWorkflowCallbackExactlyOnceUnderKills(t *testing.T) {
 	})
 }
 
-// A workflow of a parallel step of 200 tasks submitted while Redis is
+// A workflow of a parallel node of 200 tasks submitted while Redis is
 // killed (SIGKILL) and restarted on its append-only file (fsync always) is
 // all there or not at all: every workflow Redis holds afterwards has its
 // every task, and no task is there beside them.
@@ -146,7 +146,7 @@ func TestWorkflowAtomicAcrossRedisRestart(t *testing.T) {
 	e := newEnv(t, &redistest.Backend{Name: "redis", Client: rc, Namespace: "wfrestart", Server: srv}, nil)
 	ctx := t.Context()
 	const size = 200
-	items := make([]dtq.Step, size)
+	items := make([]dtq.Node, size)
 	for i := range items {
 		items[i] = dtq.Call("item", strings.Repeat("x", 200), nil)
 	}
@@ -228,7 +228,7 @@ func TestWorkflowAtomicAcrossRedisRestart(t *testing.T) {
 		}
 		for _, c := range w.Root.Children {
 			if task, err := e.c.Get(ctx, c.TaskID); err != nil || task.Status != dtq.StatusQueued {
-				t.Fatalf("workflow %s child %d: %+v %v", id, c.Step, task, err)
+				t.Fatalf("workflow %s child %d: %+v %v", id, c.Node, task, err)
 			}
 		}
 	}
@@ -255,13 +255,13 @@ func TestWorkflowAtomicAcrossRedisRestart(t *testing.T) {
 // The workflow behaviours, run by two worker processes of their own (no
 // handler in this process): a chain of 3 passes results along; a failed
 // child under on_success skips the callback and says why; a nested chain
-// of parallel steps; a running workflow cancelled.
+// of parallel nodes; a running workflow cancelled.
 func TestWorkflowsInWorkerProcesses(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		startChildWorker(t, e, "p1", 2*time.Second)
 		startChildWorker(t, e, "p2", 2*time.Second)
-		submit := func(root dtq.Step) *dtq.Workflow {
+		submit := func(root dtq.Node) *dtq.Workflow {
 			t.Helper()
 			w, err := e.c.EnqueueWorkflow(ctx, root, nil)
 			if err != nil {
@@ -294,43 +294,43 @@ func TestWorkflowsInWorkerProcesses(t *testing.T) {
 		if w.Status != dtq.WorkflowSucceeded || string(w.Result) != "111" {
 			t.Errorf("chain: %s %s (%s)", w.Status, w.Result, w.Error)
 		}
-		for i, s := range w.Root.Steps {
+		for i, s := range w.Root.Nodes {
 			if worker := ran(s.TaskID); worker != "p1" && worker != "p2" {
-				t.Errorf("chain step %d ran on %q, not a worker process", i, worker)
+				t.Errorf("chain node %d ran on %q, not a worker process", i, worker)
 			}
 		}
 
 		w = e.waitWorkflow(failed.ID, 20*time.Second)
-		if w.Status != dtq.WorkflowFailed || w.Root.OnSuccess.Status != dtq.StepSkipped ||
+		if w.Status != dtq.WorkflowFailed || w.Root.OnSuccess.Status != dtq.NodeSkipped ||
 			!strings.Contains(w.Root.OnSuccess.Error, "broken on purpose") {
 			t.Errorf("failed child: %s, on_success %+v", w.Status, w.Root.OnSuccess)
 		}
 
 		w = e.waitWorkflow(nested.ID, 20*time.Second)
-		// 3 → the parallel step's children get 3: the chain makes 4 then 6,
-		// the other 8; on_complete counts 2; the next parallel step gets 2
-		// and makes 3 and 4; the last step counts 2.
+		// 3 → the parallel node's children get 3: the chain makes 4 then 6,
+		// the other 8; on_complete counts 2; the next parallel node gets 2
+		// and makes 3 and 4; the last node counts 2.
 		if w.Status != dtq.WorkflowSucceeded || string(w.Result) != "2" {
 			t.Errorf("nested: %s %s (%s)", w.Status, w.Result, w.Error)
 		}
-		par := w.Root.Steps[1]
+		par := w.Root.Nodes[1]
 		if string(par.Children[0].Result) != "6" || string(par.Children[1].Result) != "8" || string(par.Result) != "2" ||
-			string(w.Root.Steps[2].Children[1].Result) != "4" {
+			string(w.Root.Nodes[2].Children[1].Result) != "4" {
 			t.Errorf("nested results: %s %s %s %s", par.Children[0].Result, par.Children[1].Result, par.Result,
-				w.Root.Steps[2].Children[1].Result)
+				w.Root.Nodes[2].Children[1].Result)
 		}
 
-		first := blocked.Root.Steps[0].TaskID
+		first := blocked.Root.Nodes[0].TaskID
 		e.waitStatus(first, dtq.StatusRunning, 20*time.Second)
 		if _, err := e.c.CancelWorkflow(ctx, blocked.ID); err != nil {
 			t.Fatal(err)
 		}
 		w = e.waitWorkflow(blocked.ID, 20*time.Second)
-		if w.Status != dtq.WorkflowCancelled || w.Root.Steps[1].Status != dtq.StepCancelled || w.Root.Steps[1].TaskID != "" {
-			t.Errorf("cancelled: %s, next step %+v", w.Status, w.Root.Steps[1])
+		if w.Status != dtq.WorkflowCancelled || w.Root.Nodes[1].Status != dtq.NodeCancelled || w.Root.Nodes[1].TaskID != "" {
+			t.Errorf("cancelled: %s, next node %+v", w.Status, w.Root.Nodes[1])
 		}
 		if task, err := e.c.Get(ctx, first); err != nil || task.Status != dtq.StatusCancelled || (task.Worker != "p1" && task.Worker != "p2") {
-			t.Errorf("the running step's task: %+v %v", task, err)
+			t.Errorf("the running node's task: %+v %v", task, err)
 		}
 	})
 }

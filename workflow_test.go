@@ -14,9 +14,11 @@ import (
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-// outcome is one element of a parallel step's callback's Task.Previous.
+// outcome is one element of a parallel node's callback's Task.Previous
+// (its key "step" is the child's node number, as the storage layer writes
+// it).
 type outcome struct {
-	Step   int             `json:"step"`
+	Node   int             `json:"step"`
 	ID     string          `json:"id"`
 	Status string          `json:"status"`
 	Result json.RawMessage `json:"result"`
@@ -38,13 +40,13 @@ func (e *env) waitWorkflow(id string, d time.Duration) *dtq.Workflow {
 	return w
 }
 
-// stepLog keeps what handlers saw, by task type.
-type stepLog struct {
+// nodeLog keeps what handlers saw, by task type.
+type nodeLog struct {
 	mu   sync.Mutex
 	seen map[string][]*dtq.Task
 }
 
-func (r *stepLog) add(t *dtq.Task) {
+func (r *nodeLog) add(t *dtq.Task) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.seen == nil {
@@ -53,17 +55,17 @@ func (r *stepLog) add(t *dtq.Task) {
 	r.seen[t.Type] = append(r.seen[t.Type], t)
 }
 
-func (r *stepLog) get(typ string) []*dtq.Task {
+func (r *nodeLog) get(typ string) []*dtq.Task {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*dtq.Task(nil), r.seen[typ]...)
 }
 
-// A chain of three runs in order, each step getting the previous one's
-// result; the workflow's result is the last step's.
+// A chain of three runs in order, each node getting the previous one's
+// result; the workflow's result is the last node's.
 func TestWorkflowChainPassesResultsAlong(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		rec := &stepLog{}
+		rec := &nodeLog{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 4}, map[string]dtq.HandlerFunc{
 			"add": func(_ context.Context, task *dtq.Task) (any, error) {
 				rec.add(task)
@@ -83,7 +85,7 @@ func TestWorkflowChainPassesResultsAlong(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w.Status != dtq.WorkflowRunning || w.Progress.Total != 3 || w.Root.Kind != "chain" || len(w.Root.Steps) != 3 {
+		if w.Status != dtq.WorkflowRunning || w.Progress.Total != 3 || w.Root.Kind != "chain" || len(w.Root.Nodes) != 3 {
 			t.Fatalf("submitted: %+v", w)
 		}
 		w = e.waitWorkflow(w.ID, 10*time.Second)
@@ -96,19 +98,19 @@ func TestWorkflowChainPassesResultsAlong(t *testing.T) {
 		}
 		for i, want := range []string{"", "1", "11"} {
 			if string(seen[i].Previous) != want {
-				t.Errorf("step %d previous %q, want %q", i, seen[i].Previous, want)
+				t.Errorf("node %d previous %q, want %q", i, seen[i].Previous, want)
 			}
-			if seen[i].Workflow != w.ID || seen[i].WorkflowStep != w.Root.Steps[i].Step {
-				t.Errorf("step %d: workflow %q step %d, want %q %d", i, seen[i].Workflow, seen[i].WorkflowStep, w.ID, w.Root.Steps[i].Step)
+			if seen[i].Workflow != w.ID || seen[i].WorkflowNode != w.Root.Nodes[i].Node {
+				t.Errorf("node %d: workflow %q node %d, want %q %d", i, seen[i].Workflow, seen[i].WorkflowNode, w.ID, w.Root.Nodes[i].Node)
 			}
 		}
-		for i, s := range w.Root.Steps {
-			if s.Status != dtq.StepSucceeded || s.TaskID == "" {
-				t.Errorf("step %d: %+v", i, s)
+		for i, s := range w.Root.Nodes {
+			if s.Status != dtq.NodeSucceeded || s.TaskID == "" {
+				t.Errorf("node %d: %+v", i, s)
 			}
 			task, err := e.c.Get(t.Context(), s.TaskID)
 			if err != nil || task.Workflow != w.ID || task.Status != dtq.StatusSucceeded {
-				t.Errorf("step %d task: %+v %v", i, task, err)
+				t.Errorf("node %d task: %+v %v", i, task, err)
 			}
 		}
 		if p := w.Progress; p.Succeeded != 3 || p.Pending+p.Active+p.Failed+p.Skipped+p.Cancelled != 0 {
@@ -117,11 +119,11 @@ func TestWorkflowChainPassesResultsAlong(t *testing.T) {
 	})
 }
 
-// A parallel step's on_success callback runs once, after every child, with
+// A parallel node's on_success callback runs once, after every child, with
 // every child's outcome; a retried child counts once, by its final outcome.
 func TestWorkflowParallelCallbackGetsEveryOutcome(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		rec := &stepLog{}
+		rec := &nodeLog{}
 		var mu sync.Mutex
 		tries := map[string]int{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 8}, map[string]dtq.HandlerFunc{
@@ -153,7 +155,7 @@ func TestWorkflowParallelCallbackGetsEveryOutcome(t *testing.T) {
 			},
 		})
 		const n = 30
-		kids := make([]dtq.Step, n)
+		kids := make([]dtq.Node, n)
 		want := 0
 		for i := range kids {
 			kids[i] = dtq.Call("square", i, nil)
@@ -179,11 +181,11 @@ func TestWorkflowParallelCallbackGetsEveryOutcome(t *testing.T) {
 			t.Fatalf("callback got %d outcomes (%v), want %d", len(outs), err, n)
 		}
 		for i, o := range outs {
-			if o.Status != dtq.StepSucceeded || o.ID != w.Root.Children[i].TaskID || string(o.Result) != fmt.Sprint(i*i) {
+			if o.Status != dtq.NodeSucceeded || o.ID != w.Root.Children[i].TaskID || string(o.Result) != fmt.Sprint(i*i) {
 				t.Errorf("outcome %d: %+v (child %+v)", i, o, w.Root.Children[i])
 			}
 		}
-		if w.Root.OnSuccess == nil || w.Root.OnSuccess.Status != dtq.StepSucceeded {
+		if w.Root.OnSuccess == nil || w.Root.OnSuccess.Status != dtq.NodeSucceeded {
 			t.Errorf("on_success: %+v", w.Root.OnSuccess)
 		}
 	})
@@ -194,7 +196,7 @@ func TestWorkflowParallelCallbackGetsEveryOutcome(t *testing.T) {
 // failures among the outcomes.
 func TestWorkflowFailedChildSkipsOnSuccess(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		rec := &stepLog{}
+		rec := &nodeLog{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 4}, map[string]dtq.HandlerFunc{
 			"ok":   func(context.Context, *dtq.Task) (any, error) { return "fine", nil },
 			"fail": func(context.Context, *dtq.Task) (any, error) { return nil, dtq.Permanent(errors.New("disk on fire")) },
@@ -211,14 +213,14 @@ func TestWorkflowFailedChildSkipsOnSuccess(t *testing.T) {
 		if w.Status != dtq.WorkflowFailed {
 			t.Fatalf("workflow %s, want FAILED", w.Status)
 		}
-		if s := w.Root.OnSuccess; s.Status != dtq.StepSkipped || !strings.Contains(s.Error, "disk on fire") ||
+		if s := w.Root.OnSuccess; s.Status != dtq.NodeSkipped || !strings.Contains(s.Error, "disk on fire") ||
 			!strings.Contains(s.Error, w.Root.Children[1].TaskID) {
 			t.Errorf("on_success %+v: want SKIPPED naming the failed child and its error", s)
 		}
 		if !strings.Contains(w.Error, "1 of 3 children did not succeed") {
 			t.Errorf("workflow error %q", w.Error)
 		}
-		if w.Root.Children[1].Status != dtq.StepFailed || w.Progress.Failed != 1 || w.Progress.Skipped != 1 {
+		if w.Root.Children[1].Status != dtq.NodeFailed || w.Progress.Failed != 1 || w.Progress.Skipped != 1 {
 			t.Errorf("child 1 %+v, progress %+v", w.Root.Children[1], w.Progress)
 		}
 		if n := len(rec.get("cb")); n != 0 {
@@ -226,7 +228,7 @@ func TestWorkflowFailedChildSkipsOnSuccess(t *testing.T) {
 		}
 
 		// on_complete: runs, sees the failure, and decides the parallel
-		// step's outcome
+		// node's outcome
 		par2 := dtq.Parallel(dtq.Call("ok", nil, nil), dtq.Call("fail", nil, nil))
 		cb2 := dtq.Call("cb", "complete", nil)
 		par2.OnComplete = &cb2
@@ -244,18 +246,18 @@ func TestWorkflowFailedChildSkipsOnSuccess(t *testing.T) {
 		}
 		var outs []outcome
 		_ = json.Unmarshal(calls[0].Previous, &outs)
-		if len(outs) != 2 || outs[0].Status != dtq.StepSucceeded || outs[1].Status != dtq.StepFailed ||
+		if len(outs) != 2 || outs[0].Status != dtq.NodeSucceeded || outs[1].Status != dtq.NodeFailed ||
 			!strings.Contains(outs[1].Error, "disk on fire") || string(outs[1].Result) != "null" {
 			t.Errorf("outcomes %+v", outs)
 		}
 	})
 }
 
-// A chain whose step goes DEAD runs no further step; the chain and the
-// workflow say which step and why.
-func TestWorkflowChainStopsAtADeadStep(t *testing.T) {
+// A chain whose node goes DEAD runs no further node; the chain and the
+// workflow say which node and why.
+func TestWorkflowChainStopsAtADeadNode(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		rec := &stepLog{}
+		rec := &nodeLog{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 2}, map[string]dtq.HandlerFunc{
 			"ok":   func(_ context.Context, task *dtq.Task) (any, error) { rec.add(task); return 1, nil },
 			"fail": func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("nope") },
@@ -270,26 +272,26 @@ func TestWorkflowChainStopsAtADeadStep(t *testing.T) {
 		if w.Status != dtq.WorkflowFailed || !strings.Contains(w.Error, "step 2 of 4") || !strings.Contains(w.Error, "nope") {
 			t.Fatalf("workflow %s %q", w.Status, w.Error)
 		}
-		st := w.Root.Steps
-		if st[1].Status != dtq.StepFailed || st[2].Status != dtq.StepSkipped || st[3].Status != dtq.StepSkipped ||
-			st[3].Children[0].Status != dtq.StepSkipped || st[2].TaskID != "" {
-			t.Errorf("steps %+v %+v %+v", st[1], st[2], st[3])
+		st := w.Root.Nodes
+		if st[1].Status != dtq.NodeFailed || st[2].Status != dtq.NodeSkipped || st[3].Status != dtq.NodeSkipped ||
+			st[3].Children[0].Status != dtq.NodeSkipped || st[2].TaskID != "" {
+			t.Errorf("nodes %+v %+v %+v", st[1], st[2], st[3])
 		}
 		if n := len(rec.get("ok")); n != 1 {
-			t.Errorf("ok ran %d times, want 1 (only the first step)", n)
+			t.Errorf("ok ran %d times, want 1 (only the first node)", n)
 		}
 		dead, err := e.c.Get(t.Context(), st[1].TaskID)
 		if err != nil || dead.Status != dtq.StatusDead || dead.Attempt != 2 || dead.Workflow != w.ID {
-			t.Fatalf("dead step task %+v %v", dead, err)
+			t.Fatalf("dead node task %+v %v", dead, err)
 		}
-		// Requeued, the dead task runs again, but its step ended: nothing
+		// Requeued, the dead task runs again, but its node ended: nothing
 		// of the workflow changes.
 		if _, err := e.a.Requeue(t.Context(), dead.ID); err != nil {
 			t.Fatal(err)
 		}
 		e.waitStatus(dead.ID, dtq.StatusDead, 10*time.Second)
 		again, err := e.c.GetWorkflow(t.Context(), w.ID)
-		if err != nil || again.Status != dtq.WorkflowFailed || again.Root.Steps[2].Status != dtq.StepSkipped {
+		if err != nil || again.Status != dtq.WorkflowFailed || again.Root.Nodes[2].Status != dtq.NodeSkipped {
 			t.Fatalf("after requeue: %+v %v", again, err)
 		}
 		if n := len(rec.get("ok")); n != 1 {
@@ -298,11 +300,11 @@ func TestWorkflowChainStopsAtADeadStep(t *testing.T) {
 	})
 }
 
-// Compositions nest: a chain of parallel steps whose children are chains,
+// Compositions nest: a chain of parallel nodes whose children are chains,
 // each level passing results on.
-func TestWorkflowNestedChainOfParallelSteps(t *testing.T) {
+func TestWorkflowNestedChainOfParallelNodes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		rec := &stepLog{}
+		rec := &nodeLog{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 6}, map[string]dtq.HandlerFunc{
 			"echo": func(_ context.Context, task *dtq.Task) (any, error) {
 				rec.add(task)
@@ -338,8 +340,8 @@ func TestWorkflowNestedChainOfParallelSteps(t *testing.T) {
 			_ = json.Unmarshal(task.Payload, &p)
 			prevOf[p] = string(task.Previous)
 		}
-		// a1 and b get the parallel step's input (start's result); a2 gets
-		// a1's; c and d get the first parallel step's result (its
+		// a1 and b get the parallel node's input (start's result); a2 gets
+		// a1's; c and d get the first parallel node's result (its
 		// callback's, 2).
 		for p, want := range map[string]string{"start": "", "a1": `"start"`, "a2": `"a1"`, "b": `"start"`, "c": "2", "d": "2"} {
 			if prevOf[p] != want {
@@ -366,7 +368,7 @@ func TestWorkflowNestedChainOfParallelSteps(t *testing.T) {
 func TestWorkflowCancelWhileRunning(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		started := make(chan string, 4)
-		rec := &stepLog{}
+		rec := &nodeLog{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 4}, map[string]dtq.HandlerFunc{
 			"block": func(ctx context.Context, task *dtq.Task) (any, error) {
 				started <- task.ID
@@ -386,7 +388,7 @@ func TestWorkflowCancelWhileRunning(t *testing.T) {
 			select {
 			case <-started:
 			case <-time.After(10 * time.Second):
-				t.Fatal("the blocking steps did not start")
+				t.Fatal("the blocking nodes did not start")
 			}
 		}
 		cw, err := e.c.CancelWorkflow(t.Context(), w.ID)
@@ -400,17 +402,17 @@ func TestWorkflowCancelWhileRunning(t *testing.T) {
 		if w.Status != dtq.WorkflowCancelled {
 			t.Fatalf("workflow %s, want CANCELLED", w.Status)
 		}
-		for _, c := range w.Root.Steps[0].Children {
+		for _, c := range w.Root.Nodes[0].Children {
 			task, err := e.c.Get(t.Context(), c.TaskID)
-			if err != nil || task.Status != dtq.StatusCancelled || c.Status != dtq.StepCancelled {
+			if err != nil || task.Status != dtq.StatusCancelled || c.Status != dtq.NodeCancelled {
 				t.Errorf("child %+v task %+v %v", c, task, err)
 			}
 		}
-		if w.Root.Steps[0].OnComplete.Status != dtq.StepCancelled || w.Root.Steps[1].Status != dtq.StepCancelled {
-			t.Errorf("callback %+v, next step %+v", w.Root.Steps[0].OnComplete, w.Root.Steps[1])
+		if w.Root.Nodes[0].OnComplete.Status != dtq.NodeCancelled || w.Root.Nodes[1].Status != dtq.NodeCancelled {
+			t.Errorf("callback %+v, next node %+v", w.Root.Nodes[0].OnComplete, w.Root.Nodes[1])
 		}
 		if n := len(rec.get("after")); n != 0 {
-			t.Errorf("a step after the cancel ran %d times", n)
+			t.Errorf("a node after the cancel ran %d times", n)
 		}
 		// Cancelling again, or a finished workflow, changes nothing.
 		if again, err := e.c.CancelWorkflow(t.Context(), w.ID); err != nil || again.Status != dtq.WorkflowCancelled {
@@ -419,35 +421,35 @@ func TestWorkflowCancelWhileRunning(t *testing.T) {
 	})
 }
 
-// A queued step cancelled alone (Cancel of its task) ends its step
-// CANCELLED, and the workflow goes on as for any step that did not succeed.
-func TestWorkflowStepTaskCancelledAlone(t *testing.T) {
+// A queued node cancelled alone (Cancel of its task) ends its node
+// CANCELLED, and the workflow goes on as for any node that did not succeed.
+func TestWorkflowNodeTaskCancelledAlone(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		w, err := e.c.EnqueueWorkflow(t.Context(), dtq.Chain(dtq.Call("never", nil, nil), dtq.Call("next", nil, nil)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := w.Root.Steps[0].TaskID
-		if first == "" || w.Root.Steps[0].Status != dtq.StepActive || w.Root.Steps[1].Status != dtq.StepPending {
-			t.Fatalf("submitted: %+v %+v", w.Root.Steps[0], w.Root.Steps[1])
+		first := w.Root.Nodes[0].TaskID
+		if first == "" || w.Root.Nodes[0].Status != dtq.NodeActive || w.Root.Nodes[1].Status != dtq.NodePending {
+			t.Fatalf("submitted: %+v %+v", w.Root.Nodes[0], w.Root.Nodes[1])
 		}
 		task, err := e.c.Cancel(t.Context(), first)
 		if err != nil || task.Status != dtq.StatusCancelled {
 			t.Fatalf("cancel: %+v %v", task, err)
 		}
 		w, err = e.c.GetWorkflow(t.Context(), w.ID)
-		if err != nil || w.Status != dtq.WorkflowCancelled || w.Root.Steps[1].Status != dtq.StepSkipped {
+		if err != nil || w.Status != dtq.WorkflowCancelled || w.Root.Nodes[1].Status != dtq.NodeSkipped {
 			t.Fatalf("workflow %+v %v", w, err)
 		}
 	})
 }
 
-// Tasks submitted as one unit are a root parallel step: its progress
+// Tasks submitted as one unit are a root parallel node: its progress
 // counts its tasks as they end, and its callbacks run once.
 func TestWorkflowParallelRootProgressAndCallbacks(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		release := make(chan struct{})
-		rec := &stepLog{}
+		rec := &nodeLog{}
 		e.worker(&dtq.WorkerConfig{Concurrency: 10}, map[string]dtq.HandlerFunc{
 			"item": func(ctx context.Context, task *dtq.Task) (any, error) {
 				var n int
@@ -466,7 +468,7 @@ func TestWorkflowParallelRootProgressAndCallbacks(t *testing.T) {
 			},
 			"done": func(_ context.Context, task *dtq.Task) (any, error) { rec.add(task); return nil, nil },
 		})
-		items := make([]dtq.Step, 10)
+		items := make([]dtq.Node, 10)
 		for i := range items {
 			items[i] = dtq.Call("item", i, nil)
 		}
@@ -496,7 +498,7 @@ func TestWorkflowParallelRootProgressAndCallbacks(t *testing.T) {
 	})
 }
 
-// Bad workflows get a clear error naming the step, and nothing is written.
+// Bad workflows get a clear error naming the node, and nothing is written.
 func TestWorkflowValidation(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -508,10 +510,10 @@ func TestWorkflowValidation(t *testing.T) {
 			deep = dtq.Chain(deep)
 		}
 		for _, tc := range []struct {
-			step  dtq.Step
+			node  dtq.Node
 			field string
 		}{
-			{dtq.Step{}, "root"},
+			{dtq.Node{}, "root"},
 			{dtq.Chain(), "root.chain"},
 			{dtq.Parallel(dtq.Call("ok", nil, nil), dtq.Parallel()), "root.parallel[1].parallel"},
 			{dtq.Chain(dtq.Call("", nil, nil)), "root.chain[0].task.task_type"},
@@ -522,7 +524,7 @@ func TestWorkflowValidation(t *testing.T) {
 			{withCallback, "root"},
 			{deep, "root" + strings.Repeat(".chain[0]", dtq.MaxWorkflowDepth+1)},
 		} {
-			_, err := e.c.EnqueueWorkflow(ctx, tc.step, nil)
+			_, err := e.c.EnqueueWorkflow(ctx, tc.node, nil)
 			var ve *dtq.ValidationError
 			if !errors.As(err, &ve) || ve.Field != tc.field {
 				t.Errorf("%s: error %v, want a ValidationError of %s", tc.field, err, tc.field)
@@ -569,7 +571,7 @@ func TestWorkflowIdempotentSubmission(t *testing.T) {
 		}
 		st, err := e.a.Stats(ctx, "idle")
 		if err != nil || st.Queued != 2 {
-			t.Fatalf("queued %d (%v), want 2: the workflow's first step and the task", st.Queued, err)
+			t.Fatalf("queued %d (%v), want 2: the workflow's first node and the task", st.Queued, err)
 		}
 	})
 	t.Run("expired", func(t *testing.T) {

@@ -23,7 +23,7 @@ func taskOf(t *dtq.Task) *wire.Task {
 	w := &wire.Task{ID: t.ID, Queue: t.Queue, TaskType: t.Type, Payload: t.Payload, Priority: t.Priority, Status: string(t.Status),
 		Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Crashes: t.Crashes, Result: t.Result, LastError: t.LastError, Worker: t.Worker,
 		CancelRequested: t.CancelRequested, Schedule: t.Schedule, Group: t.Group, GroupWaiting: t.GroupWaiting,
-		LimitKey: t.LimitKey, HeldBy: t.HeldBy, Workflow: t.Workflow, WorkflowStep: t.WorkflowStep, Previous: t.Previous,
+		LimitKey: t.LimitKey, HeldBy: t.HeldBy, Workflow: t.Workflow, WorkflowNode: t.WorkflowNode, Previous: t.Previous,
 		TraceParent: t.TraceParent, Progress: progressOf(t.Progress), Duplicate: t.Duplicate, TimeoutSeconds: t.Timeout.Seconds(),
 		CreatedAt: wiretime.Time(t.CreatedAt), ScheduledAt: wiretime.Ptr(t.ScheduledAt), StartedAt: wiretime.Ptr(t.StartedAt),
 		FinishedAt: wiretime.Ptr(t.FinishedAt), ScheduleTick: wiretime.Ptr(t.ScheduleTick)}
@@ -118,8 +118,8 @@ func nodeOf(n *dtq.WorkflowNode) *wire.WorkflowNode {
 	if n == nil {
 		return nil
 	}
-	return &wire.WorkflowNode{Step: n.Step, Kind: n.Kind, Status: n.Status, TaskID: n.TaskID, TaskType: n.TaskType,
-		Result: n.Result, Error: n.Error, Steps: nodesOf(n.Steps), Children: nodesOf(n.Children),
+	return &wire.WorkflowNode{Node: n.Node, Kind: n.Kind, Status: n.Status, TaskID: n.TaskID, TaskType: n.TaskType,
+		Result: n.Result, Error: n.Error, Nodes: nodesOf(n.Nodes), Children: nodesOf(n.Children),
 		OnSuccess: nodeOf(n.OnSuccess), OnComplete: nodeOf(n.OnComplete)}
 }
 

@@ -369,7 +369,7 @@ func (s *spec) shapeProblemsSeen(schema any, v any, at string, seen map[string]b
 
 // filled returns a value of t with every exported field set, recursively:
 // marshalled, it shows every property the type can have. A struct type met
-// again inside itself (a workflow's Step in a Step) is left zero there, as
+// again inside itself (a workflow's Node in a Node) is left zero there, as
 // is everything past depth: the first of each type, the one shapeProblems
 // holds to all of its properties, is the full one.
 func filled(t reflect.Type, depth int) reflect.Value {

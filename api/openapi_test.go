@@ -215,7 +215,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"TaskProgress":     wire.TaskProgress{},
 		"TaskPage":         wire.TaskPage{},
 		"Event":            wire.Event{},
-		"Step":             wire.Step{},
+		"Node":             wire.Node{},
 		"WorkflowBody":     wire.WorkflowBody{},
 		"Workflow":         wire.Workflow{},
 		"WorkflowNode":     wire.WorkflowNode{},

@@ -54,7 +54,7 @@ func shapeOf(t reflect.Type) *shape {
 }
 
 // buildShape builds the shape of t; building holds the structs being built
-// (a recursive type, a workflow's step, refers to its own shape).
+// (a recursive type, a workflow's node, refers to its own shape).
 func buildShape(t reflect.Type, building map[reflect.Type]*shape) *shape {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -8,10 +8,11 @@ import (
 	"github.com/dtq-dev/dtq/api/wire"
 )
 
-// stepOf turns b, at path, into an engine step. The JSON is read here; the
-// engine validates the workflow (its errors name the step's path).
-func stepOf(b *wire.Step, path string) (dtq.Step, error) {
-	var s dtq.Step
+// nodeFrom turns b, at path, into an engine node (dtq.Node). The JSON is
+// read here; the engine validates the workflow (its errors name the node's
+// path).
+func nodeFrom(b *wire.Node, path string) (dtq.Node, error) {
+	var s dtq.Node
 	if b.Task != nil {
 		req, err := request(b.Task, "")
 		if err != nil {
@@ -21,15 +22,15 @@ func stepOf(b *wire.Step, path string) (dtq.Step, error) {
 			}
 			return s, err
 		}
-		s.Task = &dtq.StepTask{Type: req.Type, Payload: req.Payload, Opts: req.Opts}
+		s.Task = &dtq.NodeTask{Type: req.Type, Payload: req.Payload, Opts: req.Opts}
 	}
-	list := func(bs []wire.Step, name string) ([]dtq.Step, error) {
+	list := func(bs []wire.Node, name string) ([]dtq.Node, error) {
 		if bs == nil {
 			return nil, nil
 		}
-		out := make([]dtq.Step, len(bs))
+		out := make([]dtq.Node, len(bs))
 		for i := range bs {
-			st, err := stepOf(&bs[i], sprintf("%s.%s[%d]", path, name, i))
+			st, err := nodeFrom(&bs[i], sprintf("%s.%s[%d]", path, name, i))
 			if err != nil {
 				return nil, err
 			}
@@ -45,14 +46,14 @@ func stepOf(b *wire.Step, path string) (dtq.Step, error) {
 		return s, err
 	}
 	for _, cb := range []struct {
-		body *wire.Step
+		body *wire.Node
 		name string
-		to   **dtq.Step
+		to   **dtq.Node
 	}{{b.OnSuccess, "on_success", &s.OnSuccess}, {b.OnComplete, "on_complete", &s.OnComplete}} {
 		if cb.body == nil {
 			continue
 		}
-		st, err := stepOf(cb.body, path+"."+cb.name)
+		st, err := nodeFrom(cb.body, path+"."+cb.name)
 		if err != nil {
 			return s, err
 		}
@@ -84,7 +85,7 @@ func (s *Server) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 		}
 		o.Queue = q
 	}
-	root, err := stepOf(b.Root, "root")
+	root, err := nodeFrom(b.Root, "root")
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

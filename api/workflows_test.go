@@ -8,8 +8,8 @@ import (
 )
 
 // A workflow over HTTP: submitted as JSON, its graph and states read back,
-// its steps' results passed along; cancelled; bad ones refused naming the
-// step.
+// its nodes' results passed along; cancelled; bad ones refused naming the
+// node.
 func TestWorkflowOverHTTP(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, e *env) {
 		r := e.must(http.StatusCreated, "POST", "/api/v1/workflows", `{"root":{"chain":[
@@ -29,27 +29,27 @@ func TestWorkflowOverHTTP(t *testing.T) {
 			t.Fatalf("workflow: %s", r.raw)
 		}
 		root := r.body["root"].(map[string]any)
-		steps := root["steps"].([]any)
-		par := steps[1].(map[string]any)
+		nodes := root["nodes"].([]any)
+		par := nodes[1].(map[string]any)
 		if root["kind"] != "chain" || par["kind"] != "parallel" || len(par["children"].([]any)) != 2 ||
 			par["on_success"].(map[string]any)["status"] != "SUCCEEDED" {
 			t.Fatalf("graph: %s", r.raw)
 		}
-		first := steps[0].(map[string]any)
+		first := nodes[0].(map[string]any)
 		task := e.must(http.StatusOK, "GET", "/api/v1/tasks/"+first["task_id"].(string), "")
-		if task.str("workflow") != id || task.body["priority"] != 7.0 {
-			t.Fatalf("first step's task: %s", task.raw)
+		if task.str("workflow") != id || task.body["priority"] != 7.0 || first["node"] != 1.0 || task.body["workflow_node"] != 1.0 {
+			t.Fatalf("first node's task: %s", task.raw)
 		}
 		kid := par["children"].([]any)[0].(map[string]any)
 		task = e.must(http.StatusOK, "GET", "/api/v1/tasks/"+kid["task_id"].(string), "")
 		if task.body["previous"] != "first" {
-			t.Fatalf("a parallel step's child's previous: %s", task.raw)
+			t.Fatalf("a parallel node's child's previous: %s", task.raw)
 		}
 		if p := r.body["progress"].(map[string]any); p["total"] != 4.0 || p["succeeded"] != 4.0 {
 			t.Fatalf("progress: %s", r.raw)
 		}
 
-		// cancel: a workflow whose first step never runs (no handler)
+		// cancel: a workflow whose first node never runs (no handler)
 		r = e.must(http.StatusCreated, "POST", "/api/v1/workflows", `{"queue":"idle","root":{"chain":[{"task":{"task_type":"x"}},{"task":{"task_type":"y"}}]}}`)
 		c := e.must(http.StatusOK, "POST", "/api/v1/workflows/"+r.str("id")+"/cancel", "")
 		if c.str("status") != "CANCELLED" || c.body["cancel_requested"] != true {
@@ -61,13 +61,13 @@ func TestWorkflowOverHTTP(t *testing.T) {
 		for _, tc := range []struct{ body, mention string }{
 			{`{}`, "root is required"},
 			{`{"root":{}}`, "root must have exactly one of task, chain and parallel"},
-			{`{"root":{"chain":[]}}`, "root.chain must have at least one step"},
+			{`{"root":{"chain":[]}}`, "root.chain must have at least one node"},
 			{`{"root":{"chain":[{"task":{"task_type":"echo","priority":"high"}}]}}`, "root.chain[0].task.priority"},
 			{`{"root":{"parallel":[{"task":{"task_type":"echo","timeout_seconds":-1}}]}}`, "root.parallel[0].task.timeout_seconds"},
 			{`{"root":{"group":[{"task":{"task_type":"echo"}}]}}`, "group"}, // a fan-out is "parallel"; "group" is a fairness group
 			{`{"root":{"task":{"task_type":"echo","delay_seconds":5}}}`, "root.task.delay_seconds"},
 			{`{"root":{"task":{"task_type":"echo","queue":"other"}}}`, "root.task.queue"},
-			{`{"root":{"task":{"task_type":"echo"},"on_success":{"task":{"task_type":"echo"}}}}`, "only a parallel step takes"},
+			{`{"root":{"task":{"task_type":"echo"},"on_success":{"task":{"task_type":"echo"}}}}`, "only a parallel node takes"},
 			{`{"root":{"chain":[{"task":{"task_type":"echo","colour":1}}]}}`, "colour"},
 			{`{"queue":"bad queue!","root":{"task":{"task_type":"echo"}}}`, "queue"},
 		} {

@@ -3,7 +3,7 @@ package wire
 import "encoding/json"
 
 // Submission is the body of POST /api/v1/tasks, one task of a
-// BatchRequest, and the task of a workflow's Step (without a queue of its
+// BatchRequest, and the task of a workflow's Node (without a queue of its
 // own there). Only TaskType is required; a field left out (or null) takes
 // the server's default.
 type Submission struct {
@@ -83,7 +83,7 @@ type Task struct {
 	// HeldBy names the limit that holds the task back now.
 	HeldBy       string          `json:"held_by,omitempty"`
 	Workflow     string          `json:"workflow,omitempty"`
-	WorkflowStep int             `json:"workflow_step,omitempty"`
+	WorkflowNode int             `json:"workflow_node,omitempty"`
 	Previous     json.RawMessage `json:"previous,omitempty"`
 	TraceParent  string          `json:"traceparent,omitempty"`
 	Progress     *TaskProgress   `json:"progress,omitempty"`

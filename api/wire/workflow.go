@@ -5,29 +5,30 @@ import "encoding/json"
 // WorkflowBody is the body of POST /api/v1/workflows.
 type WorkflowBody struct {
 	Queue *string `json:"queue,omitempty"`
-	Root  *Step   `json:"root"`
+	Root  *Node   `json:"root"`
 }
 
-// Step is one step of a workflow: exactly one of Task (a submission
-// without a queue of its own), Chain and Parallel; a parallel step may
-// have OnSuccess and OnComplete callbacks.
-type Step struct {
+// Node is one node of a workflow as submitted (its state is a
+// WorkflowNode): exactly one of Task (a submission without a queue of its
+// own), Chain and Parallel; a parallel node may have OnSuccess and
+// OnComplete callbacks.
+type Node struct {
 	Task       *Submission `json:"task,omitempty"`
-	Chain      []Step      `json:"chain,omitempty"`
-	Parallel   []Step      `json:"parallel,omitempty"`
-	OnSuccess  *Step       `json:"on_success,omitempty"`
-	OnComplete *Step       `json:"on_complete,omitempty"`
+	Chain      []Node      `json:"chain,omitempty"`
+	Parallel   []Node      `json:"parallel,omitempty"`
+	OnSuccess  *Node       `json:"on_success,omitempty"`
+	OnComplete *Node       `json:"on_complete,omitempty"`
 }
 
-// Workflow is a workflow's graph and the state of each step. Its fields
+// Workflow is a workflow's graph and the state of each node. Its fields
 // are in the order the API writes them: the times last.
 type Workflow struct {
 	ID     string `json:"id"`
 	Queue  string `json:"queue"`
 	Status string `json:"status"`
-	// CancelRequested: no step starts any more.
+	// CancelRequested: no node starts any more.
 	CancelRequested bool `json:"cancel_requested,omitempty"`
-	// Result and Error are the root step's.
+	// Result and Error are the root node's.
 	Result   json.RawMessage  `json:"result,omitempty"`
 	Error    string           `json:"error,omitempty"`
 	Progress WorkflowProgress `json:"progress"`
@@ -38,7 +39,7 @@ type Workflow struct {
 	FinishedAt *Time `json:"finished_at,omitempty"`
 }
 
-// WorkflowProgress counts a workflow's task steps by status.
+// WorkflowProgress counts a workflow's task nodes by status.
 type WorkflowProgress struct {
 	Total     int `json:"total"`
 	Pending   int `json:"pending"`
@@ -49,19 +50,20 @@ type WorkflowProgress struct {
 	Skipped   int `json:"skipped"`
 }
 
-// WorkflowNode is one step of a workflow and its state.
+// WorkflowNode is the state of one node of a workflow (a Node as
+// submitted).
 type WorkflowNode struct {
-	Step   int    `json:"step"` // its number: a task's workflow_step
+	Node   int    `json:"node"` // its number: a task's workflow_node
 	Kind   string `json:"kind"` // task, chain or parallel
 	Status string `json:"status"`
-	// TaskID and TaskType: a task step's task (its id once started).
+	// TaskID and TaskType: a task node's task (its id once started).
 	TaskID   string          `json:"task_id,omitempty"`
 	TaskType string          `json:"task_type,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
 	// Error says why it failed, was cancelled or skipped.
 	Error      string          `json:"error,omitempty"`
-	Steps      []*WorkflowNode `json:"steps,omitempty"`    // a chain's
-	Children   []*WorkflowNode `json:"children,omitempty"` // a parallel step's
+	Nodes      []*WorkflowNode `json:"nodes,omitempty"`    // a chain's
+	Children   []*WorkflowNode `json:"children,omitempty"` // a parallel node's
 	OnSuccess  *WorkflowNode   `json:"on_success,omitempty"`
 	OnComplete *WorkflowNode   `json:"on_complete,omitempty"`
 }

@@ -15,12 +15,12 @@ import (
 )
 
 // newWorkflowCmd builds `dtq workflow` and its subcommands get, cancel and
-// submit: chains, and parallel steps with callbacks.
+// submit: chains, and parallel nodes with callbacks.
 func newWorkflowCmd(out io.Writer) *cobra.Command {
 	var api apiOptions
 	cmd := &cobra.Command{
 		Use:   "workflow",
-		Short: "Submit, show and cancel workflows (chains, parallel steps with callbacks)",
+		Short: "Submit, show and cancel workflows (chains, parallel nodes with callbacks)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -42,7 +42,7 @@ func workflowPath(id string) (string, error) {
 func newWorkflowGetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:     "get ID",
-		Short:   "Show a workflow: its status, progress and the state of each step",
+		Short:   "Show a workflow: its status, progress and the state of each node",
 		Example: "  dtq workflow get media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW\n  dtq workflow get media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW --json | jq .progress",
 		Args:    cobra.ExactArgs(1),
 		RunE:    workflowRun(out, api, "GET", ""),
@@ -53,7 +53,7 @@ func newWorkflowGetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 func newWorkflowCancelCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:     "cancel ID",
-		Short:   "Cancel a workflow: no step starts any more and the tasks of its active steps are cancelled",
+		Short:   "Cancel a workflow: no node starts any more and the tasks of its active nodes are cancelled",
 		Example: "  dtq workflow cancel media-01JB8X6Q2R3M7ZC9Y5F4K0N1TW",
 		Args:    cobra.ExactArgs(1),
 		RunE:    workflowRun(out, api, "POST", "/cancel"),
@@ -82,12 +82,12 @@ func newWorkflowSubmitCmd(out io.Writer, api *apiOptions) *cobra.Command {
 		Use:   "submit --file FILE",
 		Short: "Submit a workflow from a JSON file (- for standard input)",
 		Long: `Submit the workflow of --file (a path, or - for standard input): the JSON body of
-POST /api/v1/workflows, {"queue": "...", "root": STEP}, where a STEP is one of
+POST /api/v1/workflows, {"queue": "...", "root": NODE}, where a NODE is one of
   {"task": {"task_type": "...", "payload": ..., "priority": n, "max_attempts": n, "timeout_seconds": x}}
-  {"chain": [STEP, ...]}
-  {"parallel": [STEP, ...], "on_success": STEP, "on_complete": STEP}
+  {"chain": [NODE, ...]}
+  {"parallel": [NODE, ...], "on_success": NODE, "on_complete": NODE}
 --queue replaces the file's queue. Tasks that run as one unit (all or none),
-with a callback once all have ended, are a root parallel step.`,
+with a callback once all have ended, are a root parallel node.`,
 		Example: `  dtq workflow submit --file pipeline.json
   dtq workflow submit --file pipeline.json --queue media
   echo '{"root":{"parallel":[{"task":{"task_type":"resize","payload":1}}]}}' | dtq workflow submit --file -`,
@@ -154,11 +154,11 @@ func readWorkflowFile(cmd *cobra.Command, file string) (map[string]json.RawMessa
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) == 0:
-		return nil, fmt.Errorf(`%s is empty: give a JSON object {"queue": …, "root": step}`, name)
+		return nil, fmt.Errorf(`%s is empty: give a JSON object {"queue": …, "root": node}`, name)
 	case !utf8.Valid(raw):
 		return nil, fmt.Errorf("%s is not valid UTF-8", name)
 	case raw[0] != '{':
-		return nil, fmt.Errorf(`%s is not a JSON object {"queue": …, "root": step}`, name)
+		return nil, fmt.Errorf(`%s is not a JSON object {"queue": …, "root": node}`, name)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var body map[string]json.RawMessage
@@ -172,7 +172,7 @@ func readWorkflowFile(cmd *cobra.Command, file string) (map[string]json.RawMessa
 }
 
 // printWorkflow writes a workflow's header line (id, queue, status,
-// progress), its result, then its graph: one line per step, indented.
+// progress), its result, then its graph: one line per node, indented.
 func printWorkflow(out io.Writer, wf *wire.Workflow) error {
 	status := wf.Status
 	if wf.CancelRequested && wf.Status == "RUNNING" {
@@ -215,7 +215,7 @@ func writeNode(b *strings.Builder, n *wire.WorkflowNode, depth int, label string
 	}
 	b.WriteString(strings.Repeat("  ", depth))
 	b.WriteString(label)
-	fmt.Fprintf(b, "%s #%d %s", oneLine(n.Kind, 0), n.Step, oneLine(n.Status, 0))
+	fmt.Fprintf(b, "%s #%d %s", oneLine(n.Kind, 0), n.Node, oneLine(n.Status, 0))
 	for _, s := range []string{n.TaskType, n.TaskID} {
 		if s = oneLine(s, 0); s != "" {
 			b.WriteString(" " + s)
@@ -225,7 +225,7 @@ func writeNode(b *strings.Builder, n *wire.WorkflowNode, depth int, label string
 		b.WriteString(": " + e)
 	}
 	b.WriteByte('\n')
-	for _, s := range n.Steps {
+	for _, s := range n.Nodes {
 		writeNode(b, s, depth+1, "")
 	}
 	for _, c := range n.Children {

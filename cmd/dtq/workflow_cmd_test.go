@@ -13,7 +13,7 @@ import (
 	"github.com/dtq-dev/dtq/api/wire"
 )
 
-// pipeline is a workflow file: a chain of a task, then a parallel step of
+// pipeline is a workflow file: a chain of a task, then a parallel node of
 // two with an on_success callback. Its queue, parked, has no worker.
 const pipeline = `{"queue": "parked", "root": {"chain": [
   {"task": {"task_type": "echo", "payload": "a"}},
@@ -69,7 +69,7 @@ func TestWorkflowCommands(t *testing.T) {
 	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
 		file := writeWorkflowFile(t, pipeline)
 
-		// submitted to parked, where nothing runs: the first step is
+		// submitted to parked, where nothing runs: the first node is
 		// ACTIVE (its task queued), the others PENDING
 		out := e.ok("workflow", "submit", "--file", file)
 		parked := workflowID(t, out)
@@ -77,7 +77,7 @@ func TestWorkflowCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := wf.Root.Steps[0].TaskID
+		first := wf.Root.Nodes[0].TaskID
 		want := fmt.Sprintf(`workflow %s  queue parked  RUNNING  progress: 0 of 4 succeeded, 1 active, 3 pending
 chain #0 ACTIVE
   task #1 ACTIVE echo %s
@@ -103,7 +103,7 @@ chain #0 ACTIVE
 			t.Errorf("dtq workflow submit --queue default printed\n%s", out)
 		}
 		wf = e.waitWorkflow(id, dtq.WorkflowSucceeded)
-		steps, par := wf.Root.Steps, wf.Root.Steps[1]
+		nodes, par := wf.Root.Nodes, wf.Root.Nodes[1]
 		want = fmt.Sprintf(`workflow %s  queue default  SUCCEEDED  progress: 4 of 4 succeeded
 result:  "done"
 chain #0 SUCCEEDED
@@ -112,7 +112,7 @@ chain #0 SUCCEEDED
     task #3 SUCCEEDED echo %s
     task #4 SUCCEEDED echo %s
     on_success: task #5 SUCCEEDED echo %s
-`, id, steps[0].TaskID, par.Children[0].TaskID, par.Children[1].TaskID, par.OnSuccess.TaskID)
+`, id, nodes[0].TaskID, par.Children[0].TaskID, par.Children[1].TaskID, par.OnSuccess.TaskID)
 		if out := e.ok("workflow", "get", id); out != want {
 			t.Errorf("dtq workflow get printed\n%s\nwant\n%s", out, want)
 		}
@@ -123,7 +123,7 @@ chain #0 SUCCEEDED
 			p["total"] != 4.0 || p["succeeded"] != 4.0 || root["kind"] != "chain" {
 			t.Errorf("dtq workflow get --json: %v", v)
 		}
-		if task := e.json("get", steps[0].TaskID); task["workflow"] != id || task["result"] != "a" {
+		if task := e.json("get", nodes[0].TaskID); task["workflow"] != id || task["result"] != "a" {
 			t.Errorf("the workflow's first task: %v", task)
 		}
 		// a finished workflow is answered as it is
@@ -131,7 +131,7 @@ chain #0 SUCCEEDED
 			t.Errorf("dtq workflow cancel of a finished workflow printed\n%s\nwant\n%s", out, want)
 		}
 
-		// cancel: the queued task is cancelled, every step ends CANCELLED
+		// cancel: the queued task is cancelled, every node ends CANCELLED
 		want = fmt.Sprintf(`workflow %s  queue parked  CANCELLED  progress: 0 of 4 succeeded, 4 cancelled
 chain #0 CANCELLED: step 1 of 2 (%[2]s) CANCELLED: cancelled
   task #1 CANCELLED echo %[2]s: cancelled
@@ -164,14 +164,14 @@ chain #0 CANCELLED: step 1 of 2 (%[2]s) CANCELLED: cancelled
 	})
 }
 
-// TestWorkflowFailedAndCancelledRunning: a failed step shows its error and
+// TestWorkflowFailedAndCancelledRunning: a failed node shows its error and
 // skips the rest; cancelling a workflow cancels its running task.
 func TestWorkflowFailedAndCancelledRunning(t *testing.T) {
 	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
 		out := e.ok("workflow", "submit", "--file", writeWorkflowFile(t, `{"root": {"chain": [{"task": {"task_type": "fail", "max_attempts": 1}}, {"task": {"task_type": "echo"}}]}}`))
 		id := workflowID(t, out)
 		wf := e.waitWorkflow(id, dtq.WorkflowFailed)
-		dead := wf.Root.Steps[0].TaskID
+		dead := wf.Root.Nodes[0].TaskID
 		want := fmt.Sprintf(`workflow %s  queue default  FAILED  progress: 0 of 2 succeeded, 1 failed, 1 skipped
 chain #0 FAILED: step 1 of 2 (%[2]s) FAILED: boom
   task #1 FAILED fail %[2]s: boom
@@ -190,7 +190,7 @@ chain #0 FAILED: step 1 of 2 (%[2]s) FAILED: boom
 		if err != nil {
 			t.Fatal(err)
 		}
-		running := wf.Root.Steps[0].TaskID
+		running := wf.Root.Nodes[0].TaskID
 		e.waitStatus(running, dtq.StatusRunning)
 		out = e.ok("workflow", "cancel", id)
 		// the handler may return before the answer is read
@@ -234,7 +234,7 @@ func TestWorkflowErrors(t *testing.T) {
 			{"{\"root\": {\"task\": {\"task_type\": \"\xff\"}}}", "is not valid UTF-8"},
 			// the server checks the workflow itself
 			{`{"queue": "default"}`, "400 invalid_field: root is required"},
-			{`{"root": {"chain": []}}`, "400 invalid_field: root.chain must have at least one step"},
+			{`{"root": {"chain": []}}`, "400 invalid_field: root.chain must have at least one node"},
 			{`{"root": {"chain": [{"task": {"task_type": "echo", "priority": 12}}]}}`, "400 invalid_field: root.chain[0].task.priority"},
 			{`{"root": {"task": {"task_type": "echo"}, "on_success": {"task": {"task_type": "echo"}}}}`, "400 invalid_field: root has a callback"},
 			{`{"queue": "a b", "root": {"task": {"task_type": "echo"}}}`, "400 invalid_field: queue"},
@@ -248,27 +248,27 @@ func TestWorkflowErrors(t *testing.T) {
 		e.fails([]string{"workflow", "submit", "--file", writeWorkflowFile(t, pipeline), "--queue", ".."}, "400 invalid_field: queue")
 
 		out, err := executeIn(t, "[]", "workflow", "submit", "--file", "-", "--api-url", e.url)
-		if err == nil || err.Error() != `the workflow on standard input is not a JSON object {"queue": …, "root": step}` || out != "" {
+		if err == nil || err.Error() != `the workflow on standard input is not a JSON object {"queue": …, "root": node}` || out != "" {
 			t.Errorf("dtq workflow submit --file - of []: error %v, output %q", err, out)
 		}
 	})
 }
 
-// TestPrintWorkflow: the header and the step tree, with every field a
+// TestPrintWorkflow: the header and the node tree, with every field a
 // line of its own and nothing a terminal would act on.
 func TestPrintWorkflow(t *testing.T) {
 	t.Parallel()
 	wf := &wire.Workflow{ID: "default-01J", Queue: "default", Status: "RUNNING", CancelRequested: true,
-		Root: &wire.WorkflowNode{Step: 0, Kind: "chain", Status: "ACTIVE", Steps: []*wire.WorkflowNode{
-			{Step: 1, Kind: "task", Status: "SUCCEEDED", TaskType: "fetch", TaskID: "default-01A"},
-			{Step: 2, Kind: "parallel", Status: "ACTIVE", Children: []*wire.WorkflowNode{
-				{Step: 3, Kind: "task", Status: "ACTIVE", TaskType: "trans\x1b[2Jcode", TaskID: "default-01B"},
-				{Step: 4, Kind: "chain", Status: "FAILED", Error: "line one\nline two", Steps: []*wire.WorkflowNode{
-					{Step: 5, Kind: "task", Status: "FAILED", TaskType: "x", TaskID: "default-01C", Error: "boom"},
+		Root: &wire.WorkflowNode{Node: 0, Kind: "chain", Status: "ACTIVE", Nodes: []*wire.WorkflowNode{
+			{Node: 1, Kind: "task", Status: "SUCCEEDED", TaskType: "fetch", TaskID: "default-01A"},
+			{Node: 2, Kind: "parallel", Status: "ACTIVE", Children: []*wire.WorkflowNode{
+				{Node: 3, Kind: "task", Status: "ACTIVE", TaskType: "trans\x1b[2Jcode", TaskID: "default-01B"},
+				{Node: 4, Kind: "chain", Status: "FAILED", Error: "line one\nline two", Nodes: []*wire.WorkflowNode{
+					{Node: 5, Kind: "task", Status: "FAILED", TaskType: "x", TaskID: "default-01C", Error: "boom"},
 				}},
-			}, OnSuccess: &wire.WorkflowNode{Step: 6, Kind: "task", Status: "PENDING", TaskType: "publish"},
-				OnComplete: &wire.WorkflowNode{Step: 7, Kind: "chain", Status: "PENDING", Steps: []*wire.WorkflowNode{
-					{Step: 8, Kind: "task", Status: "PENDING", TaskType: "report"}}}},
+			}, OnSuccess: &wire.WorkflowNode{Node: 6, Kind: "task", Status: "PENDING", TaskType: "publish"},
+				OnComplete: &wire.WorkflowNode{Node: 7, Kind: "chain", Status: "PENDING", Nodes: []*wire.WorkflowNode{
+					{Node: 8, Kind: "task", Status: "PENDING", TaskType: "report"}}}},
 		}}}
 	wf.Progress.Total, wf.Progress.Succeeded, wf.Progress.Active, wf.Progress.Failed, wf.Progress.Pending = 6, 1, 1, 1, 3
 	var b bytes.Buffer
@@ -350,7 +350,7 @@ func TestWorkflowSubmitIdempotent(t *testing.T) {
 		e.fails([]string{"workflow", "submit", "--file", other, "--idempotency-key", "k1"}, "422", "idempotency_key_reused")
 		st, err := dtq.NewAdmin(e.c).Stats(t.Context(), "parked")
 		if err != nil || st.Queued != 1 {
-			t.Fatalf("queued %d (%v), want the one workflow's first step", st.Queued, err)
+			t.Fatalf("queued %d (%v), want the one workflow's first node", st.Queued, err)
 		}
 	})
 }

@@ -56,7 +56,7 @@ func TestScreenshots(t *testing.T) {
 	tb.open(p.URL + "/")
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
 	dead := populate(t, p)
-	// A workflow: a chain of a task, a parallel step of three (one fails)
+	// A workflow: a chain of a task, a parallel node of three (one fails)
 	// with both callbacks, and a task that the failure skips.
 	wf := p.Must(http.StatusCreated, "POST", "/api/v1/workflows", `{"root":{"chain":[
 		{"task":{"task_type":"echo","payload":{"url":"https://example.com/a.mp4"}}},
@@ -79,7 +79,7 @@ func TestScreenshots(t *testing.T) {
 		{"tasks", "#/tasks?queue=default", `document.querySelectorAll('table.tasks tbody tr').length >= 40`},
 		{"task", "#/tasks/" + dead, `document.querySelectorAll('table.attempts tbody tr').length === 3`},
 		{"workflow", "#/workflows/" + wf, `document.querySelectorAll('#wf-graph .wf-task').length === 8 && document.getElementById('wf-status').textContent === 'FAILED'`},
-		// Two always_fail tasks and the workflow's failed step.
+		// Two always_fail tasks and the workflow's failed node.
 		{"dead-letters", "#/dlq?queue=default", `document.querySelectorAll('table.dlq tbody tr').length === 3`},
 		{"workers", "#/workers", `document.querySelectorAll('table.workers tbody tr').length === 1`},
 		{"schedules", "#/schedules", `document.querySelectorAll('table.schedules tbody tr').length === 3`},

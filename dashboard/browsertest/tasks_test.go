@@ -139,7 +139,7 @@ func TestTaskDataRendersAsText(t *testing.T) {
 	failOverHTTP(t, p, markup, odd, "cannot run task type %q")
 	p.WaitStatus(echo, "SUCCEEDED")
 	p.WaitStatus(odd, "DEAD")
-	// A workflow whose first step has that type: drawn with the type on its
+	// A workflow whose first node has that type: drawn with the type on its
 	// box and the error quoting it.
 	wf := p.Must(http.StatusCreated, "POST", "/api/v1/workflows",
 		fmt.Sprintf(`{"root":{"chain":[{"task":{"task_type":%s,"payload":%s}},{"task":{"task_type":"echo"}}]}}`, js(markup), payload)).Str("id")

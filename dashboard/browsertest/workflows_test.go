@@ -50,25 +50,25 @@ func waitWorkflow(t *testing.T, c *dtq.Client, id, what string, ok func(w *dtq.W
 	}
 }
 
-// taskSteps returns the task steps of a workflow's graph by step number.
-func taskSteps(n *dtq.WorkflowNode, out map[int]*dtq.WorkflowNode) map[int]*dtq.WorkflowNode {
+// taskNodes returns the task nodes of a workflow's graph by node number.
+func taskNodes(n *dtq.WorkflowNode, out map[int]*dtq.WorkflowNode) map[int]*dtq.WorkflowNode {
 	if n == nil {
 		return out
 	}
 	if n.Kind == "task" {
-		out[n.Step] = n
+		out[n.Node] = n
 	}
-	for _, k := range append(append([]*dtq.WorkflowNode{}, n.Steps...), n.Children...) {
-		taskSteps(k, out)
+	for _, k := range append(append([]*dtq.WorkflowNode{}, n.Nodes...), n.Children...) {
+		taskNodes(k, out)
 	}
-	taskSteps(n.OnSuccess, out)
-	taskSteps(n.OnComplete, out)
+	taskNodes(n.OnSuccess, out)
+	taskNodes(n.OnComplete, out)
 	return out
 }
 
-// stepBox is a task step's box as the workflow page draws it.
-type stepBox struct {
-	Step     int    `json:"step"`
+// nodeBox is a task node's box as the workflow page draws it.
+type nodeBox struct {
+	Node     int    `json:"node"`
 	Status   string `json:"status"`   // its data-status
 	Type     string `json:"type"`     // the task type shown
 	Badge    string `json:"badge"`    // the status badge's text
@@ -76,26 +76,26 @@ type stepBox struct {
 	Err      string `json:"err"`      // the error line shown
 	Callback string `json:"callback"` // the callback it is drawn as ("on_success", "on_complete"), or ""
 	Label    string `json:"label"`    // that callback's label
-	Parallel int    `json:"parallel"` // the step of the parallel step's panel it is drawn in, -1 for none
+	Parallel int    `json:"parallel"` // the node of the parallel node's panel it is drawn in, -1 for none
 }
 
-// stepBoxesJS reads every task step's box of the drawing, in page order.
-const stepBoxesJS = `[...document.querySelectorAll('#wf-graph .wf-task')].map((b) => {
+// nodeBoxesJS reads every task node's box of the drawing, in page order.
+const nodeBoxesJS = `[...document.querySelectorAll('#wf-graph .wf-task')].map((b) => {
 	const cb = b.closest('[data-callback]');
 	const par = b.closest('.wf-parallel');
 	const text = (sel) => ((b.querySelector(sel) || {}).textContent || '').trim();
 	return {
-		step: Number(b.dataset.step), status: b.dataset.status, type: text('.wf-type'), badge: text('.badge'),
+		node: Number(b.dataset.node), status: b.dataset.status, type: text('.wf-type'), badge: text('.badge'),
 		href: b.getAttribute('href') || '', err: text('.wf-err'),
 		callback: cb ? cb.dataset.callback : '', label: cb ? cb.querySelector('.wf-cb-label').textContent : '',
-		parallel: par ? Number(par.dataset.step) : -1,
+		parallel: par ? Number(par.dataset.node) : -1,
 	};
 })`
 
-// boxStatus is the JavaScript text of a step's box's data-status ("" when
+// boxStatus is the JavaScript text of a node's box's data-status ("" when
 // the box is not there).
-func boxStatus(step int) string {
-	return fmt.Sprintf(`((b) => b ? b.dataset.status : '')(document.querySelector('#wf-graph .wf-task[data-step="%d"]'))`, step)
+func boxStatus(node int) string {
+	return fmt.Sprintf(`((b) => b ? b.dataset.status : '')(document.querySelector('#wf-graph .wf-task[data-node="%d"]'))`, node)
 }
 
 // legendCount is the JavaScript text of a progress count in the legend.
@@ -105,12 +105,12 @@ func legendCount(key string) string {
 
 const wfStatusJS = `(document.getElementById('wf-status') || {}).textContent`
 
-// A finished workflow (a chain of a task, a parallel step with a failing
-// child and both callbacks, and a task) is drawn step by step with each
-// step's status and error, the parallel step's children in its panel and
+// A finished workflow (a chain of a task, a parallel node with a failing
+// child and both callbacks, and a task) is drawn node by node with each
+// node's status and error, the parallel node's children in its panel and
 // the callbacks
-// after it under their labels; a started step's box links to its task,
-// whose page links back to the workflow and shows what the step before
+// after it under their labels; a started node's box links to its task,
+// whose page links back to the workflow and shows what the node before
 // produced.
 func TestWorkflowPage(t *testing.T) {
 	t.Parallel()
@@ -127,40 +127,40 @@ func TestWorkflowPage(t *testing.T) {
 	if done.Status != dtq.WorkflowFailed {
 		t.Fatalf("the workflow ended %s, want FAILED: %+v", done.Status, done)
 	}
-	steps := taskSteps(done.Root, map[int]*dtq.WorkflowNode{})
-	// What the page must show, step by step (the numbers are the engine's:
-	// depth first, a parallel step's callbacks after its children).
-	want := []stepBox{
-		{Step: 1, Type: "echo", Status: "SUCCEEDED", Parallel: -1},
-		{Step: 3, Type: "echo", Status: "SUCCEEDED", Parallel: 2},
-		{Step: 4, Type: "always_fail", Status: "FAILED", Parallel: 2, Err: "always_fail: this task always fails"},
-		{Step: 5, Type: "echo", Status: "SKIPPED", Parallel: -1, Callback: "on_success", Label: "on success", Err: "not run: child 4 ("},
-		{Step: 6, Type: "echo", Status: "SUCCEEDED", Parallel: -1, Callback: "on_complete", Label: "on complete"},
-		{Step: 7, Type: "echo", Status: "SKIPPED", Parallel: -1, Err: "not run: step 2 of 3 FAILED"},
+	nodes := taskNodes(done.Root, map[int]*dtq.WorkflowNode{})
+	// What the page must show, node by node (the numbers are the engine's:
+	// depth first, a parallel node's callbacks after its children).
+	want := []nodeBox{
+		{Node: 1, Type: "echo", Status: "SUCCEEDED", Parallel: -1},
+		{Node: 3, Type: "echo", Status: "SUCCEEDED", Parallel: 2},
+		{Node: 4, Type: "always_fail", Status: "FAILED", Parallel: 2, Err: "always_fail: this task always fails"},
+		{Node: 5, Type: "echo", Status: "SKIPPED", Parallel: -1, Callback: "on_success", Label: "on success", Err: "not run: child 4 ("},
+		{Node: 6, Type: "echo", Status: "SUCCEEDED", Parallel: -1, Callback: "on_complete", Label: "on complete"},
+		{Node: 7, Type: "echo", Status: "SKIPPED", Parallel: -1, Err: "not run: step 2 of 3 FAILED"},
 	}
-	if len(steps) != len(want) {
-		t.Fatalf("the workflow has %d task steps, want %d", len(steps), len(want))
+	if len(nodes) != len(want) {
+		t.Fatalf("the workflow has %d task nodes, want %d", len(nodes), len(want))
 	}
 	for _, w := range want {
-		if s := steps[w.Step]; s == nil || s.Status != w.Status || s.TaskType != w.Type {
-			t.Fatalf("the API's step %d: %+v, want %s %s", w.Step, s, w.Type, w.Status)
+		if s := nodes[w.Node]; s == nil || s.Status != w.Status || s.TaskType != w.Type {
+			t.Fatalf("the API's node %d: %+v, want %s %s", w.Node, s, w.Type, w.Status)
 		}
 	}
 
 	tb := newTab(t, 1280, 900)
 	tb.open(p.URL + "/#/workflows/" + wf.ID)
-	tb.waitFor("the drawing of six task steps", `document.querySelectorAll('#wf-graph .wf-task').length === 6 && `+wfStatusJS+` === 'FAILED'`)
-	boxes := eval[[]stepBox](tb, stepBoxesJS)
+	tb.waitFor("the drawing of six task nodes", `document.querySelectorAll('#wf-graph .wf-task').length === 6 && `+wfStatusJS+` === 'FAILED'`)
+	boxes := eval[[]nodeBox](tb, nodeBoxesJS)
 	if len(boxes) != len(want) {
 		t.Fatalf("%d boxes drawn, want %d: %+v", len(boxes), len(want), boxes)
 	}
 	for i, w := range want {
 		b := boxes[i]
 		wantHref := ""
-		if id := steps[w.Step].TaskID; id != "" {
+		if id := nodes[w.Node].TaskID; id != "" {
 			wantHref = "#/tasks/" + id
 		}
-		if b.Step != w.Step || b.Type != w.Type || b.Status != w.Status || b.Badge != w.Status || b.Href != wantHref ||
+		if b.Node != w.Node || b.Type != w.Type || b.Status != w.Status || b.Badge != w.Status || b.Href != wantHref ||
 			b.Callback != w.Callback || b.Label != w.Label || b.Parallel != w.Parallel || !strings.HasPrefix(b.Err, w.Err) || (w.Err == "") != (b.Err == "") {
 			t.Errorf("box %d: %+v\nwant %+v with href %q", i, b, w, wantHref)
 		}
@@ -168,21 +168,24 @@ func TestWorkflowPage(t *testing.T) {
 	if boxes[4].Href == "" || boxes[3].Href != "" {
 		t.Errorf("the succeeded callback must link to its task, the skipped one not: %+v, %+v", boxes[4], boxes[3])
 	}
-	// The parallel step's panel says what it is, and the header, progress
+	// The parallel node's panel says what it is, and the header, progress
 	// and error the workflow's state.
-	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-parallel[data-step="2"] .wf-parallel-head').textContent`); got != "parallel · step 2 · 2 branchesFAILED" {
-		t.Errorf("the parallel step's head: %q", got)
+	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-parallel[data-node="2"] .wf-parallel-head').textContent`); got != "parallel · node 2 · 2 branchesFAILED" {
+		t.Errorf("the parallel node's head: %q", got)
 	}
-	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-parallel[data-step="2"]').getAttribute('aria-label')`); got != "Parallel step of 2 branches, step 2, FAILED" {
-		t.Errorf("the parallel step's label: %q", got)
+	if got := eval[string](tb, `document.querySelector('#wf-graph .wf-parallel[data-node="2"]').getAttribute('aria-label')`); got != "Parallel node of 2 branches, node 2, FAILED" {
+		t.Errorf("the parallel node's label: %q", got)
 	}
 	for key, n := range map[string]string{"succeeded": "3", "failed": "1", "skipped": "2", "cancelled": "0", "active": "0", "pending": "0"} {
 		if got := eval[string](tb, legendCount(key)); got != n {
 			t.Errorf("progress %s: %q, want %q", key, got, n)
 		}
 	}
-	if got := tb.text(`#wf-progress .wf-ended`); got != "6 of 6 task steps ended" {
+	if got := tb.text(`#wf-progress .wf-ended`); got != "6 of 6 task nodes ended" {
 		t.Errorf("progress: %q", got)
+	}
+	if got := tb.text(`#wf-graph-h`); got != "Nodes" {
+		t.Errorf("the drawing's heading: %q", got)
 	}
 	if got := tb.text(`#wf-error`); got != done.Error || !strings.Contains(got, "always_fail: this task always fails") {
 		t.Errorf("the error shown: %q, want %q", got, done.Error)
@@ -193,40 +196,40 @@ func TestWorkflowPage(t *testing.T) {
 	tb.screenshot("workflow")
 	tb.noScriptRan("Workflow")
 
-	// The failed step's box opens its task, which links back.
-	failed := steps[4].TaskID
-	tb.click(`#wf-graph .wf-task[data-step="4"]`)
-	tb.waitFor("the failed step's task page", `location.hash === `+js("#/tasks/"+failed)+` && document.getElementById('task-workflow') !== null`)
+	// The failed node's box opens its task, which links back.
+	failed := nodes[4].TaskID
+	tb.click(`#wf-graph .wf-task[data-node="4"]`)
+	tb.waitFor("the failed node's task page", `location.hash === `+js("#/tasks/"+failed)+` && document.getElementById('task-workflow') !== null`)
 	tb.waitFor("its status", `(document.getElementById('task-status') || {}).textContent === 'DEAD'`)
-	if got := eval[string](tb, `document.getElementById('task-workflow').parentElement.textContent`); got != wf.ID+" (step 4)" {
+	if got := eval[string](tb, `document.getElementById('task-workflow').parentElement.textContent`); got != wf.ID+" (node 4)" {
 		t.Errorf("the task's workflow row: %q", got)
 	}
 	if got := eval[string](tb, `document.getElementById('task-workflow').getAttribute('href')`); got != "#/workflows/"+wf.ID {
 		t.Errorf("the task's workflow link: %q", got)
 	}
-	// A parallel step's child gets the parallel step's input: step 1's
+	// A parallel node's child gets the parallel node's input: node 1's
 	// result.
 	if got := tb.text(`#previous pre`); !strings.Contains(got, `"echo": 1`) {
-		t.Errorf("the failed step's previous: %q", got)
+		t.Errorf("the failed node's previous: %q", got)
 	}
 	tb.noScriptRan("Task")
 	tb.click(`#task-workflow`)
 	tb.waitFor("the workflow page again", `location.hash === `+js("#/workflows/"+wf.ID)+` && document.querySelectorAll('#wf-graph .wf-task').length === 6`)
 
 	// The on_complete callback's previous is the children's outcomes; the
-	// first step has none.
-	tb.open(p.URL + "/#/tasks/" + steps[6].TaskID)
-	tb.waitFor("the callback's previous: the outcomes", `((e) => e !== null && e.textContent.includes('always_fail: this task always fails') && e.textContent.includes(`+js(steps[3].TaskID)+`))(document.querySelector('#previous pre'))`)
-	tb.open(p.URL + "/#/tasks/" + steps[1].TaskID)
-	tb.waitFor("the first step: no previous", `document.getElementById('task-workflow') !== null && (document.getElementById('previous') || {textContent: ''}).textContent.includes('None')`)
+	// first node has none.
+	tb.open(p.URL + "/#/tasks/" + nodes[6].TaskID)
+	tb.waitFor("the callback's previous: the outcomes", `((e) => e !== null && e.textContent.includes('always_fail: this task always fails') && e.textContent.includes(`+js(nodes[3].TaskID)+`))(document.querySelector('#previous pre'))`)
+	tb.open(p.URL + "/#/tasks/" + nodes[1].TaskID)
+	tb.waitFor("the first node: no previous", `document.getElementById('task-workflow') !== null && (document.getElementById('previous') || {textContent: ''}).textContent.includes('None')`)
 	tb.open(p.URL + "/#/workflows/nope-01M8SJTZPPB632H4NP31YWFE4N")
 	tb.waitFor("an unknown workflow", mainHas("No such workflow"))
 	tb.noScriptRan("")
 }
 
-// Cancel on a running workflow's page (its first step's handler sleeps)
+// Cancel on a running workflow's page (its first node's handler sleeps)
 // asks first; declining changes nothing; confirming cancels it, and the
-// page shows it CANCELLED, step by step, without a reload.
+// page shows it CANCELLED, node by node, without a reload.
 func TestCancelWorkflowFromPage(t *testing.T) {
 	t.Parallel()
 	p, c := onRedis(t)
@@ -237,12 +240,12 @@ func TestCancelWorkflowFromPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := waitWorkflow(t, c, wf.ID, "started", func(w *dtq.Workflow) bool { return w.Root.Steps[0].TaskID != "" })
-	p.WaitStatus(w.Root.Steps[0].TaskID, "RUNNING")
+	w := waitWorkflow(t, c, wf.ID, "started", func(w *dtq.Workflow) bool { return w.Root.Nodes[0].TaskID != "" })
+	p.WaitStatus(w.Root.Nodes[0].TaskID, "RUNNING")
 
 	tb := newTab(t, 1280, 800)
 	tb.open(p.URL + "/#/workflows/" + wf.ID)
-	tb.waitFor("RUNNING, its first step active and the others pending", wfStatusJS+` === 'RUNNING' && `+boxStatus(1)+` === 'ACTIVE' && `+
+	tb.waitFor("RUNNING, its first node active and the others pending", wfStatusJS+` === 'RUNNING' && `+boxStatus(1)+` === 'ACTIVE' && `+
 		boxStatus(3)+` === 'PENDING' && `+boxStatus(4)+` === 'PENDING' && `+legendCount("active")+` === '1' && `+legendCount("pending")+` === '2'`)
 	tb.screenshot("workflow-running")
 	tb.click(`#cancel-workflow`)
@@ -257,20 +260,20 @@ func TestCancelWorkflowFromPage(t *testing.T) {
 	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
 	tb.click(`#confirm-ok`)
 	waitWorkflow(t, c, wf.ID, "CANCELLED", func(w *dtq.Workflow) bool { return w.Status == dtq.WorkflowCancelled })
-	tb.waitFor("CANCELLED on the page, every step too", wfStatusJS+` === 'CANCELLED' && `+boxStatus(1)+` === 'CANCELLED' && `+
+	tb.waitFor("CANCELLED on the page, every node too", wfStatusJS+` === 'CANCELLED' && `+boxStatus(1)+` === 'CANCELLED' && `+
 		boxStatus(3)+` === 'CANCELLED' && `+boxStatus(4)+` === 'CANCELLED' && `+legendCount("cancelled")+` === '3'`)
 	tb.waitFor("no cancel button any more", `document.getElementById('cancel-workflow') === null`)
-	if got := p.Task(w.Root.Steps[0].TaskID).Str("status"); got != "CANCELLED" {
-		t.Errorf("the sleeping step's task is %s", got)
+	if got := p.Task(w.Root.Nodes[0].TaskID).Str("status"); got != "CANCELLED" {
+		t.Errorf("the sleeping node's task is %s", got)
 	}
 	tb.screenshot("workflow-cancelled")
 	tb.noScriptRan("Workflow")
 
 	// The audit log has the submission and the cancellation, each linking
 	// to the workflow's page (its id is no task's), and the cancellation of
-	// its running step, linking to that task's.
+	// its running node, linking to that task's.
 	tb.open(p.URL + "/#/audit")
-	href, taskHref := js("#/workflows/"+wf.ID), js("#/tasks/"+w.Root.Steps[0].TaskID)
+	href, taskHref := js("#/workflows/"+wf.ID), js("#/tasks/"+w.Root.Nodes[0].TaskID)
 	tb.waitFor("the actions in the audit log, linked to the workflow and its task", `((rows) => {
 		const link = (action) => rows.filter((r) => r.children[1].textContent === action).map((r) => (r.children[3].querySelector('a') || {}).getAttribute('href')).join(' ');
 		return rows.length === 3 && link('workflow') === `+href+` && link('cancel_workflow') === `+href+` && link('cancel') === `+taskHref+`;
@@ -295,7 +298,7 @@ func TestCancelWorkflowNeedsKey(t *testing.T) {
 	}
 	tb := newTab(t, 1280, 800)
 	tb.open(p.URL + "/#/workflows/" + wf.ID)
-	tb.waitFor("RUNNING, both steps active (queued)", wfStatusJS+` === 'RUNNING' && `+boxStatus(1)+` === 'ACTIVE' && `+boxStatus(2)+` === 'ACTIVE'`)
+	tb.waitFor("RUNNING, both nodes active (queued)", wfStatusJS+` === 'RUNNING' && `+boxStatus(1)+` === 'ACTIVE' && `+boxStatus(2)+` === 'ACTIVE'`)
 	tb.click(`#cancel-workflow`)
 	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
 	tb.click(`#confirm-ok`)

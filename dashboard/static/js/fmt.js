@@ -85,7 +85,7 @@ export function badge(status) {
   return h('span', { class: 'badge b-' + cls }, s || '?');
 }
 
-// WF_COLOURS maps the statuses of a workflow and of its steps to the task
+// WF_COLOURS maps the statuses of a workflow and of its nodes to the task
 // status colours: running and active as RUNNING, pending as QUEUED, failed
 // as DEAD; skipped has a class of its own.
 const WF_COLOURS = {
@@ -93,13 +93,13 @@ const WF_COLOURS = {
   FAILED: 'dead', CANCELLED: 'cancelled', SKIPPED: 'skipped',
 };
 
-// wfColour is the colour class suffix of a workflow's or step's status
+// wfColour is the colour class suffix of a workflow's or node's status
 // ('unknown' for a status it does not know).
 export function wfColour(status) {
   return WF_COLOURS[status] || 'unknown';
 }
 
-// wfBadge is the badge of a workflow's or a step's status.
+// wfBadge is the badge of a workflow's or a node's status.
 export function wfBadge(status) {
   const s = String(status || '');
   return h('span', { class: 'badge b-' + wfColour(s) }, s || '?');

@@ -1,6 +1,6 @@
 // Task detail: the task's fields, payload and result as readable JSON, a
-// timeline, the attempt history with errors, and cancel / requeue. A step
-// of a workflow links to it and shows what the step before produced.
+// timeline, the attempt history with errors, and cancel / requeue. A node
+// of a workflow links to it and shows what the node before produced.
 
 import { h, replace, setText, throttle, routeHref, workflowHref } from '../dom.js';
 import { badge, outcomeBadge, outcomeColour, timeEl, stamp, duration } from '../fmt.js';
@@ -59,7 +59,7 @@ export function mount(main, ctx, route) {
       ['Queue', h('a', { href: routeHref('tasks', { queue: t.queue }) }, t.queue)],
       ['Type', h('span', { class: 'mono' }, t.task_type)],
       t.workflow ? ['Workflow', h('span', {}, h('a', { class: 'mono', id: 'task-workflow', href: workflowHref(t.workflow) }, t.workflow),
-        ' (step ' + (t.workflow_step || 0) + ')')] : null,
+        ' (node ' + (t.workflow_node || 0) + ')')] : null,
       ['Priority', String(t.priority)],
       t.group ? ['Group', h('span', {}, h('span', { class: 'mono' }, t.group),
         t.group_waiting ? ' (waiting for its turn)' : '')] : null,
@@ -87,8 +87,8 @@ export function mount(main, ctx, route) {
       h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'), attempts(t)),
       t.workflow ? h('section', { class: 'card', 'aria-labelledby': 'prev-h', id: 'previous' },
         h('h2', { id: 'prev-h' }, 'Previous'),
-        h('p', { class: 'muted small card-help' }, 'What the step before produced: the previous chain step\'s result, or for a parallel step\'s callback the outcomes of its children.'),
-        previous === undefined ? h('p', { class: 'muted' }, 'None: nothing ran before this step.') : view(previous, 'Previous')) : null,
+        h('p', { class: 'muted small card-help' }, 'What the node before produced: the previous chain node\'s result, or for a parallel node\'s callback the outcomes of its children.'),
+        previous === undefined ? h('p', { class: 'muted' }, 'None: nothing ran before this node.') : view(previous, 'Previous')) : null,
       h('div', { class: 'grid2' },
         h('section', { class: 'card', 'aria-labelledby': 'payload-h', id: 'payload' }, h('h2', { id: 'payload-h' }, 'Payload'), view(payload, 'Payload')),
         h('section', { class: 'card', 'aria-labelledby': 'result-h', id: 'result' }, h('h2', { id: 'result-h' }, 'Result'), view(result, 'Result'))));

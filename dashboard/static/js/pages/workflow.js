@@ -1,7 +1,7 @@
 // Workflow detail: the workflow's status, times and error, a progress bar
-// of its task steps, and a drawing of its steps — a chain's steps left to
-// right, a parallel step's children stacked with its callbacks after it —
-// each task step a box with its type, number and status that links to
+// of its task nodes, and a drawing of its nodes — a chain's nodes left to
+// right, a parallel node's children stacked with its callbacks after it —
+// each task node a box with its type, number and status that links to
 // its task once it has one; and Cancel while it runs.
 
 import { h, replace, throttle, taskHref, routeHref } from '../dom.js';
@@ -30,12 +30,12 @@ export function mount(main, ctx, route) {
   cancelBtn.addEventListener('click', async () => {
     const ok = await ctx.confirm({
       title: 'Cancel this workflow?',
-      text: 'No step of workflow ' + id + ' starts any more, and the tasks of its active steps are cancelled (a running one is told to stop).',
+      text: 'No node of workflow ' + id + ' starts any more, and the tasks of its active nodes are cancelled (a running one is told to stop).',
       ok: 'Cancel workflow', danger: true,
     });
     if (!ok) return;
     const w = await ctx.act(cancelBtn, () => api.post('api/v1/workflows/' + api.seg(id) + '/cancel'),
-      (w) => w.status === 'CANCELLED' ? 'Workflow cancelled.' : 'Cancellation requested: its running steps are stopping.');
+      (w) => w.status === 'CANCELLED' ? 'Workflow cancelled.' : 'Cancellation requested: its running nodes are stopping.');
     if (w) load();
   });
 
@@ -58,7 +58,7 @@ export function mount(main, ctx, route) {
     const dl = (pairs) => h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
     const facts = dl([
       ['Queue', h('a', { href: routeHref('tasks', { queue: w.queue }) }, w.queue)],
-      ['Steps', plural(p.total || 0, 'task step')],
+      ['Nodes', plural(p.total || 0, 'task node')],
       ['Created', timeEl(w.created_at)],
       w.finished_at ? ['Finished', h('span', {}, timeEl(w.finished_at),
         h('span', { class: 'muted' }, ' (took ' + duration(Date.parse(w.finished_at) - Date.parse(w.created_at)) + ')'))] : null,
@@ -70,9 +70,9 @@ export function mount(main, ctx, route) {
         h('section', { class: 'card', 'aria-labelledby': 'wf-progress-h', id: 'wf-progress' },
           h('h2', { id: 'wf-progress-h' }, 'Progress'), progress(p))),
       h('section', { class: 'card', 'aria-labelledby': 'wf-graph-h' },
-        h('h2', { id: 'wf-graph-h' }, 'Steps'),
-        h('p', { class: 'muted small wf-help' }, 'A chain runs its steps one after another, along the arrows; a parallel step runs its children at once, then its callbacks. ' +
-          'Each box is a task step (its type, number and status); a started one links to its task.'),
+        h('h2', { id: 'wf-graph-h' }, 'Nodes'),
+        h('p', { class: 'muted small wf-help' }, 'A chain runs its nodes one after another, along the arrows; a parallel node runs its children at once, then its callbacks. ' +
+          'Each box is a task node (its type, number and status); a started one links to its task.'),
         h('div', { class: 'wf-drawing', id: 'wf-graph' }, h('div', { class: 'wf-root' }, node(w.root)))),
       w.error ? h('section', { class: 'card', 'aria-labelledby': 'wf-err-h' },
         h('h2', { id: 'wf-err-h' }, 'Error'), h('pre', { class: 'error-text', id: 'wf-error' }, w.error)) : null,
@@ -97,7 +97,7 @@ export function mount(main, ctx, route) {
     }
   };
 
-  // While it runs, any event of its queue may be one of its steps (a step
+  // While it runs, any event of its queue may be one of its nodes (a node
   // that starts gets a task id only then): reload, at most twice a second.
   const refresh = throttle(load, 500);
   const offEvent = stream.onEvent((e) => { if (last && last.status === 'RUNNING' && e.queue === last.queue) refresh(); });
@@ -112,7 +112,7 @@ export function mount(main, ctx, route) {
   };
 }
 
-// progress is the bar of the task steps by status (each segment as wide
+// progress is the bar of the task nodes by status (each segment as wide
 // as its count) and its legend, which says the numbers.
 function progress(p) {
   const total = p.total || 0;
@@ -123,70 +123,70 @@ function progress(p) {
     return seg;
   }));
   return [
-    h('p', { class: 'wf-ended' }, h('strong', {}, num(ended)), ' of ' + plural(total, 'task step') + ' ended'),
+    h('p', { class: 'wf-ended' }, h('strong', {}, num(ended)), ' of ' + plural(total, 'task node') + ' ended'),
     bar,
     h('ul', { class: 'legend wf-legend' }, BUCKETS.map(([k, word]) => h('li', { dataset: { count: k }, class: p[k] ? null : 'wf-none' },
       h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), h('span', { class: 'legend-value' }, num(p[k] || 0)), ' ' + word))),
   ];
 }
 
-// node draws a step of any kind.
+// node draws a node of any kind.
 function node(n) {
   if (!n) return null;
   if (n.kind === 'task') return taskBox(n);
   if (n.kind === 'chain') return chain(n);
   if (n.kind === 'parallel') return parallel(n);
-  return h('div', { class: 'wf-task st-unknown', dataset: { step: String(n.step), status: String(n.status || '') } },
-    h('span', { class: 'wf-type' }, 'step ' + n.step + ' (' + String(n.kind) + ')'));
+  return h('div', { class: 'wf-task st-unknown', dataset: { node: String(n.node), status: String(n.status || '') } },
+    h('span', { class: 'wf-type' }, 'node ' + n.node + ' (' + String(n.kind) + ')'));
 }
 
-// arrow is the connector between steps that follow one another.
+// arrow is the connector between nodes that follow one another.
 function arrow() {
   return h('span', { class: 'wf-arrow', 'aria-hidden': 'true' });
 }
 
-// taskBox is a task step: its type, number, status and why it failed or
+// taskBox is a task node: its type, number, status and why it failed or
 // did not run; a link to its task once it has one.
 function taskBox(n) {
   const status = String(n.status || '');
   const attrs = {
     class: 'wf-task st-' + wfColour(status),
-    dataset: { step: String(n.step), status, kind: 'task' },
-    title: n.error || (n.task_id ? 'Task ' + n.task_id : 'No task yet: the step has not started'),
+    dataset: { node: String(n.node), status, kind: 'task' },
+    title: n.error || (n.task_id ? 'Task ' + n.task_id : 'No task yet: the node has not started'),
   };
   const inner = [
     h('span', { class: 'wf-type mono' }, n.task_type || '?'),
-    h('span', { class: 'wf-meta' }, h('span', { class: 'wf-num' }, 'step ' + n.step), wfBadge(status)),
+    h('span', { class: 'wf-meta' }, h('span', { class: 'wf-num' }, 'node ' + n.node), wfBadge(status)),
     n.error ? h('span', { class: 'wf-err' }, n.error) : null,
   ];
   if (n.task_id) return h('a', { ...attrs, href: taskHref(n.task_id) }, inner);
   return h('div', attrs, inner);
 }
 
-// chain draws its steps in a row, arrows between them.
+// chain draws its nodes in a row, arrows between them.
 function chain(n) {
   const out = [];
-  (n.steps || []).forEach((s, i) => {
+  (n.nodes || []).forEach((s, i) => {
     if (i) out.push(arrow());
     out.push(node(s));
   });
   return h('div', {
-    class: 'wf-chain', role: 'group', 'aria-label': 'Chain, step ' + n.step + ', ' + n.status,
-    dataset: { step: String(n.step), status: String(n.status || ''), kind: 'chain' },
+    class: 'wf-chain', role: 'group', 'aria-label': 'Chain, node ' + n.node + ', ' + n.status,
+    dataset: { node: String(n.node), status: String(n.status || ''), kind: 'chain' },
   }, out);
 }
 
-// parallel draws a parallel step: its children stacked in a panel, then
+// parallel draws a parallel node: its children stacked in a panel, then
 // an arrow to its callbacks, each under its label.
 function parallel(n) {
   const kids = n.children || [];
   const panel = h('div', {
     class: 'wf-parallel st-' + wfColour(n.status), role: 'group',
-    'aria-label': 'Parallel step of ' + plural(kids.length, 'branch', 'branches') + ', step ' + n.step + ', ' + n.status,
-    dataset: { step: String(n.step), status: String(n.status || ''), kind: 'parallel' },
+    'aria-label': 'Parallel node of ' + plural(kids.length, 'branch', 'branches') + ', node ' + n.node + ', ' + n.status,
+    dataset: { node: String(n.node), status: String(n.status || ''), kind: 'parallel' },
   },
   h('div', { class: 'wf-parallel-head', title: n.error || null },
-    h('span', {}, 'parallel · step ' + n.step + ' · ' + plural(kids.length, 'branch', 'branches')), wfBadge(n.status)),
+    h('span', {}, 'parallel · node ' + n.node + ' · ' + plural(kids.length, 'branch', 'branches')), wfBadge(n.status)),
   h('div', { class: 'wf-branches' }, kids.map((c) => node(c))));
   const callbacks = [['on success', 'on_success', n.on_success], ['on complete', 'on_complete', n.on_complete]].filter(([, , c]) => c);
   if (!callbacks.length) return panel;
