@@ -55,8 +55,13 @@ var (
 	// running: not started yet, or stopped.
 	ErrLeaseServerStopped = errors.New("dtq: the lease server is not running (Start it first; a stopped one stays stopped)")
 
-	// ErrNoTask is Progress's answer for a context that is not a handler's.
+	// ErrNoTask is Progress's and Step's answer for a context that is not
+	// a handler's.
 	ErrNoTask = errors.New("dtq: the context is not a task handler's")
+
+	// ErrDuplicateStep is Step's answer for a step name the execution used
+	// already: names are unique within a task.
+	ErrDuplicateStep = errors.New("dtq: a step of this name ran already in this execution (step names are unique within a task)")
 
 	// ErrOperationInProgress is returned (marked retryable) by
 	// IdempotentOperation when another execution holds the same key right

@@ -18,6 +18,7 @@ type execution struct {
 	task   *Task
 	queue  *workerQueue
 	cancel context.CancelCauseFunc
+	steps  runSteps // its task's durable steps (step_run.go)
 }
 
 type ctxKey struct{}
@@ -26,6 +27,7 @@ type ctxKey struct{}
 type taskContext struct {
 	task   *Task
 	client *Client
+	steps  *runSteps
 }
 
 // TaskFromContext returns the task a handler's context belongs to.
@@ -95,6 +97,7 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 		}
 		_, fspan := w.c.tracer().Start(ctx, "dtq.finish")
 		status := w.finish(ex, item)
+		ex.steps.keepAfter(context.WithoutCancel(ctx), w.c.engine, t, status, item.RetryDelay)
 		fspan.End()
 		endRunSpan(span, status, item.Text)
 		<-w.recording
@@ -175,7 +178,7 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 	cause := err
 	if err == nil { // (a handler is never called with its context ended)
 		hctx, stop := context.WithTimeoutCause(ctx, t.Timeout, context.DeadlineExceeded)
-		hctx = context.WithValue(hctx, ctxKey{}, &taskContext{task: t, client: w.c})
+		hctx = context.WithValue(hctx, ctxKey{}, &taskContext{task: t, client: w.c, steps: &ex.steps})
 		result, err = callHandler(hctx, h, t)
 		cause = context.Cause(hctx)
 		stop()

@@ -177,3 +177,36 @@ func (s *Server) leaseProgress(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// leaseSteps: GET /api/v1/leases/{lease}/steps → 200 {"steps": {name:
+// result}}: the leased task's recorded durable steps.
+func (s *Server) leaseSteps(w http.ResponseWriter, r *http.Request) {
+	steps, err := s.leases.LeaseSteps(r.Context(), r.PathValue("lease"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.LeaseSteps{Steps: steps})
+}
+
+// recordLeaseStep: PUT /api/v1/leases/{lease}/steps/{name} {"result"} →
+// 200 {"name", "result", "recorded"} (the result that stands), or 409
+// once the lease is lost.
+func (s *Server) recordLeaseStep(w http.ResponseWriter, r *http.Request) {
+	var b wire.LeaseStep
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Result == nil { // (null is a result)
+		s.writeErr(w, r, invalidField("result", "is required: the step's result, any JSON value"))
+		return
+	}
+	name := r.PathValue("name")
+	stood, recorded, err := s.leases.RecordLeaseStep(r.Context(), r.PathValue("lease"), name, b.Result)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.LeaseStepRecorded{Name: name, Result: stood, Recorded: recorded})
+}

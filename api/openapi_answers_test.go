@@ -68,6 +68,8 @@ const (
 	opComplete   = "POST /api/v1/leases/{lease}/complete"
 	opFail       = "POST /api/v1/leases/{lease}/fail"
 	opProgress   = "POST /api/v1/leases/{lease}/progress"
+	opSteps      = "GET /api/v1/leases/{lease}/steps"
+	opStep       = "PUT /api/v1/leases/{lease}/steps/{name}"
 	opRedrive    = "POST /api/v1/dlq/redrive"
 )
 
@@ -612,6 +614,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"error":"x"}`
 	case opProgress:
 		body = `{"fraction":0.5}`
+	case opStep:
+		body = `{"result":1}`
 	case opRedrive:
 		body = `{"dry_run":true}`
 	}

@@ -67,6 +67,16 @@ func (p *prober) leases(e *env) {
 	if r := p.do(e, 200, opGet, "/api/v1/tasks/"+leasedTask(tok), ""); !strings.Contains(string(r.raw), `"note":"half"`) {
 		p.t.Errorf("the leased task's progress: %s", r.raw)
 	}
+	if r := p.do(e, 200, opStep, "/api/v1/leases/"+tok+"/steps/charge", `{"result":{"charge":"ch_1"}}`); r.body["recorded"] != true {
+		p.t.Errorf("a step recorded: %s", r.raw)
+	}
+	if r := p.do(e, 200, opStep, "/api/v1/leases/"+tok+"/steps/charge", `{"result":{"charge":"ch_2"}}`); r.body["recorded"] != false ||
+		!strings.Contains(string(r.raw), `"ch_1"`) {
+		p.t.Errorf("a step recorded again: %s, want the first record", r.raw)
+	}
+	if r := p.do(e, 200, opSteps, "/api/v1/leases/"+tok+"/steps", ""); !strings.Contains(string(r.raw), `"charge":{"charge":"ch_1"}`) {
+		p.t.Errorf("the leased task's steps: %s", r.raw)
+	}
 	if r := p.do(e, 200, opComplete, "/api/v1/leases/"+tok+"/complete", `{"result":{"ok":true}}`); r.str("status") != "SUCCEEDED" {
 		p.t.Errorf("completed: %s", r.raw)
 	}
@@ -90,6 +100,12 @@ func (p *prober) leases(e *env) {
 	p.do(e, 409, opComplete, "/api/v1/leases/"+stale+"/complete", `{"result":1}`)
 	p.do(e, 409, opFail, "/api/v1/leases/"+stale+"/fail", `{"error":"late"}`)
 	p.do(e, 409, opProgress, "/api/v1/leases/"+stale+"/progress", `{"fraction":1}`)
+	p.do(e, 409, opStep, "/api/v1/leases/"+stale+"/steps/late", `{"result":1}`)
+	p.do(e, 400, opStep, "/api/v1/leases/"+someLease+"/steps/x", `{}`)
+	p.do(e, 400, opStep, "/api/v1/leases/"+someLease+"/steps/"+strings.Repeat("n", 129), `{"result":1}`)
+	p.do(e, 413, opStep, "/api/v1/leases/"+someLease+"/steps/x", `{"result":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opStep, "/api/v1/leases/"+someLease+"/steps/x", `{"result":1}`, "Content-Type", "text/plain")
+	p.do(e, 400, opSteps, "/api/v1/leases/not-a-token/steps", "")
 	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":2}`)
 	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"note":"no fraction"}`)
 	p.do(e, 413, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":1,"note":"`+strings.Repeat("x", 9000)+`"}`)

@@ -56,3 +56,23 @@ type LeaseProgress struct {
 	Fraction json.RawMessage `json:"fraction"`
 	Note     *string         `json:"note,omitempty"`
 }
+
+// LeaseSteps is the answer of GET /api/v1/leases/{lease}/steps: the
+// leased task's recorded durable steps, each step's result by name.
+type LeaseSteps struct {
+	Steps map[string]json.RawMessage `json:"steps"`
+}
+
+// LeaseStep is the body of PUT /api/v1/leases/{lease}/steps/{name}: the
+// step's result.
+type LeaseStep struct {
+	Result json.RawMessage `json:"result"`
+}
+
+// LeaseStepRecorded is its answer: the result that stands, and whether
+// this request recorded it (false: the task recorded the step before).
+type LeaseStepRecorded struct {
+	Name     string          `json:"name"`
+	Result   json.RawMessage `json:"result"`
+	Recorded bool            `json:"recorded"`
+}

@@ -58,7 +58,7 @@ func (q *Queue) Drop(ctx context.Context, force bool) (held Held, deleted bool, 
 	return held, true, q.sweepDropped(ctx, v[5])
 }
 
-// sweepDropped deletes the task, idempotency and operation records of the
+// sweepDropped deletes the task, idempotency, operation, workflow and step records of the
 // queue made at or before dropped (Unix ms, Redis clock): a SCAN of every
 // node for the queue's prefix, drop_sweep.lua on what it finds.
 func (q *Queue) sweepDropped(ctx context.Context, dropped int64) error {
@@ -75,7 +75,7 @@ func (q *Queue) sweepDropped(ctx context.Context, dropped int64) error {
 		return dropSweepScript.Exec(ctx, c, ks, args).Error()
 	}
 	for _, node := range c.Nodes() {
-		for _, pattern := range []string{prefix + "task:*", prefix + "idem:*", prefix + "once:*", prefix + "wf:*"} {
+		for _, pattern := range []string{prefix + "task:*", prefix + "idem:*", prefix + "once:*", prefix + "wf:*", prefix + "steps:*"} {
 			var cursor uint64
 			for {
 				e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()

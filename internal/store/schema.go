@@ -91,6 +91,12 @@ func (k Keys) Once(sha256hex string) string { return k.prefix + "once:" + sha256
 // workflow's expires after the retention (see workflow.lua).
 func (k Keys) Workflow(ulid string) string { return k.prefix + "wf:" + ulid }
 
+// Steps is the hash of the durable steps task ulid recorded: field the
+// step's name, value "<run>|<Redis ms>|<result>" (see step.lua). It
+// expires StepKeep after its last write (a run that reads it moves that
+// on), and the retention after its task ended.
+func (k Keys) Steps(ulid string) string { return k.prefix + "steps:" + ulid }
+
 // Progress is the hash of the progress running executions reported:
 // field ULID, value "<run>|<ms>|<fraction>|<note>" (see progress.lua).
 func (k Keys) Progress() string { return k.prefix + "progress" }
