@@ -362,8 +362,18 @@ func (c *engine) register(ctx context.Context, q *queueState) error {
 	return nil
 }
 
-// Get returns the task with id, from its id alone (the id names its queue).
-func (c *Client) Get(ctx context.Context, id string) (*Task, error) { return c.get(ctx, id) }
+// Get returns the task with id, from its id alone (the id names its
+// queue), with its durable steps (Task.Steps), in one round trip.
+func (c *Client) Get(ctx context.Context, id string) (*Task, error) {
+	r, err := c.store.GetWithSteps(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, ErrNotFound
+	}
+	return taskOf(r), nil
+}
 
 func (c *engine) get(ctx context.Context, id string) (*Task, error) {
 	r, err := c.store.Get(ctx, id)

@@ -32,6 +32,15 @@ func (p TaskProgress) MarshalJSON() ([]byte, error) {
 	}{plain(p), wiretime.Time(p.At)})
 }
 
+// MarshalJSON encodes s with its time in TimeFormat.
+func (s TaskStep) MarshalJSON() ([]byte, error) {
+	type plain TaskStep
+	return json.Marshal(struct {
+		plain
+		At wiretime.Time `json:"at"`
+	}{plain(s), wiretime.Time(s.At)})
+}
+
 // MarshalJSON encodes e with its time in TimeFormat.
 func (e Event) MarshalJSON() ([]byte, error) {
 	type plain Event

@@ -3,6 +3,8 @@ package dtq_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -56,6 +58,18 @@ func TestStepRunsOnceAcrossRetries(t *testing.T) {
 		want := `{"charge":{"id":"ch_` + task.ID[len(task.ID)-4:] + `","amount":101},"label":1}`
 		if string(done.Result) != want {
 			t.Errorf("result %s, want %s (the first run's charge, decoded from its record)", done.Result, want)
+		}
+		// Get shows the steps in the order recorded, each with its run.
+		got, err := e.c.Get(t.Context(), task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		for _, st := range got.Steps {
+			seen = append(seen, st.Name+"@"+strconv.Itoa(st.Run)+"="+string(st.Result))
+		}
+		if w := []string{"charge@1=" + want[len(`{"charge":`):strings.Index(want, `,"label"`)], "email@2=\"sent\"", "ship@3=1"}; !slices.Equal(seen, w) {
+			t.Errorf("Get's steps %q, want %q", seen, w)
 		}
 	})
 }

@@ -1,7 +1,9 @@
 package dtq
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,6 +117,11 @@ type Task struct {
 	// a lease's progress); nil when it reported none, and once it ended.
 	Progress *TaskProgress `json:"progress,omitempty"`
 
+	// Steps are the durable steps the task recorded (Step), in the order
+	// they were recorded; Client.Get reads them (other answers leave them
+	// out).
+	Steps []TaskStep `json:"steps,omitempty"`
+
 	// Duplicate is set on the task an Enqueue returned without creating
 	// it: an idempotent replay's original, or the task holding a unique
 	// task's lock (EnqueueResult.Duplicate).
@@ -141,6 +148,14 @@ type TaskProgress struct {
 	Fraction float64   `json:"fraction"` // 0 to 1
 	Note     string    `json:"note,omitempty"`
 	At       time.Time `json:"at"` // when it was reported (Redis clock)
+}
+
+// TaskStep is a durable step's record.
+type TaskStep struct {
+	Name   string          `json:"name"`
+	Run    int             `json:"run"` // the execution that recorded it
+	At     time.Time       `json:"at"`  // when (Redis clock)
+	Result json.RawMessage `json:"result"`
 }
 
 // Execution is one run of a task in its history.
@@ -258,6 +273,12 @@ func taskOf(r *store.Record) *Task {
 	if p := r.Progress; p != nil {
 		t.Progress = &TaskProgress{Fraction: p.Fraction, Note: p.Note, At: msTime(p.At)}
 	}
+	for name, sr := range r.Steps {
+		t.Steps = append(t.Steps, TaskStep{Name: name, Run: sr.Run, At: msTime(sr.At), Result: json.RawMessage(sr.Result)})
+	}
+	slices.SortFunc(t.Steps, func(a, b TaskStep) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Name, b.Name))
+	})
 	if r.Workflow != "" {
 		t.Workflow, t.WorkflowNode = r.Queue+"-"+r.Workflow, r.Step
 		if r.Prev != nil {

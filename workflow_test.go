@@ -14,11 +14,9 @@ import (
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
 
-// outcome is one element of a parallel node's callback's Task.Previous
-// (its key "step" is the child's node number, as the storage layer writes
-// it).
+// outcome is one element of a parallel node's callback's Task.Previous.
 type outcome struct {
-	Node   int             `json:"step"`
+	Node   int             `json:"node"`
 	ID     string          `json:"id"`
 	Status string          `json:"status"`
 	Result json.RawMessage `json:"result"`
@@ -269,7 +267,7 @@ func TestWorkflowChainStopsAtADeadNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		w = e.waitWorkflow(w.ID, 20*time.Second)
-		if w.Status != dtq.WorkflowFailed || !strings.Contains(w.Error, "step 2 of 4") || !strings.Contains(w.Error, "nope") {
+		if w.Status != dtq.WorkflowFailed || !strings.Contains(w.Error, "node 2 of 4") || !strings.Contains(w.Error, "nope") {
 			t.Fatalf("workflow %s %q", w.Status, w.Error)
 		}
 		st := w.Root.Nodes

@@ -27,6 +27,12 @@ func taskOf(t *dtq.Task) *wire.Task {
 		TraceParent: t.TraceParent, Progress: progressOf(t.Progress), Duplicate: t.Duplicate, TimeoutSeconds: t.Timeout.Seconds(),
 		CreatedAt: wiretime.Time(t.CreatedAt), ScheduledAt: wiretime.Ptr(t.ScheduledAt), StartedAt: wiretime.Ptr(t.StartedAt),
 		FinishedAt: wiretime.Ptr(t.FinishedAt), ScheduleTick: wiretime.Ptr(t.ScheduleTick)}
+	if t.Steps != nil {
+		w.Steps = make([]wire.TaskStep, len(t.Steps))
+		for i, st := range t.Steps {
+			w.Steps[i] = wire.TaskStep{Name: st.Name, Run: st.Run, At: wiretime.Time(st.At), Result: st.Result}
+		}
+	}
 	if t.History != nil {
 		w.History = make([]wire.Execution, len(t.History))
 		for i, x := range t.History {

@@ -265,6 +265,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"Schedule":          wire.Schedule{},
 		"ScheduleList":      wire.ScheduleList{},
 		"ScheduleDeleted":   wire.ScheduleDeleted{},
+		"TaskStep":          wire.TaskStep{},
 		"LeaseSteps":        wire.LeaseSteps{},
 		"LeaseStep":         wire.LeaseStep{},
 		"LeaseStepRecorded": wire.LeaseStepRecorded{},

@@ -87,6 +87,9 @@ type Task struct {
 	Previous     json.RawMessage `json:"previous,omitempty"`
 	TraceParent  string          `json:"traceparent,omitempty"`
 	Progress     *TaskProgress   `json:"progress,omitempty"`
+	// Steps are the task's recorded durable steps (GET /api/v1/tasks/{id}
+	// only), in the order they were recorded.
+	Steps []TaskStep `json:"steps,omitempty"`
 	// Duplicate is set on a task a submission returned without creating it
 	// (an idempotent replay's original, a unique task's lock holder).
 	Duplicate      bool    `json:"duplicate,omitempty"`
@@ -114,6 +117,14 @@ type TaskProgress struct {
 	Fraction float64 `json:"fraction"` // 0 to 1
 	Note     string  `json:"note,omitempty"`
 	At       Time    `json:"at"`
+}
+
+// TaskStep is a durable step's record.
+type TaskStep struct {
+	Name   string          `json:"name"`
+	Run    int             `json:"run"`
+	Result json.RawMessage `json:"result"`
+	At     Time            `json:"at"`
 }
 
 // TaskPage is the answer of GET /api/v1/tasks: a page of tasks and the

@@ -49,7 +49,8 @@ func groupOf(t *wire.Task) string {
 	return t.Group
 }
 
-// printTask writes a task's fields, then its execution history.
+// printTask writes a task's fields, then its durable steps and its
+// execution history.
 func printTask(out io.Writer, t *wire.Task) error {
 	cancel := ""
 	if t.CancelRequested && t.Status != "CANCELLED" {
@@ -79,8 +80,21 @@ func printTask(out io.Writer, t *wire.Task) error {
 		"result", oneLine(compact(t.Result), maxValueRunes),
 		"last error", t.LastError,
 	)
-	if err != nil || len(t.History) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(t.Steps) > 0 {
+		fmt.Fprintln(out, "\nsteps:")
+		tb := newTable(out, "STEP", "RUN", "RECORDED", "RESULT")
+		for _, st := range t.Steps {
+			tb.row(oneLine(st.Name, 0), strconv.Itoa(st.Run), fmtTime(st.At), oneLine(compact(st.Result), 80))
+		}
+		if err := tb.flush(); err != nil {
+			return err
+		}
+	}
+	if len(t.History) == 0 {
+		return nil
 	}
 	fmt.Fprintln(out, "\nhistory:")
 	tb := newTable(out, "RUN", "OUTCOME", "STARTED", "FINISHED", "WORKER", "ERROR")

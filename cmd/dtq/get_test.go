@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,6 +82,30 @@ func TestGetShowsProgress(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("dtq get: want %q in\n%s", want, out)
 			}
+		}
+	})
+}
+
+// TestGetShowsSteps: a task's durable steps are a table of dtq get, after
+// its fields.
+func TestGetShowsSteps(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		ctx := t.Context()
+		id := e.submit("order", "--queue", "remote")
+		ls, err := e.leaseServer().Lease(ctx, dtq.LeaseRequest{Worker: "py-1", Queues: []string{"remote"}})
+		if err != nil || len(ls) != 1 || ls[0].Task.ID != id {
+			t.Fatalf("lease: %d %v", len(ls), err)
+		}
+		if _, _, err := e.leaseServer().RecordLeaseStep(ctx, ls[0].Token, "charge", json.RawMessage(`{"id":"ch_42"}`)); err != nil {
+			t.Fatal(err)
+		}
+		out := e.ok("get", id)
+		_, steps, ok := strings.Cut(out, "\nsteps:\n")
+		if !ok {
+			t.Fatalf("dtq get: no steps table in\n%s", out)
+		}
+		if row := rowOf(t, steps, "charge"); len(row) < 4 || row[1] != "1" || row[len(row)-1] != `{"id":"ch_42"}` {
+			t.Errorf("dtq get: the step's row %q in\n%s", row, out)
 		}
 	})
 }

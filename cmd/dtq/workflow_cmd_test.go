@@ -133,9 +133,9 @@ chain #0 SUCCEEDED
 
 		// cancel: the queued task is cancelled, every node ends CANCELLED
 		want = fmt.Sprintf(`workflow %s  queue parked  CANCELLED  progress: 0 of 4 succeeded, 4 cancelled
-chain #0 CANCELLED: step 1 of 2 (%[2]s) CANCELLED: cancelled
+chain #0 CANCELLED: node 1 of 2 (%[2]s) CANCELLED: cancelled
   task #1 CANCELLED echo %[2]s: cancelled
-  parallel #2 CANCELLED: not run: step 1 of 2 (%[2]s) CANCELLED: cancelled
+  parallel #2 CANCELLED: not run: node 1 of 2 (%[2]s) CANCELLED: cancelled
     task #3 CANCELLED echo
     task #4 CANCELLED echo
     on_success: task #5 CANCELLED echo
@@ -173,9 +173,9 @@ func TestWorkflowFailedAndCancelledRunning(t *testing.T) {
 		wf := e.waitWorkflow(id, dtq.WorkflowFailed)
 		dead := wf.Root.Nodes[0].TaskID
 		want := fmt.Sprintf(`workflow %s  queue default  FAILED  progress: 0 of 2 succeeded, 1 failed, 1 skipped
-chain #0 FAILED: step 1 of 2 (%[2]s) FAILED: boom
+chain #0 FAILED: node 1 of 2 (%[2]s) FAILED: boom
   task #1 FAILED fail %[2]s: boom
-  task #2 SKIPPED echo: not run: step 1 of 2 (%[2]s) FAILED: boom
+  task #2 SKIPPED echo: not run: node 1 of 2 (%[2]s) FAILED: boom
 `, id, dead)
 		if out := e.ok("workflow", "get", id); out != want {
 			t.Errorf("dtq workflow get of a failed workflow printed\n%s\nwant\n%s", out, want)

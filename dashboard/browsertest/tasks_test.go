@@ -219,6 +219,29 @@ func TestTaskPageShowsProgress(t *testing.T) {
 	tb.noScriptRan("Task")
 }
 
+// A task's durable steps (here a lease's, from a worker over HTTP) are a
+// table on its task page, in the order they were recorded, their results
+// shown as text.
+func TestTaskPageShowsSteps(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	id := p.Submit(`{"task_type":"order","queue":"remote"}`)
+	ls := p.Must(http.StatusOK, "POST", "/api/v1/leases", `{"worker":"py-1","queues":["remote"]}`).Body["leases"].([]any)
+	token := ls[0].(map[string]any)["lease"].(string)
+	p.Must(http.StatusOK, "PUT", "/api/v1/leases/"+token+"/steps/charge", `{"result":{"charge":"ch_42"}}`)
+	p.Must(http.StatusOK, "PUT", "/api/v1/leases/"+token+"/steps/email", `{"result":"<img src=x onerror=alert(1)>"}`)
+	p.Must(http.StatusOK, "POST", "/api/v1/leases/"+token+"/complete", `{"result":"ok"}`)
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/tasks/" + id)
+	tb.waitFor("the steps table", `(() => { const rows = document.querySelectorAll('#steps tbody tr');
+		return rows.length === 2 && rows[0].dataset.step === 'charge' && rows[0].textContent.includes('ch_42') &&
+			rows[1].dataset.step === 'email' && rows[1].textContent.includes('<img src=x onerror=alert(1)>'); })()`)
+	if n := eval[int](tb, `document.querySelectorAll('#steps img').length`); n != 0 {
+		t.Errorf("a step's result was rendered as HTML: %d img elements", n)
+	}
+	tb.noScriptRan("Task")
+}
+
 // The dead letters page's redrive counts the matching dead letters first,
 // then, confirmed, requeues those only.
 func TestRedriveFromDeadLetters(t *testing.T) {

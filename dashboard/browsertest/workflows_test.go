@@ -136,7 +136,7 @@ func TestWorkflowPage(t *testing.T) {
 		{Node: 4, Type: "always_fail", Status: "FAILED", Parallel: 2, Err: "always_fail: this task always fails"},
 		{Node: 5, Type: "echo", Status: "SKIPPED", Parallel: -1, Callback: "on_success", Label: "on success", Err: "not run: child 4 ("},
 		{Node: 6, Type: "echo", Status: "SUCCEEDED", Parallel: -1, Callback: "on_complete", Label: "on complete"},
-		{Node: 7, Type: "echo", Status: "SKIPPED", Parallel: -1, Err: "not run: step 2 of 3 FAILED"},
+		{Node: 7, Type: "echo", Status: "SKIPPED", Parallel: -1, Err: "not run: node 2 of 3 FAILED"},
 	}
 	if len(nodes) != len(want) {
 		t.Fatalf("the workflow has %d task nodes, want %d", len(nodes), len(want))

@@ -50,7 +50,7 @@ local function wf_outcomes(wfk, kids)
     local st = v[3 * j - 2] or 'K|'
     local letter = string.sub(st, 1, 1)
     if not WF_WORD[letter] then letter = 'K' end
-    parts[j] = '{"step":' .. c .. ',"id":"' .. string.sub(st, 3) .. '","status":"' .. WF_WORD[letter] ..
+    parts[j] = '{"node":' .. c .. ',"id":"' .. string.sub(st, 3) .. '","status":"' .. WF_WORD[letter] ..
       '","result":' .. (v[3 * j - 1] or 'null') .. ',"error":' .. cjson.encode(v[3 * j] or '') .. '}'
   end
   return '[' .. table.concat(parts, ',') .. ']'
@@ -196,7 +196,7 @@ local function wf_flow(wfk, base, queue, retention, keep, acts)
         else
           local kids = wf_kids(redis.call('HGET', wfk, 'l' .. parent))
           local pos = tonumber(role) + 1
-          local about = wf_about('step ' .. pos .. ' of ' .. #kids, tid, letter, why)
+          local about = wf_about('node ' .. pos .. ' of ' .. #kids, tid, letter, why)
           local skip = 'K|'
           if cancel then skip = 'X|' end
           for j = pos + 1, #kids do

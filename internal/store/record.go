@@ -48,6 +48,9 @@ type Record struct {
 	Prev     []byte
 	// Progress is what its running execution last reported (nil: none).
 	Progress *Progress
+	// Steps are its durable steps' records by name (read by GetWithSteps
+	// only; nil for none).
+	Steps map[string]StepRecord
 	// Trace is the W3C traceparent of its submission ("" for none).
 	Trace string
 }

@@ -20,10 +20,20 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	return rs[0], nil
 }
 
+// GetWithSteps is Get with the task's durable step records (Record.Steps),
+// read in the same round trip.
+func (s *Store) GetWithSteps(ctx context.Context, id string) (*Record, error) {
+	rs, err := s.getMany(ctx, []string{id}, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
 // GetMany returns the records of ids in one round trip; missing ones are
 // nil.
 func (s *Store) GetMany(ctx context.Context, ids []string) ([]*Record, error) {
-	return s.getMany(ctx, ids, nil)
+	return s.getMany(ctx, ids, nil, false)
 }
 
 // located is a task id read with its record.
@@ -39,7 +49,9 @@ type located struct {
 // its hash and its packed record — in that order, the order a task moves
 // through them, so that a task moving on between two reads is seen in its
 // later place: in one round trip for all.
-func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]map[string]string) ([]*Record, error) {
+//
+// With steps it reads each task's step records too (Record.Steps).
+func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]map[string]string, steps bool) ([]*Record, error) {
 	c := s.r
 	locs := make([]located, len(ids))
 	cmds := make(rueidis.Commands, 0, 5*len(ids))
@@ -61,6 +73,9 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 		}
 		cmds = append(cmds, c.B().Hget().Key(k.Run()).Field(l.ulid).Build(), c.B().Hgetall().Key(k.Task(l.ulid)).Build(),
 			c.B().Hget().Key(k.Finished()).Field(l.ulid).Build(), c.B().Hget().Key(k.Progress()).Field(l.ulid).Build())
+		if steps {
+			cmds = append(cmds, c.B().Hgetall().Key(k.Steps(l.ulid)).Build())
+		}
 	}
 	if len(cmds) == 0 {
 		return nil, nil
@@ -107,8 +122,26 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			return nil, err
 		}
 		j += 4
+		var recs map[string]StepRecord
+		if steps {
+			m, err := res[j].AsStrMap()
+			if err != nil {
+				return nil, err
+			}
+			j++
+			for name, v := range m {
+				if sr, ok := parseStep(v); ok {
+					if recs == nil {
+						recs = map[string]StepRecord{}
+					}
+					recs[name] = sr
+				}
+			}
+		}
 		if packed != "" {
-			out[i] = parseRecord(l.id, l.queue, packed)
+			if out[i] = parseRecord(l.id, l.queue, packed); out[i] != nil {
+				out[i].Steps = recs
+			}
 			continue
 		}
 		r := recordOf(l.id, l.queue, h, e, l.band, l.eid)
@@ -123,6 +156,9 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			if p, ok := parseProgress(prog); ok && p.Run == rs.run {
 				r.Progress = &p
 			}
+		}
+		if r != nil {
+			r.Steps = recs
 		}
 		out[i] = r
 		if r != nil && len(h) == 0 && !running && e != nil {
@@ -418,7 +454,7 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 		if err != nil {
 			return nil, "", err
 		}
-		recs, err := q.s.getMany(ctx, ids, entries)
+		recs, err := q.s.getMany(ctx, ids, entries, false)
 		if err != nil {
 			return nil, "", err
 		}

@@ -1,6 +1,7 @@
 // Task detail: the task's fields, payload and result as readable JSON, a
-// timeline, the attempt history with errors, and cancel / requeue. A node
-// of a workflow links to it and shows what the node before produced.
+// timeline, the attempt history with errors, its durable steps, and cancel
+// / requeue. A node of a workflow links to it and shows what the node
+// before produced.
 
 import { h, replace, setText, throttle, routeHref, workflowHref } from '../dom.js';
 import { badge, outcomeBadge, outcomeColour, timeEl, stamp, duration } from '../fmt.js';
@@ -85,6 +86,10 @@ export function mount(main, ctx, route) {
       t.last_error ? h('section', { class: 'card', 'aria-labelledby': 'err-h' },
         h('h2', { id: 'err-h' }, 'Last error'), h('pre', { class: 'error-text', id: 'last-error' }, t.last_error)) : null,
       h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'), attempts(t)),
+      t.steps && t.steps.length ? h('section', { class: 'card', 'aria-labelledby': 'steps-h', id: 'steps' },
+        h('h2', { id: 'steps-h' }, 'Steps'),
+        h('p', { class: 'muted small card-help' }, 'Durable steps the handler recorded: a later run gets each result back instead of running the step again.'),
+        steps(t)) : null,
       t.workflow ? h('section', { class: 'card', 'aria-labelledby': 'prev-h', id: 'previous' },
         h('h2', { id: 'prev-h' }, 'Previous'),
         h('p', { class: 'muted small card-help' }, 'What the node before produced: the previous chain node\'s result, or for a parallel node\'s callback the outcomes of its children.'),
@@ -180,4 +185,16 @@ function attempts(t) {
     h('tbody', {},
       hist.map((e) => row(e.run, e.started_at, duration(Date.parse(e.finished_at) - Date.parse(e.started_at)), e.worker, outcomeBadge(e.outcome), e.error)),
       running ? row(t.attempt || hist.length + 1, t.started_at, 'running now', t.worker, badge('RUNNING'), '', { class: 'attempt-running' }) : null)));
+}
+
+// steps is the table of the task's durable steps, in the order they were
+// recorded: name, the run that recorded it, when, and the result.
+function steps(t) {
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'rtable steps' },
+    h('thead', {}, h('tr', {}, ['Step', 'Run', 'Recorded', 'Result'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, t.steps.map((st) => h('tr', { dataset: { step: st.name } },
+      h('td', { dataset: { label: 'Step' }, class: 'mono' }, st.name),
+      h('td', { dataset: { label: 'Run' } }, String(st.run)),
+      h('td', { dataset: { label: 'Recorded' } }, h('time', { datetime: st.at, title: st.at }, stamp(st.at))),
+      h('td', { dataset: { label: 'Result' } }, view(JSON.stringify(st.result), 'Result of step ' + st.name)))))));
 }
