@@ -157,6 +157,41 @@ func runChildWorker() int {
 	w.Handle("wffail", func(context.Context, *dtq.Task) (any, error) {
 		return nil, dtq.Permanent(errors.New("broken on purpose"))
 	})
+	// stepper runs three durable steps; each step's fn logs "fn <task>
+	// <step> <worker>", each step done logs "after <task> <step>
+	// <worker>", and the handler then waits to be killed while the file
+	// <effects>.stall-<step> exists. It returns the steps' sum.
+	w.Handle("stepper", func(ctx context.Context, t *dtq.Task) (any, error) {
+		effects := os.Getenv(childEffectsEnv)
+		logLine := func(line string) error {
+			f, err := os.OpenFile(effects, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = fmt.Fprintln(f, line)
+			return err
+		}
+		sum := 0
+		for i := 1; i <= 3; i++ {
+			name := "step-" + strconv.Itoa(i)
+			v, err := dtq.Step(ctx, name, func(context.Context) (int, error) {
+				return 10 * i, logLine("fn " + t.ID + " " + name + " " + id)
+			})
+			if err != nil {
+				return nil, err
+			}
+			sum += v
+			if err := logLine("after " + t.ID + " " + name + " " + id); err != nil {
+				return nil, err
+			}
+			if _, err := os.Stat(effects + ".stall-" + name); err == nil {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+		}
+		return sum, nil
+	})
 	w.Start(context.Background())
 	fmt.Println("ready")
 	select {}

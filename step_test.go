@@ -3,6 +3,8 @@ package dtq_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,6 +177,62 @@ func TestStepRecordsAreBounded(t *testing.T) {
 		}
 		if n, err := e.Client.Do(t.Context(), e.Client.B().Exists().Key(key).Build()).AsInt64(); err != nil || n != 0 {
 			t.Fatalf("step records after DeleteQueue: exists %d (%v)", n, err)
+		}
+	})
+}
+
+// A handler of three steps whose worker process is SIGKILLed right after
+// each step in turn (three kills, three takeovers): each step's fn ran
+// exactly once across the four executions (the effect log), the later
+// executions got the recorded results back, and the task ended SUCCEEDED
+// once, with the three crashes counted.
+func TestStepsSurviveAKillAfterEachStep(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		effects := filepath.Join(t.TempDir(), "effects")
+		const vt = time.Second
+		task := e.enqueue("stepper", nil, nil)
+		logged := func(prefix string) int {
+			data, _ := os.ReadFile(effects)
+			n := 0
+			for _, line := range strings.Split(string(data), "\n") {
+				if strings.HasPrefix(line, prefix) {
+					n++
+				}
+			}
+			return n
+		}
+		for k := 1; k <= 3; k++ {
+			step := "step-" + strconv.Itoa(k)
+			marker := effects + ".stall-" + step
+			if err := os.WriteFile(marker, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := startChildWorker(t, e, "w"+strconv.Itoa(k), vt, childEffectsEnv+"="+effects)
+			eventually(t, 30*time.Second, step+" recorded", func() bool { return logged("after "+task.ID+" "+step+" ") == 1 })
+			c.Process.Kill()
+			c.Wait()
+			if err := os.Remove(marker); err != nil {
+				t.Fatal(err)
+			}
+		}
+		startChildWorker(t, e, "w4", vt, childEffectsEnv+"="+effects)
+		done := e.waitStatus(task.ID, dtq.StatusSucceeded, 30*time.Second)
+		for k := 1; k <= 3; k++ {
+			if n := logged("fn " + task.ID + " step-" + strconv.Itoa(k) + " "); n != 1 {
+				t.Errorf("step-%d's fn ran %d times, want once", k, n)
+			}
+		}
+		if string(done.Result) != "60" || done.Crashes != 3 {
+			t.Errorf("ended with result %s after %d crashes, want 60 (10+20+30, from the records) after 3", done.Result, done.Crashes)
+		}
+		var succeeded int
+		for _, x := range done.History {
+			if x.Outcome == dtq.OutcomeSucceeded {
+				succeeded++
+			}
+		}
+		if succeeded != 1 {
+			t.Errorf("history %+v: %d succeeded runs, want 1", done.History, succeeded)
 		}
 	})
 }
