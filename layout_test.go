@@ -107,7 +107,7 @@ func receiverIs(d *ast.FuncDecl, name string) bool {
 }
 
 // visitor calls fn on every identifier it walks, but field and method
-// names after a dot.
+// names after a dot and field names in a literal (also nested ones).
 type visitor func(*ast.Ident)
 
 func (v visitor) Visit(n ast.Node) ast.Visitor {
@@ -117,6 +117,11 @@ func (v visitor) Visit(n ast.Node) ast.Visitor {
 	case *ast.SelectorExpr:
 		ast.Walk(v, n.X)
 		return nil
+	case *ast.KeyValueExpr:
+		if _, ok := n.Key.(*ast.Ident); ok {
+			ast.Walk(v, n.Value)
+			return nil
+		}
 	}
 	return v
 }
