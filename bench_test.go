@@ -149,13 +149,23 @@ func enqueueManyN(b *testing.B, c *dtq.Client, n, batch int) {
 
 // drain runs a worker with a no-op handler until n tasks succeeded.
 func drain(b *testing.B, c *dtq.Client, n, concurrency int) {
+	drainWith(b, c, n, concurrency, nil)
+}
+
+// drainWith is drain with work (nil: none) done by each handler first.
+func drainWith(b *testing.B, c *dtq.Client, n, concurrency int, work func(context.Context) error) {
 	var done atomic.Int64
 	finished := make(chan struct{})
 	w, err := dtq.NewWorker(c, &dtq.WorkerConfig{Concurrency: concurrency})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w.Handle("noop", func(context.Context, *dtq.Task) (any, error) {
+	w.Handle("noop", func(ctx context.Context, _ *dtq.Task) (any, error) {
+		if work != nil {
+			if err := work(ctx); err != nil {
+				return nil, err
+			}
+		}
 		if done.Add(1) == int64(n) {
 			close(finished)
 		}

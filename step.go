@@ -33,8 +33,9 @@ const (
 // free. A result larger than MaxStepResult as JSON is a ValidationError
 // (fn ran; nothing is recorded). Outside a handler Step is ErrNoTask. An
 // execution that is no longer the task's gets ErrRunLost (its record is
-// refused). The first Step of an execution reads the task's records: one
-// round trip; each record is one more.
+// refused). The first Step of an execution reads the task's records, one
+// round trip (none in the task's first execution, which nothing can
+// precede); each record is one more.
 func Step[T any](ctx context.Context, name string, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
 	tc, ok := ctx.Value(ctxKey{}).(*taskContext)
@@ -48,7 +49,8 @@ func Step[T any](ctx context.Context, name string, fn func(context.Context) (T, 
 	f := stepFence{queue: t.Queue, id: t.ID,
 		fence: store.Fence{Run: t.run, Band: t.band, EntryID: t.entry, Worker: t.Worker, Started: t.started}}
 	rs := tc.steps
-	if err := rs.load(ctx, tc.client.engine, f); err != nil {
+	fresh := t.born != nil && t.Attempt == 1 && t.Crashes == 0
+	if err := rs.load(ctx, tc.client.engine, f, fresh); err != nil {
 		return zero, fmt.Errorf("dtq: reading the task's steps: %w", err)
 	}
 	rec, done, err := rs.begin(name)

@@ -28,11 +28,17 @@ type stepFence struct {
 	fence     store.Fence
 }
 
-// load reads the task's step records once per execution.
-func (rs *runSteps) load(ctx context.Context, c *engine, f stepFence) error {
+// load reads the task's step records once per execution; for the task's
+// first execution (fresh: its first attempt, run from its birth entry,
+// never taken over), which none can precede, it reads nothing.
+func (rs *runSteps) load(ctx context.Context, c *engine, f stepFence, fresh bool) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.loaded {
+		return nil
+	}
+	if fresh {
+		rs.records, rs.used, rs.loaded = map[string]store.StepRecord{}, map[string]bool{}, true
 		return nil
 	}
 	_, ulid, err := taskid.Parse(f.id)
