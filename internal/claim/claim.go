@@ -14,8 +14,10 @@ type Claim struct {
 	Started store.Started
 	// Leased are those of Entry.Scopes whose leases the run holds.
 	Leased []string
-	// Limit names the queue-wide concurrency lease the run holds ("":
-	// none).
+	// Limit is set when the run holds a lease of the queue-wide
+	// concurrency limit ("": none): its name for a lease server's run (the
+	// token carries it); for a Go worker's, whose reader holds its leases
+	// as a count and releases any one at the run's end, the worker's id.
 	Limit string
 }
 

@@ -101,17 +101,20 @@ func (c *Claimer) Read(ctx context.Context, consumer string, credit int, idle ti
 		res, err = c.q.Read(ctx, req)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err != nil {
 		if due {
 			c.reclaim.Force() // the pass did not happen: still due
 		}
+		c.mu.Unlock()
 		return res, err
 	}
 	c.ensured = true
 	if due {
 		c.reclaim.Cursors = res.Cursors
-		c.reportReclaims(res.Entries)
+	}
+	c.mu.Unlock()
+	if due {
+		c.reportReclaims(res.Entries) // (the runner's hook, outside the lock)
 	}
 	return res, nil
 }
@@ -216,8 +219,8 @@ func (c *Claimer) askAgain(wait context.Context, entries []store.Entry, maxWait 
 // settle reports what the start of entries answered (started) and returns
 // the runs it began, their RUNNING events published: a task its start
 // ended (DEAD, withdrawn) is reported as ended, one a limit holds back as
-// throttled. leased says which of a run's scopes hold leases.
-func (c *Claimer) settle(entries []store.Entry, started []store.Started, leased func([]string) []string) []Claim {
+// throttled.
+func (c *Claimer) settle(entries []store.Entry, started []store.Started) []Claim {
 	var out []Claim
 	for i, s := range started {
 		e := &entries[i]
@@ -240,7 +243,7 @@ func (c *Claimer) settle(entries []store.Entry, started []store.Started, leased 
 		if s.Code != store.Began || e.GiveBack || e.Spec == nil {
 			continue
 		}
-		out = append(out, Claim{Queue: c.cfg.Queue, Entry: *e, Started: s, Leased: leased(e.Scopes)})
+		out = append(out, Claim{Queue: c.cfg.Queue, Entry: *e, Started: s, Leased: c.Limits.LeasedOf(e.Scopes)})
 	}
 	c.hooks.Publish(out)
 	return out

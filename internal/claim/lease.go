@@ -204,7 +204,7 @@ func (c *Claimer) startLeases(ctx context.Context, p Poll, entries []store.Entry
 		c.Limits.GiveBack(ctx, g, 0)
 		return nil, err
 	}
-	out := c.settle(entries, started, c.Limits.LeasedOf)
+	out := c.settle(entries, started)
 	for i := range out {
 		out[i].Limit = g.Name(i)
 	}

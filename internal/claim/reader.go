@@ -397,7 +397,7 @@ func (r *Reader) start(ctx, stop context.Context, entries []store.Entry, pre []s
 		r.startFailed.Store(true)
 		return
 	}
-	claims := r.settle(entries, started, r.Limits.LeasedOf)
+	claims := r.settle(entries, started)
 	if mode == store.Leased {
 		for i := range claims {
 			claims[i].Limit = r.rc.Consumer // (its lease is one of those held)
