@@ -233,7 +233,10 @@ func TestObserverSeesReclaimsAndLostRuns(t *testing.T) {
 		doomed := e.enqueue("crashy", nil, &dtq.EnqueueOpts{Queue: "crash"})
 		ghostStart(t, e, "crash", "ghost1", false)
 		ghostStart(t, e, "crash", "ghost2", true)
-		e.worker(&dtq.WorkerConfig{Queues: []string{"crash"}, VisibilityTimeout: 20 * time.Millisecond, MaxCrashes: 1},
+		// (A visibility timeout far above a start's time: with 20ms, a
+		// start slowed past it under -race let the next pass take the
+		// entry back from this worker itself, a second reclaim.)
+		e.worker(&dtq.WorkerConfig{Queues: []string{"crash"}, VisibilityTimeout: 300 * time.Millisecond, MaxCrashes: 1},
 			map[string]dtq.HandlerFunc{"crashy": func(context.Context, *dtq.Task) (any, error) { return nil, nil }})
 		e.waitStatus(doomed.ID, dtq.StatusDead, 10*time.Second)
 		rec.waitEvents(t, "ended crash crashy dead")
