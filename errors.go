@@ -63,6 +63,24 @@ var (
 	// already: names are unique within a task.
 	ErrDuplicateStep = errors.New("dtq: a step of this name ran already in this execution (step names are unique within a task)")
 
+	// ErrSuspended is Sleep's and WaitFor's answer when the execution must
+	// end so that the task waits (the handler returns it); Step's after
+	// that in the same execution.
+	ErrSuspended = errors.New("dtq: the execution suspended (Sleep, WaitFor): return from the handler; the task runs again when it is due")
+
+	// ErrWaitTimedOut is WaitFor's answer when its timeout passed before
+	// the signal came.
+	ErrWaitTimedOut = errors.New("dtq: the wait timed out before its signal came")
+
+	// ErrSignalDelivered is Signal's answer when the task holds a record
+	// of that name already: a signal delivered before, or its wait's
+	// timeout (the first stands).
+	ErrSignalDelivered = errors.New("dtq: the task has a signal of this name already, or its wait for it timed out")
+
+	// ErrTaskFinished is Signal's answer for a task that has finished
+	// (SUCCEEDED, DEAD or CANCELLED): nothing is recorded.
+	ErrTaskFinished = errors.New("dtq: task has finished")
+
 	// ErrOperationInProgress is returned (marked retryable) by
 	// IdempotentOperation when another execution holds the same key right
 	// now.

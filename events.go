@@ -25,6 +25,18 @@ type Event struct {
 	// Progress is set on a RUNNING event that reports progress (Progress,
 	// a lease's progress); At is then the event's Time.
 	Progress *TaskProgress `json:"progress,omitempty"`
+	// Suspended is set on the SCHEDULED event of a task whose execution
+	// suspended (Sleep, WaitFor): what it waits for, until when.
+	Suspended *Suspension `json:"suspended,omitempty"`
+}
+
+// suspendMark begins the last field of a suspension's event line (an
+// error text never holds it).
+const suspendMark = "\x1e"
+
+// suspendLine is the event line of t suspended for s until the Unix ms due.
+func suspendLine(t *Task, s *suspension, due int64) string {
+	return eventLine(t, StatusScheduled, suspendMark+s.kind+" "+s.name+"|"+strconv.FormatInt(due, 10))
 }
 
 // Events calls fn for every lifecycle event of queues (all queues of the
@@ -61,6 +73,11 @@ func parseEvent(queue, line string) (Event, bool) {
 		if v, err := strconv.ParseFloat(frac, 64); err == nil {
 			e.Progress = &TaskProgress{Fraction: v, Note: note, At: e.Time}
 		}
+	} else if w, ok := strings.CutPrefix(f[len(f)-1], suspendMark); ok && len(f) == 7 && e.Status == StatusScheduled {
+		// a suspension: "<mark><kind> <name>|<until ms>"
+		what, until, _ := strings.Cut(w, "|")
+		u, _ := strconv.ParseInt(until, 10, 64)
+		e.Suspended = suspensionOf(what, u)
 	} else if len(f) == 7 {
 		e.Error = f[6]
 	}

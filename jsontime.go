@@ -41,6 +41,15 @@ func (s TaskStep) MarshalJSON() ([]byte, error) {
 	}{plain(s), wiretime.Time(s.At)})
 }
 
+// MarshalJSON encodes s with its time in TimeFormat.
+func (s Suspension) MarshalJSON() ([]byte, error) {
+	type plain Suspension
+	return json.Marshal(struct {
+		plain
+		Until wiretime.Time `json:"until"`
+	}{plain(s), wiretime.Time(s.Until)})
+}
+
 // MarshalJSON encodes e with its time in TimeFormat.
 func (e Event) MarshalJSON() ([]byte, error) {
 	type plain Event

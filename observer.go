@@ -76,6 +76,10 @@ const (
 	// were lost more than WorkerConfig.MaxCrashes times (then it ends
 	// CANCELLED or DEAD when taken over).
 	OutcomeLost Outcome = "lost"
+	// OutcomeSuspended: the execution ended without failing so that the
+	// task waits (Sleep, WaitFor; it is SCHEDULED with Task.Suspended),
+	// keeping its attempt. In a task's history its error says for what.
+	OutcomeSuspended Outcome = "suspended"
 )
 
 // outcomeOf maps the status an outcome was recorded with ("" when it was

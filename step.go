@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/dtq-dev/dtq/internal/taskid"
 )
 
 // Limits of durable steps.
@@ -38,22 +39,7 @@ const (
 // precede); each record is one more.
 func Step[T any](ctx context.Context, name string, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
-	tc, ok := ctx.Value(ctxKey{}).(*taskContext)
-	if !ok || tc.steps == nil {
-		return zero, ErrNoTask
-	}
-	if err := checkStep(name, []byte("null")); err != nil {
-		return zero, err
-	}
-	t := tc.task
-	f := stepFence{queue: t.Queue, id: t.ID,
-		fence: store.Fence{Run: t.run, Band: t.band, EntryID: t.entry, Worker: t.Worker, Started: t.started}}
-	rs := tc.steps
-	fresh := t.born != nil && t.Attempt == 1 && t.Crashes == 0
-	if err := rs.load(ctx, tc.client.engine, f, fresh); err != nil {
-		return zero, fmt.Errorf("dtq: reading the task's steps: %w", err)
-	}
-	rec, done, err := rs.begin(name)
+	sc, rec, done, err := beginStep(ctx, name)
 	if err != nil {
 		return zero, err
 	}
@@ -71,7 +57,7 @@ func Step[T any](ctx context.Context, name string, fn func(context.Context) (T, 
 	if err := checkStep(name, data); err != nil {
 		return zero, err
 	}
-	stood, err := rs.record(ctx, tc.client.engine, f, name, data)
+	stood, err := sc.record(ctx, name, data)
 	if err != nil {
 		return zero, err
 	}
@@ -79,6 +65,55 @@ func Step[T any](ctx context.Context, name string, fn func(context.Context) (T, 
 		return v, nil
 	}
 	return decodeStep[T](name, stood) // another execution recorded it first: its result stands
+}
+
+// stepCall is a step's execution: its records, and the fence they are
+// written under.
+type stepCall struct {
+	tc *taskContext
+	f  stepFence
+}
+
+// beginStep checks name, reads the task's records at the execution's
+// first step and claims name for it: the record, if an earlier run made
+// one. Outside a handler it is ErrNoTask; after the execution suspended
+// (Sleep, WaitFor), ErrSuspended.
+func beginStep(ctx context.Context, name string) (stepCall, store.StepRecord, bool, error) {
+	tc, ok := ctx.Value(ctxKey{}).(*taskContext)
+	if !ok || tc.steps == nil {
+		return stepCall{}, store.StepRecord{}, false, ErrNoTask
+	}
+	if err := checkStep(name, []byte("null")); err != nil {
+		return stepCall{}, store.StepRecord{}, false, err
+	}
+	t := tc.task
+	sc := stepCall{tc: tc, f: stepFence{queue: t.Queue, id: t.ID,
+		fence: store.Fence{Run: t.run, Band: t.band, EntryID: t.entry, Worker: t.Worker, Started: t.started}}}
+	fresh := t.born != nil && t.Attempt == 1 && t.Crashes == 0
+	if err := tc.steps.load(ctx, tc.client.engine, sc.f, fresh); err != nil {
+		return stepCall{}, store.StepRecord{}, false, fmt.Errorf("dtq: reading the task's steps: %w", err)
+	}
+	rec, done, err := tc.steps.begin(name)
+	return sc, rec, done, err
+}
+
+// record records result as the step name of this execution (runSteps.record).
+func (sc stepCall) record(ctx context.Context, name string, result []byte) ([]byte, error) {
+	return sc.tc.steps.record(ctx, sc.tc.client.engine, sc.f, name, result)
+}
+
+// readOne reads the record of step name from Redis.
+func (sc stepCall) readOne(ctx context.Context, name string) (store.StepRecord, bool, error) {
+	_, ulid, err := taskid.Parse(sc.f.id)
+	if err != nil {
+		return store.StepRecord{}, false, err
+	}
+	e := sc.tc.client.engine
+	rec, ok, err := e.queue(sc.f.queue).store.StepOf(ctx, ulid, name)
+	if err != nil {
+		e.redisError("step", err)
+	}
+	return rec, ok, err
 }
 
 // decodeStep decodes step name's recorded result into a T.

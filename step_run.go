@@ -20,6 +20,10 @@ type runSteps struct {
 	records map[string]store.StepRecord
 	used    map[string]bool
 	touched bool // the task has step records: its end sets how long they stay
+	fresh   bool // loaded without reading: the task's first execution
+	// suspend is what the execution suspended for (Sleep, WaitFor): it
+	// ends so, whatever its handler returns; nil while it does not.
+	suspend *suspension
 }
 
 // stepFence is the execution a step record is fenced by.
@@ -38,7 +42,7 @@ func (rs *runSteps) load(ctx context.Context, c *engine, f stepFence, fresh bool
 		return nil
 	}
 	if fresh {
-		rs.records, rs.used, rs.loaded = map[string]store.StepRecord{}, map[string]bool{}, true
+		rs.records, rs.used, rs.loaded, rs.fresh = map[string]store.StepRecord{}, map[string]bool{}, true, true
 		return nil
 	}
 	_, ulid, err := taskid.Parse(f.id)
@@ -61,6 +65,9 @@ func (rs *runSteps) load(ctx context.Context, c *engine, f stepFence, fresh bool
 func (rs *runSteps) begin(name string) (store.StepRecord, bool, error) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if rs.suspend != nil {
+		return store.StepRecord{}, false, ErrSuspended
+	}
 	if rs.used[name] {
 		return store.StepRecord{}, false, ErrDuplicateStep
 	}
@@ -115,7 +122,7 @@ func (rs *runSteps) record(ctx context.Context, c *engine, f stepFence, name str
 // store.StepKeep; after an end: the retention). A failure leaves them to
 // the expiry their last write set.
 func (rs *runSteps) keepAfter(ctx context.Context, c *engine, t *Task, status string, retryDelay time.Duration) {
-	if rs == nil || !rs.touched || status == "" {
+	if rs == nil || !rs.touched || status == "" || rs.suspend != nil { // (suspend.lua sets it)
 		return
 	}
 	_, ulid, err := taskid.Parse(t.ID)

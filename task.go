@@ -122,6 +122,10 @@ type Task struct {
 	// out).
 	Steps []TaskStep `json:"steps,omitempty"`
 
+	// Suspended says what the task waits for while it is SCHEDULED after
+	// an execution suspended (Sleep, WaitFor): nil otherwise.
+	Suspended *Suspension `json:"suspended,omitempty"`
+
 	// Duplicate is set on the task an Enqueue returned without creating
 	// it: an idempotent replay's original, or the task holding a unique
 	// task's lock (EnqueueResult.Duplicate).
@@ -156,6 +160,10 @@ type TaskStep struct {
 	Run    int             `json:"run"` // the execution that recorded it
 	At     time.Time       `json:"at"`  // when (Redis clock)
 	Result json.RawMessage `json:"result"`
+	// By says what recorded a wait's step (WaitFor) when no run did:
+	// "signal" (Result is its payload, Run 0) or "timeout" (no signal came
+	// in time; Result null).
+	By string `json:"by,omitempty"`
 }
 
 // Execution is one run of a task in its history.
@@ -229,6 +237,8 @@ func historyOutcome(o store.Outcome) Outcome {
 		return OutcomeCancelled
 	case store.OutcomeCrashed:
 		return OutcomeLost
+	case store.OutcomeSuspend:
+		return OutcomeSuspended
 	}
 	return Outcome(o)
 }
@@ -262,6 +272,7 @@ func taskOf(r *store.Record) *Task {
 		GroupWaiting:    r.GroupWaiting,
 		LimitKey:        r.LimitKey,
 		HeldBy:          heldBy(r.Throttled),
+		Suspended:       suspensionOf(r.Wait, r.Due),
 	}
 	if r.Schedule != "" {
 		t.ScheduleTick = msTimePtr(r.Tick)
@@ -274,7 +285,7 @@ func taskOf(r *store.Record) *Task {
 		t.Progress = &TaskProgress{Fraction: p.Fraction, Note: p.Note, At: msTime(p.At)}
 	}
 	for name, sr := range r.Steps {
-		t.Steps = append(t.Steps, TaskStep{Name: name, Run: sr.Run, At: msTime(sr.At), Result: json.RawMessage(sr.Result)})
+		t.Steps = append(t.Steps, TaskStep{Name: name, Run: sr.Run, At: msTime(sr.At), Result: json.RawMessage(sr.Result), By: sr.By})
 	}
 	slices.SortFunc(t.Steps, func(a, b TaskStep) int {
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Name, b.Name))

@@ -96,7 +96,12 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			wq.reader.Slots.Release(1)
 		}
 		_, fspan := w.c.tracer().Start(ctx, "dtq.finish")
-		status := w.finish(ex, item)
+		var status string
+		if item.Outcome == store.OutcomeSuspend {
+			status, item = w.suspend(ex, item)
+		} else {
+			status = w.finish(ex, item)
+		}
 		ex.steps.keepAfter(context.WithoutCancel(ctx), w.c.engine, t, status, item.RetryDelay)
 		fspan.End()
 		endRunSpan(span, status, item.Text)
@@ -108,6 +113,10 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			// finds the lease free, rather than being held back for it.
 			wq.reader.ReleaseScopes(context.WithoutCancel(ctx), claim.ScopeLeases(t.ID, t.run, t.leased))
 			wq.reader.Slots.Release(1)
+		}
+		if item.Outcome == store.OutcomeSuspend && status != "" {
+			obs.finished(ref, OutcomeSuspended, ran)
+			return
 		}
 		w.logFailure(t, status, item.Text)
 		obs.finished(ref, outcomeOf(status), ran)
@@ -186,6 +195,10 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 	switch {
 	case errors.Is(context.Cause(ctx), ErrRunLost):
 		return item, false // taken over elsewhere: this run's outcome would be rejected
+	case ex.steps.suspended() != nil && !errors.Is(context.Cause(ctx), ErrCancelled):
+		// Sleep or WaitFor: the task waits, whatever the handler returned
+		item.Outcome = store.OutcomeSuspend
+		return item, true
 	case err == nil:
 		// Also when cancelled meanwhile: the finish script records a
 		// cancelled task CANCELLED, keeping the result as its result.

@@ -24,13 +24,13 @@ func taskOf(t *dtq.Task) *wire.Task {
 		Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Crashes: t.Crashes, Result: t.Result, LastError: t.LastError, Worker: t.Worker,
 		CancelRequested: t.CancelRequested, Schedule: t.Schedule, Group: t.Group, GroupWaiting: t.GroupWaiting,
 		LimitKey: t.LimitKey, HeldBy: t.HeldBy, Workflow: t.Workflow, WorkflowNode: t.WorkflowNode, Previous: t.Previous,
-		TraceParent: t.TraceParent, Progress: progressOf(t.Progress), Duplicate: t.Duplicate, TimeoutSeconds: t.Timeout.Seconds(),
+		TraceParent: t.TraceParent, Progress: progressOf(t.Progress), Suspended: suspensionOf(t.Suspended), Duplicate: t.Duplicate, TimeoutSeconds: t.Timeout.Seconds(),
 		CreatedAt: wiretime.Time(t.CreatedAt), ScheduledAt: wiretime.Ptr(t.ScheduledAt), StartedAt: wiretime.Ptr(t.StartedAt),
 		FinishedAt: wiretime.Ptr(t.FinishedAt), ScheduleTick: wiretime.Ptr(t.ScheduleTick)}
 	if t.Steps != nil {
 		w.Steps = make([]wire.TaskStep, len(t.Steps))
 		for i, st := range t.Steps {
-			w.Steps[i] = wire.TaskStep{Name: st.Name, Run: st.Run, At: wiretime.Time(st.At), Result: st.Result}
+			w.Steps[i] = wire.TaskStep{Name: st.Name, Run: st.Run, At: wiretime.Time(st.At), Result: st.Result, By: st.By}
 		}
 	}
 	if t.History != nil {
@@ -67,10 +67,19 @@ func progressOf(p *dtq.TaskProgress) *wire.TaskProgress {
 	return &wire.TaskProgress{Fraction: p.Fraction, Note: p.Note, At: wiretime.Time(p.At)}
 }
 
+// suspensionOf is s on the wire (nil for none).
+func suspensionOf(s *dtq.Suspension) *wire.Suspension {
+	if s == nil {
+		return nil
+	}
+	return &wire.Suspension{For: s.For, Name: s.Name, Until: wiretime.Time(s.Until)}
+}
+
 // eventOf is e as a frame of GET /ws/events.
 func eventOf(e *dtq.Event) wire.Event {
 	return wire.Event{Queue: e.Queue, TaskID: e.TaskID, Status: string(e.Status), TaskType: e.Type, Attempt: e.Attempt,
-		Priority: e.Priority, Error: e.Error, Progress: progressOf(e.Progress), Time: wiretime.Time(e.Time)}
+		Priority: e.Priority, Error: e.Error, Progress: progressOf(e.Progress), Suspended: suspensionOf(e.Suspended),
+		Time: wiretime.Time(e.Time)}
 }
 
 func deadLetterOf(d *dtq.DeadLetter) wire.DeadLetter {

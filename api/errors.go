@@ -101,6 +101,11 @@ func classify(err error) (status int, detail wire.ErrorDetail, retryAfter string
 		return http.StatusNotFound, wire.ErrorDetail{Code: wire.CodeNotFound, Message: "no such task"}, ""
 	case errors.Is(err, dtq.ErrScheduleNotFound):
 		return http.StatusNotFound, wire.ErrorDetail{Code: wire.CodeNotFound, Message: "no such schedule"}, ""
+	case errors.Is(err, dtq.ErrSignalDelivered):
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeSignalDelivered,
+			Message: "the task has a signal of this name already, or its wait for it timed out: nothing was recorded"}, ""
+	case errors.Is(err, dtq.ErrTaskFinished):
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeTaskFinished, Message: "the task has finished: it takes no signal"}, ""
 	case errors.Is(err, dtq.ErrNotCancellable):
 		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotCancellable, Message: "the task has already finished"}, ""
 	case errors.As(err, &notEmpty):

@@ -27,6 +27,7 @@ const (
 	opGet        = "GET /api/v1/tasks/{id}"
 	opList       = "GET /api/v1/tasks"
 	opCancel     = "POST /api/v1/tasks/{id}/cancel"
+	opSignal     = "POST /api/v1/tasks/{id}/signals/{name}"
 	opDLQ        = "GET /api/v1/dlq"
 	opRequeue    = "POST /api/v1/dlq/{id}/requeue"
 	opDiscard    = "DELETE /api/v1/dlq/{id}"
@@ -380,6 +381,15 @@ func (p *prober) tasks(e *env) string {
 	p.do(e, 200, opCancel, "/api/v1/tasks/"+later+"/cancel", "")
 	p.do(e, 409, opCancel, "/api/v1/tasks/"+done+"/cancel", "")
 	p.do(e, 404, opCancel, "/api/v1/tasks/"+unknownID+"/cancel", "")
+
+	waiting := p.do(e, 201, opSubmit, "/api/v1/tasks", idle).str("id") // no worker takes it
+	p.do(e, 200, opSignal, "/api/v1/tasks/"+waiting+"/signals/approved", `{"payload":{"by":"ann"}}`)
+	p.do(e, 409, opSignal, "/api/v1/tasks/"+waiting+"/signals/approved", `{}`)
+	p.do(e, 409, opSignal, "/api/v1/tasks/"+done+"/signals/approved", `{}`)
+	p.do(e, 404, opSignal, "/api/v1/tasks/"+unknownID+"/signals/approved", `{}`)
+	p.do(e, 400, opSignal, "/api/v1/tasks/"+waiting+"/signals/"+strings.Repeat("n", 129), `{}`)
+	p.do(e, 413, opSignal, "/api/v1/tasks/"+waiting+"/signals/x", `{"payload":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opSignal, "/api/v1/tasks/"+waiting+"/signals/x", `{}`, "Content-Type", "text/plain")
 	return done
 }
 
@@ -614,6 +624,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"error":"x"}`
 	case opProgress:
 		body = `{"fraction":0.5}`
+	case opSignal:
+		body = `{}`
 	case opStep:
 		body = `{"result":1}`
 	case opRedrive:

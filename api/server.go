@@ -124,6 +124,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/tasks/{id}", s.auth(read, s.getTask))
 	m.HandleFunc("GET /api/v1/tasks", s.auth(read, s.listTasks))
 	m.HandleFunc("POST /api/v1/tasks/{id}/cancel", s.auth(write, s.cancelTask))
+	m.HandleFunc("POST /api/v1/tasks/{id}/signals/{name}", s.auth(write, s.signalTask))
 	m.HandleFunc("POST /api/v1/workflows", s.auth(write, s.submitWorkflow))
 	m.HandleFunc("GET /api/v1/workflows/{id}", s.auth(read, s.getWorkflow))
 	m.HandleFunc("POST /api/v1/workflows/{id}/cancel", s.auth(write, s.cancelWorkflow))

@@ -302,3 +302,23 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, taskOf(t))
 }
+
+// signalTask: POST /api/v1/tasks/{id}/signals/{name} {"payload"} → 200
+// {"task_id", "name", "delivered"}; 409 signal_delivered or task_finished.
+func (s *Server) signalTask(w http.ResponseWriter, r *http.Request) {
+	var b wire.Signal
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	payload := any(nil)
+	if b.Payload != nil {
+		payload = b.Payload
+	}
+	id, name := r.PathValue("id"), r.PathValue("name")
+	if err := s.c.Signal(r.Context(), id, name, payload); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.SignalDelivered{TaskID: id, Name: name, Delivered: true})
+}

@@ -33,6 +33,8 @@ const (
 	CodeInProgress      = "in_progress"
 	CodeExpired         = "expired"
 	CodeNotCancellable  = "not_cancellable"
+	CodeSignalDelivered = "signal_delivered"
+	CodeTaskFinished    = "task_finished"
 	CodeNotDead         = "not_dead"
 	CodeNotEmpty        = "queue_not_empty"
 	CodeLeaseLost       = "lease_lost"

@@ -90,6 +90,9 @@ type Task struct {
 	// Steps are the task's recorded durable steps (GET /api/v1/tasks/{id}
 	// only), in the order they were recorded.
 	Steps []TaskStep `json:"steps,omitempty"`
+	// Suspended says what a SCHEDULED task waits for after its execution
+	// suspended (a durable sleep, a wait for a signal).
+	Suspended *Suspension `json:"suspended,omitempty"`
 	// Duplicate is set on a task a submission returned without creating it
 	// (an idempotent replay's original, a unique task's lock holder).
 	Duplicate      bool    `json:"duplicate,omitempty"`
@@ -124,7 +127,17 @@ type TaskStep struct {
 	Name   string          `json:"name"`
 	Run    int             `json:"run"`
 	Result json.RawMessage `json:"result"`
-	At     Time            `json:"at"`
+	// By is "signal" or "timeout" for a wait's record no run made.
+	By string `json:"by,omitempty"`
+	At Time   `json:"at"`
+}
+
+// Suspension is what a suspended task waits for: "sleep" (the sleep's
+// step name) or "signal" (the signal's name), until when.
+type Suspension struct {
+	For   string `json:"for"`
+	Name  string `json:"name"`
+	Until Time   `json:"until"`
 }
 
 // TaskPage is the answer of GET /api/v1/tasks: a page of tasks and the
@@ -145,5 +158,20 @@ type Event struct {
 	Priority int           `json:"priority"`
 	Error    string        `json:"error,omitempty"`
 	Progress *TaskProgress `json:"progress,omitempty"`
-	Time     Time          `json:"time"`
+	// Suspended is set on the SCHEDULED event of a suspension.
+	Suspended *Suspension `json:"suspended,omitempty"`
+	Time      Time        `json:"time"`
+}
+
+// Signal is the body of POST /api/v1/tasks/{id}/signals/{name}: the
+// signal's payload (absent: null).
+type Signal struct {
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// SignalDelivered is its answer.
+type SignalDelivered struct {
+	TaskID    string `json:"task_id"`
+	Name      string `json:"name"`
+	Delivered bool   `json:"delivered"`
 }

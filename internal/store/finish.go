@@ -23,6 +23,10 @@ const (
 	// OutcomeCrashed is never passed to finish.lua: start.lua records it
 	// for the run of a lost worker when another takes the task over.
 	OutcomeCrashed Outcome = "crashed"
+	// OutcomeSuspend is never passed to finish.lua either: suspend.lua
+	// records it for a run that ended so that its task waits (its error
+	// says for what).
+	OutcomeSuspend Outcome = "suspend"
 )
 
 // FinishItem is the outcome of one execution.

@@ -22,7 +22,7 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	if len(ids) == 0 {
 		return 0, -1, false, nil
 	}
-	ks := make([]string, 0, 13+len(ids))
+	ks := make([]string, 0, 13+2*len(ids))
 	ks = append(ks, q.k.Schedule())
 	ks = q.k.bands(ks)
 	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
@@ -31,6 +31,10 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 		ks = append(ks, q.k.Task(ulidOf(id)))
 		args = append(args, id)
 	}
+	for _, id := range ids {
+		ks = append(ks, q.k.Steps(ulidOf(id)))
+	}
+	args = append(args, ms(StepKeep))
 	v, err := promoteScript.Exec(ctx, c, ks, args).AsIntSlice()
 	if err != nil {
 		return 0, 0, false, err

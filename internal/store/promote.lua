@@ -4,15 +4,21 @@
 -- KEYS[2..11]    band streams of priority 0..9
 -- KEYS[12]       gwait zset (tasks waiting for their group's turn)
 -- KEYS[13]       gcount hash (per group: admitted entries not started)
--- KEYS[14..]     the task hash of each candidate, in order
+-- KEYS[14..]     the task hash of each candidate, in order, then the
+--                steps hash of each (Keys.Steps)
 --
 -- ARGV[1]        events channel
--- ARGV[2]        N; then the N candidate task ids (the earliest of the schedule)
+-- ARGV[2]        N; then the N candidate task ids (the earliest of the
+--                schedule); then how long a steps hash made here is kept, ms
 --
 -- A candidate is promoted if its due time (its score) has passed on the
 -- Redis clock and it is still SCHEDULED: an entry in its band, status QUEUED
 -- (a task with a group enters under its group's window, or waits in gwait).
 -- A candidate no longer SCHEDULED (cancelled meanwhile) leaves the schedule.
+-- A suspended task (its "wait" field: suspend.lua) stops waiting: one
+-- waiting for a signal that did not come gets the record of its timeout,
+-- "t|<Redis ms>|", as the step record of the signal's name — unless the
+-- signal's is there (the first record stands: signal.lua).
 --
 -- Returns { promoted, ms until the earliest remaining due time (-1 = none) }.
 
@@ -27,9 +33,17 @@ for i = 0, n - 1 do
   local id, tk = ARGV[3 + i], KEYS[14 + i]
   local due = redis.call('ZSCORE', schedule, id)
   if due and tonumber(due) <= now then
-    local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt', 'group')
+    local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt', 'group', 'wait')
     if f[1] == 'SCHEDULED' then
       redis.call('HSET', tk, 'status', 'QUEUED')
+      if f[6] then
+        redis.call('HDEL', tk, 'wait')
+        local name = string.match(f[6], '^signal (.*)$')
+        local sk = KEYS[14 + n + i]
+        if name and redis.call('HSETNX', sk, name, 't|' .. nowS .. '|') == 1 and redis.call('PTTL', sk) < 0 then
+          redis.call('PEXPIRE', sk, ARGV[3 + n])
+        end
+      end
       if f[5] then
         admit(KEYS[2 + tonumber(f[2])], tk, id, f[5], f[2], KEYS[12], KEYS[13])
       else

@@ -41,6 +41,9 @@ type Record struct {
 	// for its reserved start), "" when none does.
 	LimitKey  string
 	Throttled string
+	// Wait is what a suspended task waits for, SCHEDULED until Due: "sleep
+	// <step>" or "signal <name>" (suspend.lua); "" otherwise.
+	Wait string
 	// Workflow is the ULID of the workflow the task is step Step of (""
 	// for none); Prev the previous step's result it started with.
 	Workflow string
@@ -112,7 +115,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	r.Attempt, r.Crashes, r.Run = atoi(h[FieldAttempt]), atoi(h[FieldCrashes]), atoi(h[FieldRun])
 	r.Started, r.Finished = atoi64(h[FieldStarted]), atoi64(h[FieldFinished])
 	if r.Status == StatusScheduled {
-		r.Due = atoi64(h[FieldDue])
+		r.Due, r.Wait = atoi64(h[FieldDue]), h[FieldWait]
 	}
 	if v, ok := h[FieldResult]; ok {
 		r.Result = []byte(v)

@@ -233,6 +233,8 @@ const (
 	FieldStep      = "wstep"     // its node in that workflow
 	FieldPrev      = "prev"      // the previous step's result (JSON) it was started with
 	FieldTrace     = "trace"     // the W3C traceparent of its submission
+	FieldWait      = "wait"      // what a suspended task waits for ("sleep <step>", "signal <name>"), while SCHEDULED
+	FieldResume    = "resume"    // "1": its next start resumes a suspension, keeping its attempt
 	// FieldEntry is the id of the band entry the task was last written
 	// again as (lib.lua's readd; its band is FieldPrio): what it waits as
 	// while QUEUED, unless it waits in GroupWait or ScopeWait. cancel.lua

@@ -58,7 +58,9 @@
 --                                one HMGET of the batch's fields, the starts
 --                                one HSET); the task's fields stay in the
 --                                entry
---   QUEUED (a hash)           -> RUNNING: attempt + 1, run + 1
+--   QUEUED (a hash)           -> RUNNING: attempt + 1, run + 1 (attempt + 0
+--                                when it resumes from a suspension: its
+--                                "resume" field, suspend.lua)
 --   RUNNING and reclaimed     -> its worker died: crashes + 1 (the lost run
 --                                goes into its hash's history; a born task
 --                                reclaimed without a Run field lost its
@@ -371,7 +373,7 @@ for i = 0, n - 1 do
       code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
     end
   else
-    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot')
+    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot', 'resume')
     local grp = admitted and f[5] or nil
     if grp and not (f[1] == 'QUEUED' and (paused or mode == '2' or giveAfter)) then
       room[grp] = group_left(gcount, grp)
@@ -384,6 +386,11 @@ for i = 0, n - 1 do
         if f[6] or #scopes > 0 then redis.call('HDEL', tk, 'rslot', 'throttled') end
         run = tostring(tonumber(f[2] or '0') + 1)
         attempt = tostring(tonumber(f[3] or '0') + 1)
+        if f[7] then
+          -- resumed after a suspension (suspend.lua): the same attempt
+          attempt = f[3]
+          redis.call('HDEL', tk, 'resume')
+        end
         crashes = f[4] or '0'
         redis.call('HSET', tk, 'status', 'RUNNING', 'run', run, 'attempt', attempt, 'started', nowS, 'worker', worker)
         starts[#starts + 1] = ulid

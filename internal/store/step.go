@@ -24,10 +24,20 @@ const StepKeep = 7 * 24 * time.Hour
 
 // StepRecord is a durable step's recorded result.
 type StepRecord struct {
-	Run    int   // the run that recorded it
+	Run    int   // the run that recorded it (0: a signal's or a timeout's)
 	At     int64 // Unix ms (Redis clock)
 	Result []byte
+	// By says what wrote a wait's record: StepBySignal (Result is the
+	// signal's payload) or StepByTimeout (no signal came in time); "" for
+	// a run's.
+	By string
 }
+
+// What wrote a step record other than a run (StepRecord.By).
+const (
+	StepBySignal  = "signal"
+	StepByTimeout = "timeout"
+)
 
 // Steps reads the step records of task ulid, by name, and keeps them
 // StepKeep from now (an empty map for none).
@@ -48,6 +58,20 @@ func (q *Queue) Steps(ctx context.Context, ulid string) (map[string]StepRecord, 
 		}
 	}
 	return out, nil
+}
+
+// StepOf reads the record of step name of task ulid (false: none).
+func (q *Queue) StepOf(ctx context.Context, ulid, name string) (StepRecord, bool, error) {
+	c := q.s.r
+	v, err := c.Do(ctx, c.B().Hget().Key(q.k.Steps(ulid)).Field(name).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return StepRecord{}, false, nil
+	}
+	if err != nil {
+		return StepRecord{}, false, err
+	}
+	r, ok := parseStep(v)
+	return r, ok, nil
 }
 
 // StepCode is the outcome of RecordStep.
@@ -101,5 +125,14 @@ func parseStep(v string) (StepRecord, bool) {
 	if len(p) != 3 {
 		return StepRecord{}, false
 	}
-	return StepRecord{Run: atoi(p[0]), At: atoi64(p[1]), Result: []byte(p[2])}, true
+	r := StepRecord{At: atoi64(p[1]), Result: []byte(p[2])}
+	switch p[0] {
+	case "s":
+		r.By = StepBySignal
+	case "t":
+		r.By, r.Result = StepByTimeout, nil
+	default:
+		r.Run = atoi(p[0])
+	}
+	return r, true
 }

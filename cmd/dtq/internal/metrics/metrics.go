@@ -72,7 +72,7 @@ type Metrics struct {
 	ops     *bounded
 	timeout time.Duration
 
-	submitted, started, succeeded, failed, retried, dead, cancelled, lost *prometheus.CounterVec
+	submitted, started, succeeded, failed, retried, dead, cancelled, lost, suspended *prometheus.CounterVec
 
 	running       *prometheus.GaugeVec
 	pickup, run   *prometheus.HistogramVec
@@ -151,6 +151,7 @@ func New(cfg *Config) (*Metrics, error) {
 	m.dead = taskCounter("dtq_tasks_dead_total", "Tasks that went DEAD in this process (a failed execution, or taken over past the crash limit).")
 	m.cancelled = taskCounter("dtq_tasks_cancelled_total", "Tasks that ended CANCELLED in this process (while running here, or cancelled while waiting).")
 	m.lost = taskCounter("dtq_tasks_lost_total", "Executions of this process whose outcome was not recorded (taken over elsewhere, or Redis unreachable): the task runs again.")
+	m.suspended = taskCounter("dtq_tasks_suspended_total", "Executions of this process that suspended (a durable sleep, a wait for a signal): the task waits SCHEDULED.")
 	m.running = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dtq_tasks_running", Help: "Tasks this process's workers are running now."}, []string{"queue"})
 	m.pickup = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "dtq_task_pickup_seconds", Help: "Time from a task being ready (submitted, or due) to its start, on the Redis clock (ms precision).", Buckets: taskBuckets,
@@ -169,7 +170,7 @@ func New(cfg *Config) (*Metrics, error) {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.submitted, m.started, m.succeeded, m.failed, m.retried, m.dead, m.cancelled, m.lost,
+		m.submitted, m.started, m.succeeded, m.failed, m.retried, m.dead, m.cancelled, m.lost, m.suspended,
 		m.running, m.pickup, m.run, m.reclaimed, m.throttled, m.redisErrors, m.httpRequests, m.httpDurations,
 	)
 	return m, nil
@@ -189,8 +190,8 @@ type taskKey struct{ queue, typ string }
 
 // taskSeries are the counters of one taskKey, and its queue's series.
 type taskSeries struct {
-	submitted, started, succeeded, failed, retried, dead, cancelled, lost prometheus.Counter
-	queue                                                                 *queueSeries
+	submitted, started, succeeded, failed, retried, dead, cancelled, lost, suspended prometheus.Counter
+	queue                                                                            *queueSeries
 }
 
 // queueSeries are the per-queue series of one bounded queue.
@@ -219,7 +220,7 @@ func (m *Metrics) task(queue, typ string) *taskSeries {
 		submitted: m.submitted.WithLabelValues(l...), started: m.started.WithLabelValues(l...),
 		succeeded: m.succeeded.WithLabelValues(l...), failed: m.failed.WithLabelValues(l...),
 		retried: m.retried.WithLabelValues(l...), dead: m.dead.WithLabelValues(l...),
-		cancelled: m.cancelled.WithLabelValues(l...), lost: m.lost.WithLabelValues(l...),
+		cancelled: m.cancelled.WithLabelValues(l...), lost: m.lost.WithLabelValues(l...), suspended: m.suspended.WithLabelValues(l...),
 		queue: m.queue(k.queue),
 	}
 	got, _ := m.tasks.LoadOrStore(k, s)
@@ -278,6 +279,8 @@ func (m *Metrics) TaskFinished(queue, taskType string, outcome dtq.Outcome, run 
 		s.cancelled.Inc()
 	case dtq.OutcomeLost:
 		s.lost.Inc()
+	case dtq.OutcomeSuspended:
+		s.suspended.Inc()
 	}
 }
 
