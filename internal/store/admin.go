@@ -26,15 +26,15 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
 		q.k.GroupWait(), q.k.ScopeWait()}
 	ks = q.k.bands(ks)
-	ks = append(ks, "", q.k.GroupCount()) // "": the workflow's hash, below
+	ks = append(ks, "", q.k.GroupCount(), q.k.Suspended()) // "": the workflow's hash, below
 	// A step of a workflow is cancelled together with its step's end in the
 	// workflow: the script names the workflow, and is called again with it.
 	wf := ""
 	for range 2 {
 		args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid, wf, q.name}
-		ks[len(ks)-2] = q.k.Workflow(invalidULID)
+		ks[len(ks)-3] = q.k.Workflow(invalidULID)
 		if wf != "" {
-			ks[len(ks)-2] = q.k.Workflow(wf)
+			ks[len(ks)-3] = q.k.Workflow(wf)
 		}
 		v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
 		if err != nil {

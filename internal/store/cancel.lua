@@ -14,6 +14,7 @@
 -- KEYS[20]       the workflow hash of the task's workflow, when it is a
 --                step of one (else any key of the queue)
 -- KEYS[21]       gcount hash (per group: admitted entries not started)
+-- KEYS[22]       suspended zset (Keys.Suspended)
 --
 -- ARGV[1]        task id
 -- ARGV[2]        events channel
@@ -103,6 +104,7 @@ end
 
 if status == 'SCHEDULED' then
   redis.call('ZREM', schedule, id)
+  redis.call('ZREM', KEYS[22], id)
 end
 if f[5] then
   redis.call('ZREM', KEYS[8], f[5])

@@ -22,7 +22,7 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	if len(ids) == 0 {
 		return 0, -1, false, nil
 	}
-	ks := make([]string, 0, 13+2*len(ids))
+	ks := make([]string, 0, 14+2*len(ids))
 	ks = append(ks, q.k.Schedule())
 	ks = q.k.bands(ks)
 	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
@@ -34,6 +34,7 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	for _, id := range ids {
 		ks = append(ks, q.k.Steps(ulidOf(id)))
 	}
+	ks = append(ks, q.k.Suspended())
 	args = append(args, ms(StepKeep))
 	v, err := promoteScript.Exec(ctx, c, ks, args).AsIntSlice()
 	if err != nil {

@@ -5,7 +5,7 @@
 -- KEYS[12]       gwait zset (tasks waiting for their group's turn)
 -- KEYS[13]       gcount hash (per group: admitted entries not started)
 -- KEYS[14..]     the task hash of each candidate, in order, then the
---                steps hash of each (Keys.Steps)
+--                steps hash of each (Keys.Steps), then the suspended zset
 --
 -- ARGV[1]        events channel
 -- ARGV[2]        N; then the N candidate task ids (the earliest of the
@@ -38,6 +38,7 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'status', 'QUEUED')
       if f[6] then
         redis.call('HDEL', tk, 'wait')
+        redis.call('ZREM', KEYS[14 + 2 * n], id)
         local name = string.match(f[6], '^signal (.*)$')
         local sk = KEYS[14 + n + i]
         if name and redis.call('HSETNX', sk, name, 't|' .. nowS .. '|') == 1 and redis.call('PTTL', sk) < 0 then
@@ -51,6 +52,8 @@ for i = 0, n - 1 do
       end
       promoted = promoted + 1
       events[#events + 1] = id .. '\tQUEUED\t' .. f[3] .. '\t' .. (f[4] or '0') .. '\t' .. f[2] .. '\t' .. nowS
+    else
+      redis.call('ZREM', KEYS[14 + 2 * n], id) -- (ended meanwhile: a suspended one leaves that set too)
     end
     redis.call('ZREM', schedule, id)
   end

@@ -295,6 +295,9 @@ type Counts struct {
 	Paused           bool
 	QueuedByPriority [Bands]int64
 	Scheduled        int64
+	// Suspended counts the SCHEDULED tasks whose execution suspended
+	// (Keys.Suspended): part of Scheduled.
+	Suspended int64
 	// GroupWaiting counts the QUEUED tasks waiting for their group's turn
 	// (GroupWait); QueuedByPriority counts those in the bands.
 	GroupWaiting int64
@@ -312,13 +315,13 @@ type Counts struct {
 // Counts reads what each queue of names holds, in one round trip.
 func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 	c := s.r
-	const per = 5 + 2*Bands
+	const per = 6 + 2*Bands
 	cmds := make(rueidis.Commands, 0, per*len(names))
 	for _, n := range names {
 		k := NewKeys(s.ns, n)
 		cmds = append(cmds, c.B().Hgetall().Key(k.Info()).Build(), c.B().Zcard().Key(k.Schedule()).Build(),
 			c.B().Xlen().Key(k.DLQ()).Build(), c.B().Zcard().Key(k.GroupWait()).Build(),
-			c.B().Zcard().Key(k.ScopeWait()).Build())
+			c.B().Zcard().Key(k.ScopeWait()).Build(), c.B().Zcard().Key(k.Suspended()).Build())
 		for p := range Bands {
 			cmds = append(cmds, c.B().Xlen().Key(k.Band(p)).Build(), c.B().Xpending().Key(k.Band(p)).Group(Group).Build())
 		}
@@ -343,11 +346,11 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		ct.Dead, _ = r[2].AsInt64()
 		var queued int64
 		for p := range Bands {
-			n, err := r[5+2*p].AsInt64()
+			n, err := r[6+2*p].AsInt64()
 			if err != nil {
 				return nil, err
 			}
-			pend, err := pendingCount(r[6+2*p])
+			pend, err := pendingCount(r[7+2*p])
 			if err != nil {
 				return nil, err
 			}
@@ -357,6 +360,7 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		}
 		ct.GroupWaiting, _ = r[3].AsInt64()
 		ct.ScopeWaiting, _ = r[4].AsInt64()
+		ct.Suspended, _ = r[5].AsInt64()
 		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.GroupWaiting+ct.ScopeWaiting+ct.Scheduled+ct.Running-
 			num(InfoRequeued))
 	}
@@ -367,6 +371,9 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 type ListQuery struct {
 	Status string // "" for any
 	Type   string // "" for any
+	// Suspended keeps only the suspended tasks (SCHEDULED after their
+	// execution suspended), earliest due first.
+	Suspended bool
 	// IDPrefix keeps the tasks whose id starts with it; ErrorContains
 	// (lower case) those whose last error contains it in any letter case;
 	// After and Before (Unix ms, 0: open) those created in that range.
@@ -424,6 +431,9 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 	case StatusSucceeded, StatusCancelled:
 		sections = "d"
 	}
+	if lq.Suspended {
+		sections = "u"
+	}
 	cur, err := parseCursor(lq.Cursor, sections)
 	if err != nil {
 		return nil, "", err
@@ -441,6 +451,8 @@ func (q *Queue) List(ctx context.Context, lq ListQuery) ([]*Record, string, erro
 			return r.Status == StatusQueued && r.Throttled != ""
 		case 's':
 			return r.Status == StatusScheduled
+		case 'u':
+			return r.Status == StatusScheduled && r.Wait != ""
 		case 'x':
 			return r.Status == StatusDead
 		}
@@ -490,7 +502,7 @@ func startOf(section byte) string {
 	switch section {
 	case 'b':
 		return "9:-"
-	case 's', 'l':
+	case 's', 'l', 'u':
 		return "0"
 	case 'w':
 		return "-"
@@ -513,7 +525,7 @@ func parseCursor(s, sections string) (cursor, error) {
 		if !ok || err != nil || band < 0 || band >= Bands || (eid != "-" && !streamID(eid)) {
 			return c, ErrBadCursor
 		}
-	case 's', 'l':
+	case 's', 'l', 'u':
 		if n, err := strconv.ParseInt(c.pos, 10, 64); err != nil || n < 0 {
 			return c, ErrBadCursor
 		}
@@ -580,9 +592,13 @@ func (q *Queue) listBatch(ctx context.Context, c cursor, n int) (ids []string, e
 			next = append(next, b+":"+x.ID)
 		}
 		return ids, entries, next, len(xs) == n, nil
-	case 's':
+	case 's', 'u':
+		key := q.k.Schedule()
+		if c.section == 'u' {
+			key = q.k.Suspended()
+		}
 		off, _ := strconv.ParseInt(c.pos, 10, 64)
-		ids, err = r.Do(ctx, r.B().Zrange().Key(q.k.Schedule()).Min(strconv.FormatInt(off, 10)).
+		ids, err = r.Do(ctx, r.B().Zrange().Key(key).Min(strconv.FormatInt(off, 10)).
 			Max(strconv.FormatInt(off+int64(n)-1, 10)).Build()).AsStrSlice()
 		for i := range ids {
 			next = append(next, strconv.FormatInt(off+int64(i)+1, 10))

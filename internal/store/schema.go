@@ -64,6 +64,11 @@ func (k Keys) Run() string { return k.prefix + "run" }
 // Redis clock).
 func (k Keys) Schedule() string { return k.prefix + "schedule" }
 
+// Suspended is the sorted set of the suspended tasks (SCHEDULED after
+// their execution suspended: suspend.lua; FieldWait) by due time: a subset
+// of Schedule, for counting and listing them.
+func (k Keys) Suspended() string { return k.prefix + "suspended" }
+
 // DLQ is the dead-letter stream: entries DeadID (task id) and DeadReason.
 func (k Keys) DLQ() string { return k.prefix + "dlq" }
 

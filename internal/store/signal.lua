@@ -9,6 +9,7 @@
 --                names no entry)
 -- KEYS[5]        schedule zset
 -- KEYS[6]        wakeup stream (the scheduler re-reads the earliest due time)
+-- KEYS[7]        suspended zset (Keys.Suspended)
 --
 -- ARGV[1]        the task's ULID
 -- ARGV[2]        the signal's name
@@ -47,6 +48,7 @@ if status == 'SCHEDULED' and f[2] == 'signal ' .. name then
   local due = string.format('%d', now)
   redis.call('HSET', tk, 'due', due)
   redis.call('ZADD', schedule, due, queue .. '-' .. ulid)
+  redis.call('ZADD', KEYS[7], 'XX', due, queue .. '-' .. ulid)
   redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
 end
 return {'OK', status}

@@ -42,7 +42,7 @@ const (
 // (Unix ms; at once for a signal recorded already).
 func (q *Queue) Suspend(ctx context.Context, d Durability, ulid string, f Fence, kind, name string, wait time.Duration) (SuspendCode, int64, error) {
 	band := min(max(f.Band, 0), Bands-1)
-	ks := []string{q.k.Run(), q.k.Task(ulid), q.k.Steps(ulid), q.k.Band(band), q.k.Schedule(), q.k.Wakeup(), q.k.Progress()}
+	ks := []string{q.k.Run(), q.k.Task(ulid), q.k.Steps(ulid), q.k.Band(band), q.k.Schedule(), q.k.Wakeup(), q.k.Progress(), q.k.Suspended()}
 	args := []string{ulid, itoa(f.Run), Group, f.Worker, f.EntryID, f.Started, itoa(band), kind + " " + name,
 		ms(max(wait, 0)), q.name, ms(StepKeep)}
 	res, replErr := suspendScript.ExecDurable(ctx, q.s.r, d, ks, args)
@@ -83,7 +83,7 @@ func (q *Queue) Signal(ctx context.Context, d Durability, id, name string, paylo
 	if !born {
 		band, eid = 0, ""
 	}
-	ks := []string{q.k.Task(ulid), q.k.Steps(ulid), q.k.Finished(), q.k.Band(band), q.k.Schedule(), q.k.Wakeup()}
+	ks := []string{q.k.Task(ulid), q.k.Steps(ulid), q.k.Finished(), q.k.Band(band), q.k.Schedule(), q.k.Wakeup(), q.k.Suspended()}
 	args := []string{ulid, name, rueidis.BinaryString(payload), eid, q.name, ms(StepKeep)}
 	res, replErr := signalScript.ExecDurable(ctx, q.s.r, d, ks, args)
 	v, err := res.AsStrSlice()

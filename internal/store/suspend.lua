@@ -9,6 +9,7 @@
 -- KEYS[5]        schedule zset
 -- KEYS[6]        wakeup stream (the scheduler re-reads the earliest due time)
 -- KEYS[7]        progress hash (the reports of running executions, by ULID)
+-- KEYS[8]        suspended zset (Keys.Suspended)
 --
 -- ARGV[1]        the task's ULID
 -- ARGV[2]        the run suspending (the fence)
@@ -63,6 +64,7 @@ redis.call('HDEL', runs, ulid)
 redis.call('HDEL', KEYS[7], ulid)
 ack_del(band, group, eid)
 redis.call('ZADD', schedule, due, queue .. '-' .. ulid)
+redis.call('ZADD', KEYS[8], due, queue .. '-' .. ulid)
 redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
 if redis.call('EXISTS', steps) == 1 then redis.call('PEXPIRE', steps, wait + keep) end
 return {1, due}
