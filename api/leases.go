@@ -210,3 +210,50 @@ func (s *Server) recordLeaseStep(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, wire.LeaseStepRecorded{Name: name, Result: stood, Recorded: recorded})
 }
+
+// sleepLease: POST /api/v1/leases/{lease}/sleep {"step", "seconds"} →
+// 200 {"over"} or {"over": false, "suspended"} (the lease ended); 409
+// once the lease is lost.
+func (s *Server) sleepLease(w http.ResponseWriter, r *http.Request) {
+	var b wire.LeaseSleep
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Seconds < 0 || b.Seconds > dtq.MaxSuspend.Seconds() {
+		s.writeErr(w, r, invalidField("seconds", sprintf("must be 0-%v (got %v)", dtq.MaxSuspend.Seconds(), b.Seconds)))
+		return
+	}
+	res, err := s.leases.SleepLease(r.Context(), r.PathValue("lease"), b.Step, time.Duration(b.Seconds*float64(time.Second)))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, leaseWaited(res))
+}
+
+// waitLease: POST /api/v1/leases/{lease}/wait {"signal", "timeout_seconds"}
+// → 200 {"over", "payload" | "timed_out"} or {"over": false, "suspended"}
+// (the lease ended); 409 once the lease is lost.
+func (s *Server) waitLease(w http.ResponseWriter, r *http.Request) {
+	var b wire.LeaseWaitFor
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.TimeoutSeconds < 0.001 || b.TimeoutSeconds > dtq.MaxSuspend.Seconds() {
+		s.writeErr(w, r, invalidField("timeout_seconds", sprintf("must be 0.001-%v (got %v)", dtq.MaxSuspend.Seconds(), b.TimeoutSeconds)))
+		return
+	}
+	res, err := s.leases.WaitLease(r.Context(), r.PathValue("lease"), b.Signal, time.Duration(b.TimeoutSeconds*float64(time.Second)))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, leaseWaited(res))
+}
+
+// leaseWaited is the answer of a lease's sleep or wait.
+func leaseWaited(res dtq.LeaseWait) wire.LeaseWaited {
+	return wire.LeaseWaited{Over: res.Suspended == nil, Suspended: suspensionOf(res.Suspended), Payload: res.Payload, TimedOut: res.TimedOut}
+}

@@ -71,6 +71,8 @@ const (
 	opProgress   = "POST /api/v1/leases/{lease}/progress"
 	opSteps      = "GET /api/v1/leases/{lease}/steps"
 	opStep       = "PUT /api/v1/leases/{lease}/steps/{name}"
+	opSleep      = "POST /api/v1/leases/{lease}/sleep"
+	opWait       = "POST /api/v1/leases/{lease}/wait"
 	opRedrive    = "POST /api/v1/dlq/redrive"
 )
 
@@ -626,6 +628,10 @@ func concrete(key string) (method, path, body string) {
 		body = `{"fraction":0.5}`
 	case opSignal:
 		body = `{}`
+	case opSleep:
+		body = `{"step":"x","seconds":1}`
+	case opWait:
+		body = `{"signal":"x","timeout_seconds":1}`
 	case opStep:
 		body = `{"result":1}`
 	case opRedrive:

@@ -106,6 +106,33 @@ func (p *prober) leases(e *env) {
 	p.do(e, 413, opStep, "/api/v1/leases/"+someLease+"/steps/x", `{"result":"`+strings.Repeat("x", 9000)+`"}`)
 	p.do(e, 415, opStep, "/api/v1/leases/"+someLease+"/steps/x", `{"result":1}`, "Content-Type", "text/plain")
 	p.do(e, 400, opSteps, "/api/v1/leases/not-a-token/steps", "")
+
+	// a durable sleep and wait over the lease protocol: over at once, or
+	// the lease ends with the task suspended; a signal resumes it
+	p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"remote","queue":"sleepy"}`)
+	tok = lease(`{"worker":"py-1","queues":["sleepy"],"wait_seconds":5}`)
+	if r := p.do(e, 200, opSleep, "/api/v1/leases/"+tok+"/sleep", `{"step":"none","seconds":0}`); r.body["over"] != true {
+		p.t.Errorf("a sleep of 0s: %s, want over", r.raw)
+	}
+	r := p.do(e, 200, opWait, "/api/v1/leases/"+tok+"/wait", `{"signal":"go","timeout_seconds":3600}`)
+	if sp, _ := r.body["suspended"].(map[string]any); r.body["over"] != false || sp["for"] != "signal" || sp["name"] != "go" {
+		p.t.Errorf("a wait: %s, want suspended for signal go", r.raw)
+	}
+	p.do(e, 409, opSleep, "/api/v1/leases/"+tok+"/sleep", `{"step":"nap","seconds":60}`)
+	p.do(e, 409, opWait, "/api/v1/leases/"+tok+"/wait", `{"signal":"other","timeout_seconds":60}`)
+	p.do(e, 200, opSignal, "/api/v1/tasks/"+leasedTask(tok)+"/signals/go", `{"payload":{"ok":1}}`)
+	tok = lease(`{"worker":"py-1","queues":["sleepy"],"wait_seconds":5}`)
+	if r := p.do(e, 200, opWait, "/api/v1/leases/"+tok+"/wait", `{"signal":"go","timeout_seconds":3600}`); r.body["over"] != true ||
+		!strings.Contains(string(r.raw), `"payload":{"ok":1}`) {
+		p.t.Errorf("the resumed wait: %s, want over with the payload", r.raw)
+	}
+	p.do(e, 400, opSleep, "/api/v1/leases/"+tok+"/sleep", `{"seconds":1}`)
+	p.do(e, 400, opSleep, "/api/v1/leases/"+tok+"/sleep", `{"step":"x","seconds":-1}`)
+	p.do(e, 400, opWait, "/api/v1/leases/"+tok+"/wait", `{"signal":"x"}`)
+	p.do(e, 413, opSleep, "/api/v1/leases/"+someLease+"/sleep", `{"step":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 413, opWait, "/api/v1/leases/"+someLease+"/wait", `{"signal":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opSleep, "/api/v1/leases/"+someLease+"/sleep", `{}`, "Content-Type", "text/plain")
+	p.do(e, 415, opWait, "/api/v1/leases/"+someLease+"/wait", `{}`, "Content-Type", "text/plain")
 	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":2}`)
 	p.do(e, 400, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"note":"no fraction"}`)
 	p.do(e, 413, opProgress, "/api/v1/leases/"+someLease+"/progress", `{"fraction":1,"note":"`+strings.Repeat("x", 9000)+`"}`)

@@ -76,3 +76,27 @@ type LeaseStepRecorded struct {
 	Result   json.RawMessage `json:"result"`
 	Recorded bool            `json:"recorded"`
 }
+
+// LeaseSleep is the body of POST /api/v1/leases/{lease}/sleep: a durable
+// sleep of the leased task (its step name, and how long).
+type LeaseSleep struct {
+	Step    string  `json:"step"`
+	Seconds float64 `json:"seconds"`
+}
+
+// LeaseWaitFor is the body of POST /api/v1/leases/{lease}/wait: a durable
+// wait for a signal (its name, and the timeout).
+type LeaseWaitFor struct {
+	Signal         string  `json:"signal"`
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+}
+
+// LeaseWaited is their answer: over (the holder goes on; for a wait, with
+// the signal's payload or timed_out), or suspended (the lease ended: the
+// holder stops; the task runs again under a new lease when it is due).
+type LeaseWaited struct {
+	Over      bool            `json:"over"`
+	Suspended *Suspension     `json:"suspended,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
+	TimedOut  bool            `json:"timed_out,omitempty"`
+}
