@@ -15,11 +15,12 @@ const MaxSuspend = 365 * 24 * time.Hour
 // Suspension says what a suspended task waits for: it is SCHEDULED, due
 // at Until, and its next execution resumes it with its recorded steps.
 type Suspension struct {
-	// For is "sleep" (Sleep) or "signal" (WaitFor).
+	// For is "sleep" (Sleep), "signal" (WaitFor) or "child" (Child).
 	For string `json:"for"`
-	// Name is the sleep's step name, or the signal's.
+	// Name is the sleep's step name, the signal's, or the child's step.
 	Name string `json:"name"`
-	// Until is when it is due: the sleep's end, or the wait's timeout.
+	// Until is when it is due: the sleep's end, the wait's timeout, or
+	// its next check of its child.
 	Until time.Time `json:"until"`
 }
 
