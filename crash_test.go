@@ -192,6 +192,7 @@ func runChildWorker() int {
 		}
 		return sum, nil
 	})
+	handleSuspending(w, id)
 	w.Start(context.Background())
 	fmt.Println("ready")
 	select {}
