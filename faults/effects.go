@@ -39,7 +39,21 @@ type Payload struct {
 	// Die makes every attempt fail permanently, before any side effect:
 	// the task must end DEAD, dead-lettered once.
 	Die bool `json:"die,omitempty"`
+	// Steps runs that many durable steps (dtq.Step "s1", "s2", …) before
+	// the side effect, each logged in the worker's step log (ReadSteps).
+	Steps int `json:"steps,omitempty"`
+	// NapMS makes the handler sleep durably (dtq.Sleep "nap") after its
+	// steps: its execution suspends, and a later one goes on.
+	NapMS int `json:"nap,omitempty"`
+	// Wait makes the handler wait (dtq.WaitFor) for signal WaitSignal
+	// after its nap; the scenario sends it. A wait that times out (a
+	// minute) fails the task for good: a lost signal shows as a bad dead
+	// letter.
+	Wait bool `json:"wait,omitempty"`
 }
+
+// WaitSignal is the name of the signal an effect task with Wait waits for.
+const WaitSignal = "go"
 
 // PayloadOf reads the Payload of a task of the suite (zero if it is none).
 func PayloadOf(raw []byte) Payload {

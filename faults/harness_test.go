@@ -333,6 +333,7 @@ type loadOpts struct {
 	conc    int // submissions in progress at most; defaults to 32
 	payload func(n int) Payload
 	lib     bool // submit through the library instead of the api process
+	ok      func(p Payload, s Submit)
 }
 
 // startLoad submits until stop is called; stop waits for the submissions
@@ -348,7 +349,7 @@ func (r *rig) startLoad(o loadOpts) (stop func()) {
 	if o.payload == nil {
 		o.payload = func(n int) Payload { return Payload{SleepMS: 20 + n*37%180} }
 	}
-	l := &Load{Submitter: sub, Ledger: r.ledger, Prefix: r.ns, Rate: o.rate, Concurrency: o.conc, Payload: o.payload}
+	l := &Load{Submitter: sub, Ledger: r.ledger, Prefix: r.ns, Rate: o.rate, Concurrency: o.conc, Payload: o.payload, OK: o.ok}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()

@@ -222,6 +222,9 @@ type Load struct {
 	// Payload returns the n-th payload (Key is set by Load). Defaults to
 	// a 50-300 ms sleep.
 	Payload func(n int) Payload
+	// OK, when set, is called with each submission answered OK and its
+	// payload (the scenario's reaction: a signal).
+	OK func(p Payload, s Submit)
 }
 
 // Run submits until ctx ends, then waits for the submissions in progress
@@ -259,7 +262,11 @@ func (l *Load) Run(ctx context.Context) {
 		p.Key = l.Prefix + "-" + strconv.Itoa(n)
 		wg.Go(func() {
 			defer func() { <-slots }()
-			l.Ledger.Add(l.Submitter.Submit(context.WithoutCancel(ctx), p, n%10))
+			sub := l.Submitter.Submit(context.WithoutCancel(ctx), p, n%10)
+			l.Ledger.Add(sub)
+			if l.OK != nil && sub.Answer == OK {
+				l.OK(p, sub)
+			}
 		})
 	}
 }

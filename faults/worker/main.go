@@ -98,7 +98,12 @@ func run(o options) error {
 		return err
 	}
 	defer effects.Close()
-	h := &handler{worker: o.id, pid: os.Getpid(), effects: effects, trace: trace}
+	steps, err := os.OpenFile(faults.StepsFile(o.dir, o.id), flags, 0o644)
+	if err != nil {
+		return err
+	}
+	defer steps.Close()
+	h := &handler{worker: o.id, pid: os.Getpid(), effects: effects, trace: trace, steps: steps}
 	w.Handle(faults.TaskType, h.run)
 	if err := w.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
@@ -129,9 +134,9 @@ func (r recorded) OnFinished(t dtq.TaskRef, _ dtq.Outcome, _ time.Duration) {
 }
 
 type handler struct {
-	worker         string
-	pid            int
-	effects, trace *os.File
+	worker                string
+	pid                   int
+	effects, trace, steps *os.File
 }
 
 // line writes one line with one write(2): O_APPEND makes it atomic with
@@ -156,6 +161,12 @@ func (h *handler) run(ctx context.Context, t *dtq.Task) (any, error) {
 			return nil, dtq.Permanent(errors.New("fails by design"))
 		}
 		return nil, dtq.RetryAfter(10*time.Millisecond, fmt.Errorf("fails by design (attempt %d of %d)", t.Attempt, p.Fail))
+	}
+	if err := h.durable(ctx, t, p); err != nil {
+		// suspended (dtq.ErrSuspended), or a step that could not record:
+		// no side effect
+		line(h.trace, "X "+t.ID+" "+strconv.FormatInt(time.Now().UnixNano(), 10)+"\n")
+		return nil, err
 	}
 	if p.SleepMS > 0 {
 		timer := time.NewTimer(time.Duration(p.SleepMS) * time.Millisecond)
@@ -182,4 +193,34 @@ func (h *handler) run(ctx context.Context, t *dtq.Task) (any, error) {
 	}
 	line(h.trace, "R "+t.ID+" "+strconv.FormatInt(time.Now().UnixNano(), 10)+"\n")
 	return nil, nil
+}
+
+// durable runs the task's durable parts before its side effect: p.Steps
+// steps (each fn logged "F", each step returned "K"), a durable sleep of
+// p.NapMS, a wait for signal faults.WaitSignal.
+func (h *handler) durable(ctx context.Context, t *dtq.Task, p faults.Payload) error {
+	for i := 1; i <= p.Steps; i++ {
+		name := "s" + strconv.Itoa(i)
+		if _, err := dtq.Step(ctx, name, func(context.Context) (int, error) {
+			line(h.steps, faults.StepLine('F', t.ID, name, time.Now()))
+			return i, nil
+		}); err != nil {
+			return err
+		}
+		line(h.steps, faults.StepLine('K', t.ID, name, time.Now()))
+	}
+	if p.NapMS > 0 {
+		if err := dtq.Sleep(ctx, "nap", time.Duration(p.NapMS)*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	if p.Wait {
+		if _, err := dtq.WaitFor(ctx, faults.WaitSignal, time.Minute); err != nil {
+			if errors.Is(err, dtq.ErrWaitTimedOut) {
+				return dtq.Permanent(err) // a lost signal: a bad dead letter
+			}
+			return err
+		}
+	}
+	return nil
 }
