@@ -168,3 +168,27 @@ func TestCancelWhileSuspended(t *testing.T) {
 		}
 	})
 }
+
+// A workflow's node may be a durable task: it suspends (its node stays
+// active) and, once it ends, the next node starts with its result.
+func TestWorkflowNodeSuspends(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		e.worker(&dtq.WorkerConfig{}, map[string]dtq.HandlerFunc{
+			"napper": func(ctx context.Context, _ *dtq.Task) (any, error) {
+				if err := dtq.Sleep(ctx, "nap", 300*time.Millisecond); err != nil {
+					return nil, err
+				}
+				return "rested", nil
+			},
+			"after": func(_ context.Context, task *dtq.Task) (any, error) { return "after " + string(task.Previous), nil },
+		})
+		wf, err := e.c.EnqueueWorkflow(t.Context(), dtq.Chain(dtq.Call("napper", nil, nil), dtq.Call("after", nil, nil)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := e.waitWorkflow(wf.ID, 10*time.Second)
+		if string(done.Result) != `"after \"rested\""` {
+			t.Fatalf("workflow %s: result %s, want the second node's, after the first's", done.Status, done.Result)
+		}
+	})
+}
