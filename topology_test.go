@@ -50,6 +50,26 @@ func coreCases(t *testing.T, e *env) {
 			}
 			return "revived", nil
 		},
+		// durable: a step, a sleep, a wait for a signal and a child in
+		// another queue (another slot)
+		"durable": func(ctx context.Context, _ *dtq.Task) (any, error) {
+			n, err := dtq.Step(ctx, "one", func(context.Context) (int, error) { return 1, nil })
+			if err != nil {
+				return nil, err
+			}
+			if err := dtq.Sleep(ctx, "nap", 200*time.Millisecond); err != nil {
+				return nil, err
+			}
+			got, err := dtq.WaitFor(ctx, "go", time.Minute)
+			if err != nil {
+				return nil, err
+			}
+			kid, err := dtq.Child(ctx, "kid", "ok", nil, &dtq.EnqueueOpts{Queue: "media"})
+			if err != nil {
+				return nil, err
+			}
+			return fmt.Sprintf("%d %s %s", n, got, kid), nil
+		},
 	})
 	seen := make(chan dtq.Event, 1024)
 	evCtx, stop := context.WithCancel(t.Context())
@@ -113,6 +133,21 @@ func coreCases(t *testing.T, e *env) {
 		t.Fatalf("delayed: %s", got.Status)
 	}
 	e.waitStatus(soon.ID, dtq.StatusSucceeded, 30*time.Second)
+
+	durable := e.enqueue("durable", nil, &dtq.EnqueueOpts{Queue: "reports"})
+	if got := e.waitStatus(durable.ID, dtq.StatusScheduled, 30*time.Second); got.Suspended == nil {
+		t.Fatalf("durable task %+v, want suspended", got)
+	}
+	eventually(t, 30*time.Second, "the durable task waits for its signal", func() bool {
+		got, err := e.c.Get(t.Context(), durable.ID)
+		return err == nil && got.Suspended != nil && got.Suspended.For == "signal"
+	})
+	if err := e.c.Signal(t.Context(), durable.ID, "go", "sig"); err != nil {
+		t.Fatal(err)
+	}
+	if done := e.waitStatus(durable.ID, dtq.StatusSucceeded, 30*time.Second); string(done.Result) != `"1 \"sig\" \"done\""` {
+		t.Fatalf("durable task: result %s", done.Result)
+	}
 
 	qs, err := e.a.Queues(t.Context())
 	if err != nil || len(qs) != len(queues) {
