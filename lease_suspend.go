@@ -37,11 +37,7 @@ func (s *LeaseServer) SleepLease(ctx context.Context, token, name string, d time
 	if d > MaxSuspend {
 		return LeaseWait{}, invalid("seconds", "a sleep of %v is longer than MaxSuspend (%v)", d, MaxSuspend)
 	}
-	l, ulid, err := s.leaseStep(token, name)
-	if err != nil {
-		return LeaseWait{}, err
-	}
-	rec, had, err := s.queue(l.queue).store.StepOf(ctx, ulid, name)
+	l, ulid, rec, had, err := s.leaseStep(ctx, token, name)
 	if err != nil {
 		return LeaseWait{}, err
 	}
@@ -77,11 +73,7 @@ func (s *LeaseServer) WaitLease(ctx context.Context, token, name string, timeout
 	if timeout <= 0 || timeout > MaxSuspend {
 		return LeaseWait{}, invalid("timeout_seconds", "of a wait must be 0.001-%v s (got %v)", MaxSuspend.Seconds(), timeout.Seconds())
 	}
-	l, ulid, err := s.leaseStep(token, name)
-	if err != nil {
-		return LeaseWait{}, err
-	}
-	rec, had, err := s.queue(l.queue).store.StepOf(ctx, ulid, name)
+	l, ulid, rec, had, err := s.leaseStep(ctx, token, name)
 	if err != nil {
 		return LeaseWait{}, err
 	}
@@ -94,17 +86,20 @@ func (s *LeaseServer) WaitLease(ctx context.Context, token, name string, timeout
 	return s.suspendLease(ctx, l, ulid, &suspension{kind: store.WaitSignal, name: name, until: time.Now().Add(timeout)})
 }
 
-// leaseStep parses token and checks a step's name.
-func (s *LeaseServer) leaseStep(token, name string) (leaseToken, string, error) {
-	l, err := parseLeaseToken(token)
-	if err != nil {
-		return l, "", err
+// leaseStep parses token, checks a step's name and reads the step's record
+// (had: there is one).
+func (s *LeaseServer) leaseStep(ctx context.Context, token, name string) (l leaseToken, ulid string, rec store.StepRecord, had bool, err error) {
+	if l, err = parseLeaseToken(token); err != nil {
+		return l, "", rec, false, err
 	}
-	if err := checkStep(name, []byte("null")); err != nil {
-		return l, "", err
+	if err = checkStep(name, []byte("null")); err != nil {
+		return l, "", rec, false, err
 	}
-	_, ulid, err := taskid.Parse(l.id)
-	return l, ulid, err
+	if _, ulid, err = taskid.Parse(l.id); err != nil {
+		return l, "", rec, false, err
+	}
+	rec, had, err = s.queue(l.queue).store.StepOf(ctx, ulid, name)
+	return l, ulid, rec, had, err
 }
 
 // suspendLease ends lease l's execution suspended for sp (suspend.lua),

@@ -191,16 +191,7 @@ func TestStepsSurviveAKillAfterEachStep(t *testing.T) {
 		effects := filepath.Join(t.TempDir(), "effects")
 		const vt = time.Second
 		task := e.enqueue("stepper", nil, nil)
-		logged := func(prefix string) int {
-			data, _ := os.ReadFile(effects)
-			n := 0
-			for _, line := range strings.Split(string(data), "\n") {
-				if strings.HasPrefix(line, prefix) {
-					n++
-				}
-			}
-			return n
-		}
+		logged := func(prefix string) int { return countLines(effects, prefix) }
 		for k := 1; k <= 3; k++ {
 			step := "step-" + strconv.Itoa(k)
 			marker := effects + ".stall-" + step

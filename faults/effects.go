@@ -133,25 +133,36 @@ func EffectsFile(dir, worker string) string {
 // ReadEffects reads every effect log (effects-*.log) in dir, ordered by
 // the time of the side effect.
 func ReadEffects(dir string) ([]Effect, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "effects-*.log"))
-	if err != nil {
-		return nil, err
-	}
 	var all []Effect
+	err := eachLog(dir, "effects", func(_ string, r io.Reader) error {
+		effects, err := ParseEffects(r)
+		all = append(all, effects...)
+		return err
+	})
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	return all, err
+}
+
+// eachLog calls read with each log of kind in dir (<kind>-<worker>.log)
+// and its worker's id.
+func eachLog(dir, kind string, read func(worker string, r io.Reader) error) error {
+	files, err := filepath.Glob(filepath.Join(dir, kind+"-*.log"))
+	if err != nil {
+		return err
+	}
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		effects, err := ParseEffects(f)
+		worker := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), kind+"-"), ".log")
+		err = read(worker, f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		all = append(all, effects...)
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
-	return all, nil
+	return nil
 }
 
 // TraceEvent is one line of a worker's trace log (trace-<worker>.log):

@@ -278,6 +278,24 @@ func (r *rig) startWorker(id string) *proc {
 	return p
 }
 
+// killAndRestart SIGKILLs worker id, starts "<id>.<round>" in its place
+// (under id) and returns how many executions the kill interrupted.
+func (r *rig) killAndRestart(id string, round int) int {
+	r.t.Helper()
+	victim := r.worker(id)
+	victim.signal(syscall.SIGKILL)
+	if !victim.wait(10 * time.Second) {
+		r.t.Fatalf("%s still runs 10s after SIGKILL", id)
+	}
+	interrupted := len(Unrecorded(r.trace(id)))
+	next := fmt.Sprintf("%s.%d", id, round)
+	r.startWorker(next)
+	r.mu.Lock()
+	r.workers[id] = r.workers[next]
+	r.mu.Unlock()
+	return interrupted
+}
+
 func (r *rig) worker(id string) *proc {
 	r.mu.Lock()
 	defer r.mu.Unlock()

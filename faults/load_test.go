@@ -5,7 +5,6 @@ package faults
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,21 +30,7 @@ func TestHighRate(t *testing.T) {
 	began := time.Now()
 	warmUp()
 	injected := 0
-	kill := func(id string, round int) {
-		t.Helper()
-		victim := r.worker(id)
-		victim.signal(syscall.SIGKILL)
-		if !victim.wait(10 * time.Second) {
-			t.Fatalf("%s still runs 10s after SIGKILL", id)
-		}
-		injected += len(Unrecorded(r.trace(id)))
-		next := fmt.Sprintf("%s.%d", id, round)
-		r.startWorker(next)
-		r.mu.Lock()
-		r.workers[id] = r.workers[next]
-		r.mu.Unlock()
-	}
-	kill("w1", 1)
+	injected += r.killAndRestart("w1", 1)
 	time.Sleep(time.Second) // load between the faults, not a wait for a condition
 	downAt := time.Now()
 	if err := srv.Kill(); err != nil {
@@ -59,7 +44,7 @@ func TestHighRate(t *testing.T) {
 	}
 	up := time.Now()
 	time.Sleep(time.Second) // load between the faults
-	kill("w2", 2)
+	injected += r.killAndRestart("w2", 2)
 	time.Sleep(time.Until(began.Add(3 * loadTime))) // (three times the others' load: the outage costs its share)
 	stop()
 	elapsed := time.Since(began)

@@ -2,7 +2,7 @@ package faults
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -31,36 +31,27 @@ func StepLine(kind byte, taskID, step string, at time.Time) string {
 // ReadSteps reads every step log in dir (the files steps-*.log), in time
 // order.
 func ReadSteps(dir string) ([]StepEvent, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "steps-*.log"))
-	if err != nil {
-		return nil, err
-	}
 	var out []StepEvent
-	for _, name := range files {
-		worker := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), "steps-"), ".log")
-		f, err := os.Open(name)
+	err := eachLog(dir, "steps", func(worker string, r io.Reader) error {
+		lines, err := completeLines(r)
 		if err != nil {
-			return nil, err
-		}
-		lines, err := completeLines(f)
-		f.Close()
-		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, l := range lines {
 			fl := strings.Fields(l)
 			if len(fl) != 4 || (fl[0] != "F" && fl[0] != "K") {
-				return out, fmt.Errorf("faults: step log %s line %d: %q", worker, i+1, l)
+				return fmt.Errorf("faults: step log %s line %d: %q", worker, i+1, l)
 			}
 			ns, err := strconv.ParseInt(fl[3], 10, 64)
 			if err != nil {
-				return out, fmt.Errorf("faults: step log %s line %d: %w", worker, i+1, err)
+				return fmt.Errorf("faults: step log %s line %d: %w", worker, i+1, err)
 			}
 			out = append(out, StepEvent{Kind: fl[0][0], TaskID: fl[1], Step: fl[2], Worker: worker, At: time.Unix(0, ns)})
 		}
-	}
+		return nil
+	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
-	return out, nil
+	return out, err
 }
 
 // StepsRerun returns the steps whose fn ran after an execution had
