@@ -228,6 +228,9 @@ type QueueStats struct {
 	// task type or limit key holds back (SetTypeLimits, SetKeyLimits);
 	// counted in Queued too.
 	LimitWaiting int64 `json:"limit_waiting"`
+	// Suspended counts the SCHEDULED tasks whose execution suspended
+	// (Sleep, WaitFor): part of Scheduled.
+	Suspended int64 `json:"suspended"`
 	// Totals since the queue was created.
 	Submitted int64 `json:"submitted_total"`
 	Succeeded int64 `json:"succeeded_total"`
@@ -283,7 +286,7 @@ func (c *engine) statsMany(ctx context.Context, names []string) ([]*QueueStats, 
 		s := &QueueStats{Name: n, Paused: ct.Paused, Scheduled: ct.Scheduled, Running: ct.Running, Dead: ct.Dead,
 			QueuedByPriority: ct.QueuedByPriority, Submitted: ct.Submitted, Succeeded: ct.Succeeded,
 			Retried: ct.Retried, Failed: ct.Failed, Cancelled: ct.Cancelled, GroupWaiting: ct.GroupWaiting,
-			LimitWaiting: ct.ScopeWaiting}
+			LimitWaiting: ct.ScopeWaiting, Suspended: ct.Suspended}
 		s.Queued = ct.GroupWaiting + ct.ScopeWaiting
 		for _, q := range ct.QueuedByPriority {
 			s.Queued += q

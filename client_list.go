@@ -15,6 +15,10 @@ type ListOpts struct {
 	Queue  string // required
 	Status Status // "" for any
 	Type   string // "" for any
+	// Suspended keeps only the suspended tasks (SCHEDULED after their
+	// execution suspended: Sleep, WaitFor), earliest due first. With a
+	// Status other than SCHEDULED nothing matches.
+	Suspended bool
 	// IDPrefix keeps the tasks whose id starts with it (a search by id:
 	// "default-01M8" or a whole id), at most 128 bytes.
 	IDPrefix string
@@ -42,7 +46,8 @@ type TaskPage struct {
 // RUNNING and QUEUED, priority 9 first and oldest first within a priority,
 // the order they run in —, then SCHEDULED ones (earliest due first), DEAD
 // ones in the dead-letter stream (newest first), then finished ones (most
-// recently finished first; listed until they expire). A filter that skips
+// recently finished first; listed until they expire); Suspended lists only
+// suspended tasks, earliest due first. A filter that skips
 // most tasks may return a short page with a cursor to continue.
 func (c *Client) List(ctx context.Context, o ListOpts) (*TaskPage, error) {
 	if err := checkQueue("queue", o.Queue); err != nil {
@@ -66,7 +71,7 @@ func (c *Client) List(ctx context.Context, o ListOpts) (*TaskPage, error) {
 	if !o.CreatedAfter.IsZero() && !o.CreatedBefore.IsZero() && !o.CreatedAfter.Before(o.CreatedBefore) {
 		return nil, invalid("created_before", "must be after created_after")
 	}
-	lq := store.ListQuery{Status: string(o.Status), Type: o.Type, IDPrefix: o.IDPrefix, ErrorContains: strings.ToLower(o.ErrorContains),
+	lq := store.ListQuery{Status: string(o.Status), Type: o.Type, Suspended: o.Suspended, IDPrefix: o.IDPrefix, ErrorContains: strings.ToLower(o.ErrorContains),
 		Limit: o.Limit, Cursor: o.Cursor}
 	if !o.CreatedAfter.IsZero() {
 		lq.After = o.CreatedAfter.UnixMilli()

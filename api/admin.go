@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -159,14 +160,10 @@ func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) {
 
 // deleteQueue serves DELETE /api/v1/queues/{name}[?force=true].
 func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
-	force := false
-	if q := r.URL.Query(); q.Has("force") {
-		v, err := strconv.ParseBool(q.Get("force"))
-		if err != nil {
-			s.writeErr(w, r, invalidField("force", "must be true or false"))
-			return
-		}
-		force = v
+	force, err := boolParam(r.URL.Query(), "force")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
 	}
 	if !s.existingQueue(w, r, r.PathValue("name")) {
 		return
@@ -225,6 +222,20 @@ func queueParam(query url.Values, def string) (string, error) {
 		return def, nil
 	}
 	return queueName(query.Get("queue"))
+}
+
+// boolParam returns the boolean query parameter name: false without it,
+// true or false as strconv.ParseBool reads it ("true", "1", "false", …),
+// a 400 invalid_field for any other value.
+func boolParam(query url.Values, name string) (bool, error) {
+	if !query.Has(name) {
+		return false, nil
+	}
+	v, err := strconv.ParseBool(query.Get(name))
+	if err != nil {
+		return false, invalidField(name, sprintf("must be true or false (got %q)", shorten(json.RawMessage(query.Get(name)))))
+	}
+	return v, nil
 }
 
 // queueName refuses an empty queue name given explicitly (in a body or a

@@ -89,7 +89,7 @@ func deadLetterOf(d *dtq.DeadLetter) wire.DeadLetter {
 func queueStatsOf(q *dtq.QueueStats) wire.QueueStats {
 	return wire.QueueStats{Name: q.Name, Paused: q.Paused, Queued: q.Queued, Scheduled: q.Scheduled, Running: q.Running,
 		Dead: q.Dead, QueuedByPriority: q.QueuedByPriority[:], GroupWaiting: q.GroupWaiting, LimitWaiting: q.LimitWaiting,
-		SubmittedTotal: q.Submitted, SucceededTotal: q.Succeeded, RetriedTotal: q.Retried, DeadTotal: q.Failed,
+		Suspended: q.Suspended, SubmittedTotal: q.Submitted, SucceededTotal: q.Succeeded, RetriedTotal: q.Retried, DeadTotal: q.Failed,
 		CancelledTotal: q.Cancelled}
 }
 

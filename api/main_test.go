@@ -23,7 +23,9 @@ import (
 func TestMain(m *testing.M) { os.Exit(leakcheck.After(redistest.Main(m))) }
 
 // env is one API server over one backend, with a worker running the test
-// handlers: "echo" (returns its payload), "fail" (always fails).
+// handlers: "echo" (returns its payload), "fail" (always fails), "nap"
+// (suspends: a durable sleep of an hour) and "approve" (suspends until
+// signal "approval", at most an hour, and returns its payload).
 type env struct {
 	t   *testing.T
 	b   *redistest.Backend
@@ -62,6 +64,8 @@ func newEnv(t *testing.T, b *redistest.Backend, o *opts) *env {
 		}
 		w.Handle("echo", func(_ context.Context, task *dtq.Task) (any, error) { return task.Payload, nil })
 		w.Handle("fail", func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("boom") })
+		w.Handle("nap", func(ctx context.Context, _ *dtq.Task) (any, error) { return nil, dtq.Sleep(ctx, "nap", time.Hour) })
+		w.Handle("approve", func(ctx context.Context, _ *dtq.Task) (any, error) { return dtq.WaitFor(ctx, "approval", time.Hour) })
 		if err := w.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}

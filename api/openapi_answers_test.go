@@ -332,6 +332,12 @@ func (p *prober) tasks(e *env) string {
 		p.t.Errorf("search by id prefix: %s", r.raw)
 	}
 	p.do(e, 200, opList, "/api/v1/tasks?error=boom", "")
+	napping := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"nap"}`).str("id") // sleeps an hour
+	e.waitStatus(napping, "SCHEDULED")
+	if r := p.do(e, 200, opList, "/api/v1/tasks?suspended=true", ""); !strings.Contains(string(r.raw), `"suspended":{"for":"sleep","name":"nap"`) {
+		p.t.Errorf("list of suspended tasks: %s", r.raw)
+	}
+	p.do(e, 400, opList, "/api/v1/tasks?suspended=maybe", "")
 	p.do(e, 400, opList, "/api/v1/tasks?created_after=yesterday", "")
 	p.do(e, 400, opList, "/api/v1/tasks?limit=0", "")
 	grouped := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","group":"acme"}`).str("id")
@@ -432,7 +438,9 @@ func (p *prober) admin(e *env) {
 	if r := p.do(e, 200, opQueues, "/api/v1/queues", ""); len(r.body["queues"].([]any)) == 0 {
 		p.t.Errorf("queues: %s", r.raw)
 	}
-	p.do(e, 200, opQueue, "/api/v1/queues/default", "")
+	if r := p.do(e, 200, opQueue, "/api/v1/queues/default", ""); r.body["suspended"] != float64(1) {
+		p.t.Errorf("queue default with a sleeping task: %s", r.raw)
+	}
 	p.do(e, 400, opQueue, "/api/v1/queues/bad!", "")
 	p.do(e, 404, opQueue, "/api/v1/queues/no-such-queue", "")
 	p.do(e, 200, opPause, "/api/v1/queues/default/pause", "")

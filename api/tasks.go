@@ -258,7 +258,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, taskOf(t))
 }
 
-// listTasks: GET /api/v1/tasks?queue=&status=&type=&id_prefix=&error=&created_after=&created_before=&limit=&cursor=
+// listTasks: GET /api/v1/tasks?queue=&status=&type=&suspended=&id_prefix=&error=&created_after=&created_before=&limit=&cursor=
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	queue, err := queueParam(q, dtq.DefaultQueue)
@@ -266,8 +266,13 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	o := dtq.ListOpts{Queue: queue, Status: dtq.Status(q.Get("status")), Type: q.Get("type"), Cursor: q.Get("cursor"),
-		IDPrefix: q.Get("id_prefix"), ErrorContains: q.Get("error")}
+	suspended, err := boolParam(q, "suspended")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	o := dtq.ListOpts{Queue: queue, Status: dtq.Status(q.Get("status")), Type: q.Get("type"), Suspended: suspended,
+		Cursor: q.Get("cursor"), IDPrefix: q.Get("id_prefix"), ErrorContains: q.Get("error")}
 	for name, to := range map[string]*time.Time{"created_after": &o.CreatedAfter, "created_before": &o.CreatedBefore} {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)

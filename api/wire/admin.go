@@ -69,11 +69,14 @@ type QueueStats struct {
 	QueuedByPriority []int64 `json:"queued_by_priority"`
 	GroupWaiting     int64   `json:"group_waiting"`
 	LimitWaiting     int64   `json:"limit_waiting"`
-	SubmittedTotal   int64   `json:"submitted_total"`
-	SucceededTotal   int64   `json:"succeeded_total"`
-	RetriedTotal     int64   `json:"retried_total"`
-	DeadTotal        int64   `json:"dead_total"`
-	CancelledTotal   int64   `json:"cancelled_total"`
+	// Suspended counts the SCHEDULED tasks whose execution suspended (a
+	// durable sleep, a wait for a signal): part of Scheduled.
+	Suspended      int64 `json:"suspended"`
+	SubmittedTotal int64 `json:"submitted_total"`
+	SucceededTotal int64 `json:"succeeded_total"`
+	RetriedTotal   int64 `json:"retried_total"`
+	DeadTotal      int64 `json:"dead_total"`
+	CancelledTotal int64 `json:"cancelled_total"`
 }
 
 // QueueList is the answer of GET /api/v1/queues.
