@@ -19,9 +19,12 @@ import (
 // a real redis-server, and over the embedded backend) with a worker running
 // the test handlers:
 //
-//	echo  returns its payload
-//	fail  always fails (with max_attempts 1: DEAD at once)
-//	block runs until it is cancelled
+//	echo     returns its payload
+//	fail     always fails (with max_attempts 1: DEAD at once)
+//	block    runs until it is cancelled
+//	nap      suspends: a durable sleep "nap" of an hour
+//	approve  suspends until signal "approval" (at most an hour), then
+//	         returns its payload
 //
 // The worker serves the queues "default" and "other"; tasks submitted to
 // "parked" stay QUEUED, which keeps those tests free of timing.
@@ -76,6 +79,8 @@ func newAPIEnv(t *testing.T, b *redistest.Backend, o *apiEnvOpts) *apiEnv {
 			<-ctx.Done()
 			return nil, context.Cause(ctx)
 		})
+		w.Handle("nap", func(ctx context.Context, _ *dtq.Task) (any, error) { return nil, dtq.Sleep(ctx, "nap", time.Hour) })
+		w.Handle("approve", func(ctx context.Context, _ *dtq.Task) (any, error) { return dtq.WaitFor(ctx, "approval", time.Hour) })
 		if err := w.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}

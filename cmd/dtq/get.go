@@ -61,6 +61,7 @@ func printTask(out io.Writer, t *wire.Task) error {
 		"queue", t.Queue,
 		"type", t.TaskType,
 		"status", t.Status,
+		"suspended", suspensionOf(t),
 		"cancel", cancel,
 		"priority", strconv.Itoa(t.Priority),
 		"group", groupOf(t),
@@ -87,7 +88,7 @@ func printTask(out io.Writer, t *wire.Task) error {
 		fmt.Fprintln(out, "\nsteps:")
 		tb := newTable(out, "STEP", "RUN", "RECORDED", "RESULT")
 		for _, st := range t.Steps {
-			tb.row(oneLine(st.Name, 0), strconv.Itoa(st.Run), fmtTime(st.At), oneLine(compact(st.Result), 80))
+			tb.row(oneLine(st.Name, 0), recordedBy(st), fmtTime(st.At), oneLine(compact(st.Result), 80))
 		}
 		if err := tb.flush(); err != nil {
 			return err
@@ -110,6 +111,25 @@ func nonZero(n int) string {
 		return ""
 	}
 	return strconv.Itoa(n)
+}
+
+// suspensionOf shows what a suspended task waits for: "sleep cool-off
+// until 2026-12-06T08:00:00Z", "signal approval until …".
+func suspensionOf(t *wire.Task) string {
+	s := t.Suspended
+	if s == nil {
+		return ""
+	}
+	return oneLine(s.For, 0) + " " + oneLine(s.Name, maxValueRunes) + " until " + fmtTime(s.Until)
+}
+
+// recordedBy is a step row's RUN cell: the run that recorded it, or for a
+// wait's record no run made, what did ("signal", "timeout").
+func recordedBy(st wire.TaskStep) string {
+	if st.By != "" {
+		return st.By
+	}
+	return strconv.Itoa(st.Run)
 }
 
 // progressOf shows a running task's progress report: "25% resized 1 of 4".

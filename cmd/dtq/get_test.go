@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtq-dev/dtq"
 )
@@ -115,3 +117,40 @@ var (
 	msTimeRE  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 	secTimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 )
+
+// TestGetShowsSuspension: a suspended task's line says what it waits for
+// and until when; a wait's record made by a signal shows "signal" for its
+// run.
+func TestGetShowsSuspension(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		nap := e.submit("nap")
+		sleeping := e.waitStatus(nap, dtq.StatusScheduled)
+		out := e.ok("get", nap)
+		until := sleeping.Suspended.Until.UTC().Format(time.RFC3339)
+		if row := rowOf(t, out, "suspended:"); !slices.Equal(row, []string{"suspended:", "sleep", "nap", "until", until}) {
+			t.Errorf("dtq get: suspended %q, want sleep nap until %s, in\n%s", row, until, out)
+		}
+		if row := rowOf(t, out, "status:"); row[1] != "SCHEDULED" {
+			t.Errorf("dtq get: status %q", row)
+		}
+
+		approve := e.submit("approve")
+		e.waitStatus(approve, dtq.StatusScheduled)
+		if row := rowOf(t, e.ok("get", approve), "suspended:"); len(row) != 5 || row[1] != "signal" || row[2] != "approval" {
+			t.Errorf("dtq get of a waiting task: suspended %q", row)
+		}
+		e.ok("signal", approve, "approval", "--payload", `{"by":"ann"}`)
+		e.waitStatus(approve, dtq.StatusSucceeded)
+		out = e.ok("get", approve)
+		if strings.Contains(out, "suspended:") {
+			t.Errorf("dtq get of a task that ran on: a suspended line in\n%s", out)
+		}
+		_, steps, ok := strings.Cut(out, "\nsteps:\n")
+		if !ok {
+			t.Fatalf("dtq get: no steps table in\n%s", out)
+		}
+		if row := rowOf(t, steps, "approval"); len(row) < 4 || row[1] != "signal" || row[3] != `{"by":"ann"}` {
+			t.Errorf("dtq get: the signal's step row %q in\n%s", row, out)
+		}
+	})
+}

@@ -20,6 +20,7 @@ type listOptions struct {
 	cursor   string
 	// search
 	idPrefix, errContains, after, before string
+	suspended                            bool // ?suspended=true
 }
 
 // newListCmd builds `dtq list`: GET /api/v1/tasks.
@@ -31,14 +32,17 @@ func newListCmd(out io.Writer) *cobra.Command {
 		Long: `List the tasks of one queue, a page at a time, in this order: running and
 queued tasks in the order they run (priority 9 first, oldest first within a
 priority), then scheduled ones (earliest due first), dead letters (newest
-first), then finished tasks (most recently finished first). While more
+first), then finished tasks (most recently finished first); --suspended
+lists only the tasks in a durable sleep or waiting for a signal, earliest
+due first. While more
 follow, a page ends with a line "next page: --cursor CURSOR": give that
 CURSOR, as it is, to --cursor for the next page (a cursor is opaque; one
 no page printed answers 400).`,
 		Example: `  dtq list --status dead
   dtq list --queue emails --type email.send --limit 20
   dtq list --queue emails --type email.send --limit 20 --cursor CURSOR
-  dtq list --status dead --error timeout --created-after 2026-12-01T08:00:00Z`,
+  dtq list --status dead --error timeout --created-after 2026-12-01T08:00:00Z
+  dtq list --queue orders --suspended`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q := url.Values{}
@@ -55,6 +59,9 @@ no page printed answers 400).`,
 			set("error", o.errContains)
 			set("created_after", o.after)
 			set("created_before", o.before)
+			if o.suspended {
+				q.Set("suspended", "true")
+			}
 			if cmd.Flags().Changed("limit") {
 				q.Set("limit", strconv.Itoa(o.limit))
 			}
@@ -84,6 +91,7 @@ no page printed answers 400).`,
 	f.StringVar(&o.queue, "queue", "", "queue (default: the server's, \"default\")")
 	f.StringVar(&o.status, "status", "", "only this status: queued, scheduled, running, succeeded, dead, cancelled")
 	f.StringVar(&o.taskType, "type", "", "only this task type")
+	f.BoolVar(&o.suspended, "suspended", false, "only suspended tasks (a durable sleep, a wait for a signal), earliest due first")
 	f.StringVar(&o.idPrefix, "id-prefix", "", "only tasks whose id starts with this")
 	f.StringVar(&o.errContains, "error", "", "only tasks whose last error contains this (any letter case)")
 	f.StringVar(&o.after, "created-after", "", "only tasks created at or after this time (RFC 3339)")

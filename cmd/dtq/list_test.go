@@ -129,3 +129,40 @@ func lastLine(out string) string {
 	ls := lines(out)
 	return ls[len(ls)-1]
 }
+
+// TestListSuspended: --suspended lists only the tasks in a durable sleep
+// or a wait for a signal (not one merely delayed), with what they wait
+// for in --json.
+func TestListSuspended(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		nap := e.submit("nap")
+		approve := e.submit("approve")
+		delayed := e.submit("echo", "--delay", "1h")
+		e.waitStatus(nap, dtq.StatusScheduled)
+		e.waitStatus(approve, dtq.StatusScheduled)
+
+		out := e.ok("list", "--suspended")
+		if len(lines(out)) != 3 || strings.Contains(out, delayed) {
+			t.Fatalf("dtq list --suspended: want a header and 2 rows, not the delayed task %s:\n%s", delayed, out)
+		}
+		for _, id := range []string{nap, approve} {
+			if row := rowOf(t, out, id); row[2] != "SCHEDULED" {
+				t.Errorf("dtq list --suspended row of %s: %q", id, row)
+			}
+		}
+		v := e.json("list", "--suspended", "--type", "approve")
+		tasks, _ := v["tasks"].([]any)
+		if len(tasks) != 1 {
+			t.Fatalf("dtq list --suspended --type approve --json: %v", v)
+		}
+		if s, _ := tasks[0].(map[string]any)["suspended"].(map[string]any); s["for"] != "signal" || s["name"] != "approval" {
+			t.Errorf("dtq list --suspended --json: suspended %v", tasks[0].(map[string]any)["suspended"])
+		}
+		if out := e.ok("list", "--suspended", "--status", "queued"); out != "no tasks\n" {
+			t.Errorf("dtq list --suspended --status queued printed %q", out)
+		}
+		if out := e.ok("list"); !strings.Contains(out, delayed) || !strings.Contains(out, nap) {
+			t.Errorf("dtq list without --suspended lacks a task:\n%s", out)
+		}
+	})
+}

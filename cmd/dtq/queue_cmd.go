@@ -168,6 +168,7 @@ func printQueue(out io.Writer, q *wire.QueueStats) error {
 		"queued", num(q.Queued),
 		"by priority", strings.Join(prio, " "),
 		"scheduled", num(q.Scheduled),
+		"suspended", num(q.Suspended),
 		"running", num(q.Running),
 		"dead letters", num(q.Dead),
 		"submitted", num(q.SubmittedTotal),

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dtq-dev/dtq"
 )
 
 func TestQueueCommands(t *testing.T) {
@@ -109,6 +111,25 @@ func TestQueueCommands(t *testing.T) {
 		e.fails([]string{"queue", "list", "extra"}, `unknown command "extra"`)
 		if out := e.ok("queue"); !strings.Contains(out, "pause") || !strings.Contains(out, "stats") {
 			t.Errorf("dtq queue without a subcommand printed:\n%s", out)
+		}
+	})
+}
+
+// TestQueueStatsCountsSuspended: dtq queue stats shows the suspended
+// tasks, part of the scheduled ones.
+func TestQueueStatsCountsSuspended(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		nap := e.submit("nap")
+		e.submit("echo", "--delay", "1h")
+		e.waitStatus(nap, dtq.StatusScheduled)
+		out := e.ok("queue", "stats", "default")
+		for label, want := range map[string]string{"scheduled:": "2", "suspended:": "1"} {
+			if row := rowOf(t, out, label); len(row) != 2 || row[1] != want {
+				t.Errorf("dtq queue stats: %q, want %s %s, in\n%s", row, label, want, out)
+			}
+		}
+		if v := e.json("queue", "stats", "default"); v["suspended"] != 1.0 || v["scheduled"] != 2.0 {
+			t.Errorf("dtq queue stats --json: %v", v)
 		}
 	})
 }
