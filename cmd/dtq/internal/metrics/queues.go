@@ -8,11 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// CollectQueues adds dtq_queue_depth and dtq_queue_paused, read from client
-// (Admin.Queues: every queue of its namespace) at each scrape, within
-// Config.ScrapeTimeout. When that read fails the scrape has neither metric
-// (nothing stale) and dtq_redis_errors_total{op="queues"} counts it. Call it
-// once, with the Client that has m as its Observer.
+// CollectQueues adds dtq_queue_depth, dtq_queue_suspended and
+// dtq_queue_paused, read from client (Admin.Queues: every queue of its
+// namespace) at each scrape, within Config.ScrapeTimeout. When that read
+// fails the scrape has none of them (nothing stale) and
+// dtq_redis_errors_total{op="queues"} counts it. Call it once, with the
+// Client that has m as its Observer.
 func (m *Metrics) CollectQueues(client *dtq.Admin) error {
 	if client == nil {
 		return &dtq.ValidationError{Field: "client", Problem: "must not be nil"}
@@ -24,6 +25,9 @@ var (
 	depthDesc = prometheus.NewDesc("dtq_queue_depth",
 		"Tasks of a queue now, by state (queued, scheduled, running, dead: in the dead-letter stream) and, for queued tasks, priority (0-9); all workers of the namespace.",
 		[]string{"queue", "state", "priority"}, nil)
+	suspendedDesc = prometheus.NewDesc("dtq_queue_suspended",
+		"Suspended tasks of a queue now (a durable sleep, a wait for a signal): part of dtq_queue_depth{state=\"scheduled\"}; all workers of the namespace.",
+		[]string{"queue"}, nil)
 	pausedDesc = prometheus.NewDesc("dtq_queue_paused",
 		"1 if the queue is paused (workers start none of its tasks), else 0.",
 		[]string{"queue"}, nil)
@@ -37,6 +41,7 @@ type queueCollector struct {
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- depthDesc
+	ch <- suspendedDesc
 	ch <- pausedDesc
 }
 
@@ -60,6 +65,7 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		depth[k] += n
 	}
 	paused := map[string]bool{}
+	suspended := map[string]int64{}
 	var names []string
 	for _, s := range stats {
 		name := q.m.queues.get(s.Name)
@@ -67,6 +73,7 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			names = append(names, name)
 		}
 		paused[name] = paused[name] || s.Paused
+		suspended[name] += s.Suspended
 		for p, n := range s.QueuedByPriority {
 			add(key{name, "queued", strconv.Itoa(p)}, n)
 		}
@@ -76,6 +83,9 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, k := range order {
 		ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(depth[k]), k.queue, k.state, k.priority)
+	}
+	for _, name := range names {
+		ch <- prometheus.MustNewConstMetric(suspendedDesc, prometheus.GaugeValue, float64(suspended[name]), name)
 	}
 	for _, name := range names {
 		v := 0.0
