@@ -106,9 +106,9 @@ export function wfBadge(status) {
 }
 
 // outcomeColour is the colour class of an execution's outcome (succeeded,
-// retried, dead, cancelled, lost), '' for another.
+// retried, dead, cancelled, lost, suspended), '' for another.
 export function outcomeColour(outcome) {
-  return { succeeded: 'succeeded', retried: 'scheduled', dead: 'dead', cancelled: 'cancelled', lost: 'dead' }[outcome] || '';
+  return { succeeded: 'succeeded', retried: 'scheduled', dead: 'dead', cancelled: 'cancelled', lost: 'dead', suspended: 'scheduled' }[outcome] || '';
 }
 
 // outcomeBadge is the badge of an execution's outcome.

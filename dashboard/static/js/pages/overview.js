@@ -1,5 +1,6 @@
-// Overview: every queue with its depth per state and priority band, pause
-// and resume, and live charts fed by /ws/events.
+// Overview: every queue with its depth per state (with the suspended part
+// of the scheduled tasks) and priority band, pause and resume, and live
+// charts fed by /ws/events.
 
 import { h, replace, setText, throttle, routeHref } from '../dom.js';
 import { num, rate, duration } from '../fmt.js';
@@ -76,6 +77,7 @@ export function mount(main, ctx) {
       name: h('a', { href: routeHref('tasks', { queue: q.name }), class: 'qname' }, q.name),
       state: h('span', { class: 'badge' }),
       queued: h('span'), scheduled: h('span'), running: h('span'),
+      suspended: h('a', { class: 'suspended-link small', href: routeHref('tasks', { queue: q.name, suspended: 'true' }), hidden: true }),
       dead: h('a', { href: routeHref('dlq', { queue: q.name }) }),
       bands: h('div', { class: 'bands', 'aria-hidden': 'true' }),
       bandsText: h('span', { class: 'sr-only' }),
@@ -89,7 +91,7 @@ export function mount(main, ctx) {
       cell('Queue', 'qcell', r.name),
       cell('State', '', r.state),
       cell('Queued', 'n', r.queued),
-      cell('Scheduled', 'n', r.scheduled),
+      cell('Scheduled', 'n', r.scheduled, r.suspended),
       cell('Running', 'n', r.running),
       cell('Dead', 'n', r.dead),
       cell('By priority', '', r.bands, r.bandsText),
@@ -104,6 +106,8 @@ export function mount(main, ctx) {
     r.state.className = 'badge ' + (q.paused ? 'b-paused' : 'b-active');
     setText(r.queued, num(q.queued));
     setText(r.scheduled, num(q.scheduled));
+    setText(r.suspended, num(q.suspended) + ' suspended');
+    r.suspended.hidden = !q.suspended;
     setText(r.running, num(q.running));
     setText(r.dead, num(q.dead));
     r.dead.className = q.dead > 0 ? 'dead-link has-dead' : 'dead-link';

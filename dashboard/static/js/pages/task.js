@@ -1,7 +1,7 @@
 // Task detail: the task's fields, payload and result as readable JSON, a
-// timeline, the attempt history with errors, its durable steps, and cancel
-// / requeue. A node of a workflow links to it and shows what the node
-// before produced.
+// timeline, the attempt history with errors, its durable steps, what a
+// suspended task waits for, and cancel / requeue. A node of a workflow
+// links to it and shows what the node before produced.
 
 import { h, replace, setText, throttle, routeHref, workflowHref } from '../dom.js';
 import { badge, outcomeBadge, outcomeColour, timeEl, stamp, duration } from '../fmt.js';
@@ -53,6 +53,7 @@ export function mount(main, ctx, route) {
     replace(head,
       h('h1', {}, 'Task ', h('span', { class: 'mono task-id' }, t.id)),
       h('div', { class: 'head-row' }, h('span', { id: 'task-status' }, badge(t.status)),
+        t.suspended ? suspension(t.suspended) : null,
         t.cancel_requested ? h('span', { class: 'badge b-scheduled' }, 'cancel requested') : null, actions));
 
     const dl = (pairs) => h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
@@ -136,14 +137,21 @@ function timeline(t) {
   const items = [{ at: t.created_at, what: 'Submitted to ' + t.queue + ' at priority ' + t.priority, cls: 'queued' }];
   for (const e of t.history || []) {
     items.push({ at: e.started_at, what: 'Run ' + e.run + ' started' + (e.worker ? ' on ' + e.worker : ''), cls: 'running' });
-    const ended = { succeeded: 'succeeded', retried: 'failed; to be retried', dead: 'failed for good', cancelled: 'cancelled', lost: 'lost with its worker' }[e.outcome] || e.outcome;
+    const ended = { succeeded: 'succeeded', retried: 'failed; to be retried', dead: 'failed for good', cancelled: 'cancelled', lost: 'lost with its worker', suspended: 'suspended' }[e.outcome] || e.outcome;
     const took = duration(Date.parse(e.finished_at) - Date.parse(e.started_at));
-    items.push({ at: e.finished_at, what: 'Run ' + e.run + ' ' + ended + ' (ran ' + took + ')', cls: outcomeColour(e.outcome) || 'queued', error: e.error });
+    // a suspended run's error says what it waits for: no failure
+    const waits = e.outcome === 'suspended' && e.error ? ': ' + e.error : '';
+    items.push({ at: e.finished_at, what: 'Run ' + e.run + ' ' + ended + waits + ' (ran ' + took + ')', cls: outcomeColour(e.outcome) || 'queued', error: waits ? '' : e.error });
   }
   if (runningNow(t)) {
     items.push({ at: t.started_at, what: 'Run ' + (t.attempt || '') + ' started' + (t.worker ? ' on ' + t.worker : '') + ' (running now)', cls: 'running' });
   }
-  if (t.status === 'SCHEDULED' && t.scheduled_at) items.push({ at: t.scheduled_at, what: 'Due to run', cls: 'scheduled', future: true });
+  if (t.status === 'SCHEDULED' && t.scheduled_at) {
+    const s = t.suspended;
+    const what = !s ? 'Due to run'
+      : s.for === 'sleep' ? 'Due to run: sleep ' + s.name + ' ends' : 'Due to run: the wait for signal ' + s.name + ' times out';
+    items.push({ at: t.scheduled_at, what, cls: 'scheduled', future: true });
+  }
   if (t.status === 'CANCELLED' && t.finished_at && !(t.history || []).some((e) => e.outcome === 'cancelled')) {
     items.push({ at: t.finished_at, what: 'Cancelled', cls: 'cancelled' });
   }
@@ -178,23 +186,36 @@ function attempts(t) {
     h('td', { dataset: { label: 'Started' } }, h('time', { datetime: startedAt, title: startedAt }, stamp(startedAt))),
     h('td', { dataset: { label: 'Took' } }, took),
     h('td', { dataset: { label: 'Worker' }, class: 'mono small' }, worker || '–'),
-    h('td', { dataset: { label: 'Outcome' } }, outcome),
-    h('td', { dataset: { label: 'Error' } }, error ? h('pre', { class: 'error-text' }, error) : '–'));
+    h('td', { dataset: { label: 'Outcome' } }, outcome ? outcomeBadge(outcome) : badge('RUNNING')),
+    h('td', { dataset: { label: 'Error' } }, !error ? '–'
+      : outcome === 'suspended' ? h('span', { class: 'muted' }, error) : h('pre', { class: 'error-text' }, error)));
   return h('div', { class: 'table-wrap' }, h('table', { class: 'rtable attempts' },
     h('thead', {}, h('tr', {}, ['Run', 'Started', 'Took', 'Worker', 'Outcome', 'Error'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {},
-      hist.map((e) => row(e.run, e.started_at, duration(Date.parse(e.finished_at) - Date.parse(e.started_at)), e.worker, outcomeBadge(e.outcome), e.error)),
-      running ? row(t.attempt || hist.length + 1, t.started_at, 'running now', t.worker, badge('RUNNING'), '', { class: 'attempt-running' }) : null)));
+      hist.map((e) => row(e.run, e.started_at, duration(Date.parse(e.finished_at) - Date.parse(e.started_at)), e.worker, e.outcome, e.error)),
+      running ? row(t.attempt || hist.length + 1, t.started_at, 'running now', t.worker, null, '', { class: 'attempt-running' }) : null)));
+}
+
+// suspension says what a suspended task waits for, and until when: the
+// end of its sleep, or its wait's timeout.
+function suspension(s) {
+  const until = [h('time', { datetime: s.until, title: s.until }, stamp(s.until)), ' (', timeEl(s.until), ')'];
+  return h('span', { id: 'task-suspended', class: 'suspension', dataset: { for: s.for } },
+    s.for === 'sleep' ? 'Sleeping: step ' : s.for === 'signal' ? 'Waiting for signal ' : s.for + ' ',
+    h('span', { class: 'mono' }, s.name), ' until ', ...until,
+    s.for === 'signal' ? ', then it times out' : '');
 }
 
 // steps is the table of the task's durable steps, in the order they were
-// recorded: name, the run that recorded it, when, and the result.
+// recorded: name, what recorded it (its run, or for a wait a signal or the
+// timeout), when, and the result.
 function steps(t) {
   return h('div', { class: 'table-wrap' }, h('table', { class: 'rtable steps' },
-    h('thead', {}, h('tr', {}, ['Step', 'Run', 'Recorded', 'Result'].map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, t.steps.map((st) => h('tr', { dataset: { step: st.name } },
+    h('thead', {}, h('tr', {}, ['Step', 'Recorded by', 'Recorded', 'Result'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, t.steps.map((st) => h('tr', { dataset: { step: st.name, by: st.by || 'run' } },
       h('td', { dataset: { label: 'Step' }, class: 'mono' }, st.name),
-      h('td', { dataset: { label: 'Run' } }, String(st.run)),
+      h('td', { dataset: { label: 'Recorded by' }, class: 'step-by' },
+        st.by === 'signal' ? 'signal' : st.by === 'timeout' ? 'timeout (no signal in time)' : st.by || 'run ' + st.run),
       h('td', { dataset: { label: 'Recorded' } }, h('time', { datetime: st.at, title: st.at }, stamp(st.at))),
       h('td', { dataset: { label: 'Result' } }, view(JSON.stringify(st.result), 'Result of step ' + st.name)))))));
 }

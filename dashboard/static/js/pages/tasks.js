@@ -1,11 +1,14 @@
-// Tasks: the tasks of a queue, newest first, filtered by status and type
-// and searched by id prefix, error text and creation time; and a search by
-// task id.
+// Tasks: the tasks of a queue, newest first, filtered by status (or only
+// the suspended ones) and type and searched by id prefix, error text and
+// creation time; and a search by task id.
 
 import { h, replace, setText, throttle, taskHref, routeHref } from '../dom.js';
 import { badge, timeEl, STATUSES, num } from '../fmt.js';
 
 const PAGE = 50;
+// SUSPENDED is the status filter's value for the suspended tasks (SCHEDULED
+// in a durable sleep or a wait for a signal): ?suspended=true.
+const SUSPENDED = 'SUSPENDED';
 // MAX_FOLLOW bounds the requests one "load" makes following short pages (a
 // filter that skips most tasks gives short pages with a next cursor).
 const MAX_FOLLOW = 10;
@@ -16,10 +19,10 @@ export function mount(main, ctx, route) {
   const p = route.params;
   const queue = p.queue || 'default';
   const filter = {
-    queue, status: STATUSES.includes(p.status) ? p.status : '', type: p.type || '',
+    queue, status: STATUSES.includes(p.status) ? p.status : '', suspended: p.suspended === 'true', type: p.type || '',
     id_prefix: p.id_prefix || '', error: p.error || '', created_after: p.created_after || '', created_before: p.created_before || '',
   };
-  const filtered = () => !!(filter.status || filter.type || filter.id_prefix || filter.error || filter.created_after || filter.created_before);
+  const filtered = () => !!(filter.status || filter.suspended || filter.type || filter.id_prefix || filter.error || filter.created_after || filter.created_before);
   // datetime-local inputs hold local times; the API takes RFC 3339
   const local = (iso) => {
     if (!iso) return '';
@@ -33,7 +36,8 @@ export function mount(main, ctx, route) {
   const qSel = h('select', { id: 'f-queue', name: 'queue' }, h('option', { value: queue, selected: true }, queue));
   const sSel = h('select', { id: 'f-status', name: 'status' },
     h('option', { value: '' }, 'any status'),
-    STATUSES.map((s) => h('option', { value: s, selected: s === filter.status }, s)));
+    STATUSES.map((s) => [h('option', { value: s, selected: s === filter.status && !filter.suspended }, s),
+      s === 'SCHEDULED' ? h('option', { value: SUSPENDED, selected: filter.suspended }, 'SCHEDULED: suspended') : null]));
   const tIn = h('input', { id: 'f-type', name: 'type', type: 'text', value: filter.type, placeholder: 'any type', autocomplete: 'off', spellcheck: 'false' });
   const pIn = h('input', { id: 'f-prefix', name: 'id_prefix', type: 'text', value: filter.id_prefix, placeholder: 'id starts with', autocomplete: 'off', spellcheck: 'false' });
   const eIn = h('input', { id: 'f-error', name: 'error', type: 'text', value: filter.error, placeholder: 'error contains', autocomplete: 'off' });
@@ -50,8 +54,9 @@ export function mount(main, ctx, route) {
     h('button', { type: 'submit', class: 'btn btn-primary' }, 'Apply'));
   filters.addEventListener('submit', (e) => {
     e.preventDefault();
+    const suspended = sSel.value === SUSPENDED;
     location.hash = routeHref('tasks', {
-      queue: qSel.value, status: sSel.value, type: tIn.value.trim(), id_prefix: pIn.value.trim(), error: eIn.value.trim(),
+      queue: qSel.value, status: suspended ? '' : sSel.value, suspended: suspended ? 'true' : '', type: tIn.value.trim(), id_prefix: pIn.value.trim(), error: eIn.value.trim(),
       created_after: iso(aIn.value), created_before: iso(bIn.value),
     });
   });
@@ -109,7 +114,9 @@ export function mount(main, ctx, route) {
     return r;
   };
   const fill = (r, t) => {
-    replace(r.status, badge(t.status), t.cancel_requested ? h('span', { class: 'muted small' }, ' cancelling') : null);
+    replace(r.status, badge(t.status), t.cancel_requested ? h('span', { class: 'muted small' }, ' cancelling') : null,
+      t.suspended ? h('span', { class: 'muted small suspended-note' },
+        t.suspended.for === 'sleep' ? ' sleeping' : ' waiting for ' + t.suspended.name) : null);
     setText(r.attempts, t.attempt + ' / ' + t.max_attempts);
     replace(r.finished, t.finished_at ? timeEl(t.finished_at) : t.scheduled_at ? h('span', {}, 'due ', timeEl(t.scheduled_at)) : '–');
     setText(r.error, t.last_error || '');
@@ -126,7 +133,7 @@ export function mount(main, ctx, route) {
       let next = append ? cursor : '';
       for (let i = 0; i < MAX_FOLLOW; i++) {
         const res = await api.get('api/v1/tasks', {
-          queue, status: filter.status, type: filter.type, id_prefix: filter.id_prefix, error: filter.error,
+          queue, status: filter.status, suspended: filter.suspended ? 'true' : '', type: filter.type, id_prefix: filter.id_prefix, error: filter.error,
           created_after: filter.created_after, created_before: filter.created_before, limit: PAGE, cursor: next,
         });
         got = got.concat(res.tasks || []);
