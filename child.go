@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -20,10 +19,6 @@ const (
 	childCheckMin = time.Second
 	childCheckMax = time.Minute
 )
-
-// ErrChildFailed is wrapped by a *ChildError: an awaited child ended DEAD
-// or CANCELLED.
-var ErrChildFailed = errors.New("dtq: the child task did not succeed")
 
 // ChildError is Child's answer for a child that ended DEAD or CANCELLED.
 type ChildError struct {

@@ -77,6 +77,10 @@ var (
 	// timeout (the first stands).
 	ErrSignalDelivered = errors.New("dtq: the task has a signal of this name already, or its wait for it timed out")
 
+	// ErrChildFailed is wrapped by a *ChildError: a child awaited by
+	// Child ended DEAD or CANCELLED.
+	ErrChildFailed = errors.New("dtq: the child task did not succeed")
+
 	// ErrTaskFinished is Signal's answer for a task that has finished
 	// (SUCCEEDED, DEAD or CANCELLED): nothing is recorded.
 	ErrTaskFinished = errors.New("dtq: task has finished")
