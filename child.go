@@ -63,21 +63,24 @@ type childOutcome struct {
 // parent leaves its child running. name is at most MaxStepName-7 bytes;
 // opts.IdempotencyKey, when set, is used as the child's key instead.
 func Child(ctx context.Context, name, taskType string, payload any, opts *EnqueueOpts) (json.RawMessage, error) {
-	if len(name) > MaxStepName-len(childResult) {
-		return nil, invalid("step", "name of a child must be 1-%d bytes (got %d)", MaxStepName-len(childResult), len(name))
+	if err := checkChildName(name); err != nil {
+		return nil, err
 	}
 	sc, rec, done, err := beginStep(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	c := sc.tc.client
 	var id string
-	if done {
-		var r childRecord
-		if err := json.Unmarshal(rec.Result, &r); err != nil || r.Child == "" {
-			return nil, fmt.Errorf("dtq: step %q is not a child (its record %s): a step's name is its own", name, truncate(string(rec.Result), 80))
+	if !done {
+		if id, err = c.enqueueChild(ctx, sc.f.id, sc.f.queue, name, taskType, payload, opts); err != nil {
+			return nil, err
 		}
-		id = r.Child
-	} else if id, err = sc.enqueueChild(ctx, name, taskType, payload, opts); err != nil {
+		if rec.Result, err = sc.record(ctx, name, childIDRecord(id)); err != nil {
+			return nil, err
+		}
+	}
+	if id, err = childIDOf(name, rec.Result); err != nil {
 		return nil, err
 	}
 	rc, rec, done, err := beginStep(ctx, name+childResult)
@@ -85,22 +88,92 @@ func Child(ctx context.Context, name, taskType string, payload any, opts *Enqueu
 		return nil, err
 	}
 	if !done { // (only an execution of the task writes it: the records read hold it)
-		child, err := sc.tc.client.Get(ctx, id)
+		end, wait, err := c.checkChild(ctx, name, id)
 		if err != nil {
-			return nil, fmt.Errorf("dtq: the child task %s of step %q: %w", id, name, err)
+			return nil, err
 		}
-		if !child.Status.Finished() {
-			wait := min(max(time.Since(child.CreatedAt)/2, childCheckMin), childCheckMax)
+		if end == nil {
 			return nil, sc.tc.steps.suspendFor(waitChild, name, time.Now().Add(wait))
 		}
-		data, _ := json.Marshal(childOutcome{Status: child.Status, Result: child.Result, Error: child.LastError})
-		if rec.Result, err = rc.record(ctx, name+childResult, data); err != nil {
+		if rec.Result, err = rc.record(ctx, name+childResult, end); err != nil {
 			return nil, err
 		}
 	}
+	return childAnswer(name, id, rec.Result)
+}
+
+// waitChild is what a parent suspended for while its child runs.
+const waitChild = "child"
+
+// checkChildName checks the step name of a child (its result's step name
+// must fit too).
+func checkChildName(name string) error {
+	if len(name) > MaxStepName-len(childResult) {
+		return invalid("step", "name of a child must be 1-%d bytes (got %d)", MaxStepName-len(childResult), len(name))
+	}
+	return nil
+}
+
+// enqueueChild submits the child of step name of task parent (of queue
+// parentQueue), idempotently: in the parent's queue unless opts names
+// another, on a key derived from the parent and the name unless opts
+// gives one. It returns the child's id.
+func (c *Client) enqueueChild(ctx context.Context, parent, parentQueue, name, taskType string, payload any, opts *EnqueueOpts) (string, error) {
+	var o EnqueueOpts
+	if opts != nil {
+		o = *opts
+	}
+	if o.Queue == "" {
+		o.Queue = parentQueue
+	}
+	if o.IdempotencyKey == "" && o.Unique == nil {
+		sum := sha256.Sum256([]byte(parent + "/" + name))
+		o.IdempotencyKey = "dtq.child/" + hex.EncodeToString(sum[:])
+	}
+	res, err := c.Enqueue(ctx, taskType, payload, &o)
+	if err != nil {
+		return "", fmt.Errorf("dtq: enqueueing the child of step %q: %w", name, err)
+	}
+	return res.Task.ID, nil
+}
+
+// childIDRecord is the record of a child's step: its id.
+func childIDRecord(id string) []byte {
+	data, _ := json.Marshal(childRecord{Child: id})
+	return data
+}
+
+// childIDOf reads the record of child step name: the child's id.
+func childIDOf(name string, data []byte) (string, error) {
+	var r childRecord
+	if err := json.Unmarshal(data, &r); err != nil || r.Child == "" {
+		return "", fmt.Errorf("dtq: step %q is not a child (its record %s): a step's name is its own", name, truncate(string(data), 80))
+	}
+	return r.Child, nil
+}
+
+// checkChild reads child id of step name: its end as a record of
+// name+childResult once it has finished (nil while it runs, with how
+// long to wait before checking it again: half its age, within
+// childCheckMin-childCheckMax).
+func (c *Client) checkChild(ctx context.Context, name, id string) ([]byte, time.Duration, error) {
+	child, err := c.Get(ctx, id)
+	if err != nil {
+		return nil, 0, fmt.Errorf("dtq: the child task %s of step %q: %w", id, name, err)
+	}
+	if !child.Status.Finished() {
+		return nil, min(max(time.Since(child.CreatedAt)/2, childCheckMin), childCheckMax), nil
+	}
+	data, _ := json.Marshal(childOutcome{Status: child.Status, Result: child.Result, Error: child.LastError})
+	return data, 0, nil
+}
+
+// childAnswer is Child's answer from the record of a child's end: its
+// result, or a *ChildError.
+func childAnswer(name, id string, data []byte) (json.RawMessage, error) {
 	var out childOutcome
-	if err := json.Unmarshal(rec.Result, &out); err != nil {
-		return nil, fmt.Errorf("dtq: step %q is not a child's result (its record %s)", name+childResult, truncate(string(rec.Result), 80))
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("dtq: step %q is not a child's result (its record %s)", name+childResult, truncate(string(data), 80))
 	}
 	if out.Status != StatusSucceeded {
 		return nil, &ChildError{ID: id, Status: out.Status, Err: out.Error}
@@ -109,37 +182,4 @@ func Child(ctx context.Context, name, taskType string, payload any, opts *Enqueu
 		out.Result = json.RawMessage("null")
 	}
 	return out.Result, nil
-}
-
-// waitChild is what a parent suspended for while its child runs.
-const waitChild = "child"
-
-// enqueueChild submits the child of step name, idempotently, and records
-// its id as the step.
-func (sc stepCall) enqueueChild(ctx context.Context, name, taskType string, payload any, opts *EnqueueOpts) (string, error) {
-	var o EnqueueOpts
-	if opts != nil {
-		o = *opts
-	}
-	if o.Queue == "" {
-		o.Queue = sc.f.queue
-	}
-	if o.IdempotencyKey == "" && o.Unique == nil {
-		sum := sha256.Sum256([]byte(sc.f.id + "/" + name))
-		o.IdempotencyKey = "dtq.child/" + hex.EncodeToString(sum[:])
-	}
-	res, err := sc.tc.client.Enqueue(ctx, taskType, payload, &o)
-	if err != nil {
-		return "", fmt.Errorf("dtq: enqueueing the child of step %q: %w", name, err)
-	}
-	data, _ := json.Marshal(childRecord{Child: res.Task.ID})
-	stood, err := sc.record(ctx, name, data)
-	if err != nil {
-		return "", err
-	}
-	var r childRecord
-	if err := json.Unmarshal(stood, &r); err != nil || r.Child == "" {
-		return "", fmt.Errorf("dtq: step %q is not a child (its record %s)", name, truncate(string(stood), 80))
-	}
-	return r.Child, nil
 }

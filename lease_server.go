@@ -25,8 +25,9 @@ import (
 // Stop, so holders can settle what they hold while a process shuts down.
 type LeaseServer struct {
 	*engine
-	idle  time.Duration
-	owner string // its name as a lease scheduler's owner
+	client *Client // (a leased task's child is submitted through it)
+	idle   time.Duration
+	owner  string // its name as a lease scheduler's owner
 
 	mu      sync.Mutex
 	ctx     context.Context // the schedulers run under it; nil until Start
@@ -58,7 +59,7 @@ func NewLeaseServer(c *Client, cfg *LeaseServerConfig) (*LeaseServer, error) {
 		o.SchedulerIdle = time.Minute
 	}
 	host, _ := os.Hostname()
-	return &LeaseServer{engine: c.engine, idle: o.SchedulerIdle, queues: map[string]*leaseQueue{},
+	return &LeaseServer{engine: c.engine, client: c, idle: o.SchedulerIdle, queues: map[string]*leaseQueue{},
 		owner: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])}, nil
 }
 

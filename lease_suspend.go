@@ -26,6 +26,16 @@ type LeaseWait struct {
 	// in time, for a wait that is over (WaitLease; Suspended nil).
 	Payload  json.RawMessage
 	TimedOut bool
+	// Child is the end of a child that ended (ChildLease; Suspended nil).
+	Child *ChildEnd
+}
+
+// ChildEnd is how an awaited child ended (LeaseWait.Child).
+type ChildEnd struct {
+	ID     string          // the child's task id
+	Status Status          // SUCCEEDED, DEAD or CANCELLED
+	Result json.RawMessage // its result when SUCCEEDED
+	Error  string          // its last error otherwise
 }
 
 // SleepLease is Sleep for lease token's execution: step name, d long. The

@@ -62,3 +62,50 @@ func TestLeaseSleepAndWait(t *testing.T) {
 		}
 	})
 }
+
+// A leased task awaits a child: the lease ends while the child runs, the
+// child is submitted once however often the parent asks, and a later
+// lease of the parent gets the child's end — its result, or its error.
+func TestLeaseChild(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		parent := e.enqueue("remote", nil, &dtq.EnqueueOpts{Queue: "parents"})
+		req := dtq.LeaseRequest{Worker: "py-1", Queues: []string{"parents"}, Wait: 5 * time.Second}
+		kids := dtq.LeaseRequest{Worker: "py-2", Queues: []string{"kids"}, Wait: 5 * time.Second}
+		opts := &dtq.EnqueueOpts{Queue: "kids"}
+		l := e.lease(req, 1)[0]
+		res, err := e.ls.ChildLease(ctx, l.Token, "ok", "thumb", json.RawMessage(`{"w":1}`), opts)
+		if err != nil || res.Suspended == nil || res.Suspended.For != "child" {
+			t.Fatalf("child: %+v, %v; want suspended", res, err)
+		}
+		kid := e.lease(kids, 1)[0]
+		if _, err := e.ls.CompleteLease(ctx, kid.Token, json.RawMessage(`"small"`)); err != nil {
+			t.Fatal(err)
+		}
+		l = e.lease(req, 1)[0]
+		res, err = e.ls.ChildLease(ctx, l.Token, "ok", "thumb", json.RawMessage(`{"w":1}`), opts)
+		if err != nil || res.Child == nil || res.Child.ID != kid.Task.ID || res.Child.Status != dtq.StatusSucceeded || string(res.Child.Result) != `"small"` {
+			t.Fatalf("the child, again: %+v %+v, %v; want its result", res, res.Child, err)
+		}
+		res, err = e.ls.ChildLease(ctx, l.Token, "bad", "thumb", nil, opts)
+		if err != nil || res.Suspended == nil {
+			t.Fatalf("a second child: %+v, %v; want suspended", res, err)
+		}
+		kid = e.lease(kids, 1)[0]
+		if _, err := e.ls.FailLease(ctx, kid.Token, dtq.LeaseFailure{Error: "too big", Permanent: true}); err != nil {
+			t.Fatal(err)
+		}
+		l = e.lease(req, 1)[0]
+		if res, err := e.ls.ChildLease(ctx, l.Token, "bad", "thumb", nil, opts); err != nil || res.Child == nil ||
+			res.Child.Status != dtq.StatusDead || res.Child.Error != "too big" {
+			t.Fatalf("the failed child: %+v, %v; want DEAD with its error", res.Child, err)
+		}
+		if page, err := e.c.List(ctx, dtq.ListOpts{Queue: "kids"}); err != nil || len(page.Tasks) != 2 {
+			t.Fatalf("children: %d, %v; want 2", len(page.Tasks), err)
+		}
+		if _, err := e.ls.CompleteLease(ctx, l.Token, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitStatus(parent.ID, dtq.StatusSucceeded, time.Second)
+	})
+}

@@ -253,7 +253,34 @@ func (s *Server) waitLease(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, leaseWaited(res))
 }
 
-// leaseWaited is the answer of a lease's sleep or wait.
+// childLease: POST /api/v1/leases/{lease}/child {"step", "task"} → 200
+// {"over", "child"} once the child ended, or {"over": false,
+// "suspended"} (the lease ended); 409 once the lease is lost.
+func (s *Server) childLease(w http.ResponseWriter, r *http.Request) {
+	var b wire.LeaseChild
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	req, err := request(&b.Task, "")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	payload, _ := req.Payload.(json.RawMessage)
+	res, err := s.leases.ChildLease(r.Context(), r.PathValue("lease"), b.Step, req.Type, payload, req.Opts)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, leaseWaited(res))
+}
+
+// leaseWaited is the answer of a lease's sleep, wait or child.
 func leaseWaited(res dtq.LeaseWait) wire.LeaseWaited {
-	return wire.LeaseWaited{Over: res.Suspended == nil, Suspended: suspensionOf(res.Suspended), Payload: res.Payload, TimedOut: res.TimedOut}
+	out := wire.LeaseWaited{Over: res.Suspended == nil, Suspended: suspensionOf(res.Suspended), Payload: res.Payload, TimedOut: res.TimedOut}
+	if c := res.Child; c != nil {
+		out.Child = &wire.LeaseChildEnd{TaskID: c.ID, Status: string(c.Status), Result: c.Result, Error: c.Error}
+	}
+	return out
 }

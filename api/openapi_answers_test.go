@@ -73,6 +73,7 @@ const (
 	opStep       = "PUT /api/v1/leases/{lease}/steps/{name}"
 	opSleep      = "POST /api/v1/leases/{lease}/sleep"
 	opWait       = "POST /api/v1/leases/{lease}/wait"
+	opChild      = "POST /api/v1/leases/{lease}/child"
 	opRedrive    = "POST /api/v1/dlq/redrive"
 )
 
@@ -640,6 +641,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"step":"x","seconds":1}`
 	case opWait:
 		body = `{"signal":"x","timeout_seconds":1}`
+	case opChild:
+		body = `{"step":"x","task":{"task_type":"echo"}}`
 	case opStep:
 		body = `{"result":1}`
 	case opRedrive:

@@ -126,6 +126,26 @@ func (p *prober) leases(e *env) {
 		!strings.Contains(string(r.raw), `"payload":{"ok":1}`) {
 		p.t.Errorf("the resumed wait: %s, want over with the payload", r.raw)
 	}
+	// an awaited child over the lease protocol: the lease ends while the
+	// child runs; a later lease of the task gets the child's end
+	kid := `{"step":"kid","task":{"task_type":"remote","queue":"kids","payload":{"w":1}}}`
+	r = p.do(e, 200, opChild, "/api/v1/leases/"+tok+"/child", kid)
+	if sp, _ := r.body["suspended"].(map[string]any); r.body["over"] != false || sp["for"] != "child" {
+		p.t.Errorf("a child: %s, want suspended for it", r.raw)
+	}
+	kidTok := lease(`{"worker":"py-2","queues":["kids"],"wait_seconds":5}`)
+	p.do(e, 200, opComplete, "/api/v1/leases/"+kidTok+"/complete", `{"result":{"thumb":1}}`)
+	tok = lease(`{"worker":"py-1","queues":["sleepy"],"wait_seconds":10}`)
+	if r := p.do(e, 200, opChild, "/api/v1/leases/"+tok+"/child", kid); r.body["over"] != true ||
+		!strings.Contains(string(r.raw), `"status":"SUCCEEDED","result":{"thumb":1}`) {
+		p.t.Errorf("the child, again: %s, want its end", r.raw)
+	}
+	p.do(e, 429, opChild, "/api/v1/leases/"+tok+"/child", `{"step":"full","task":{"task_type":"echo","queue":"tiny"}}`)
+	p.do(e, 400, opChild, "/api/v1/leases/"+tok+"/child", `{"task":{"task_type":"echo"}}`)
+	p.do(e, 400, opChild, "/api/v1/leases/"+tok+"/child", `{"step":"x","task":{}}`)
+	p.do(e, 409, opChild, "/api/v1/leases/"+stale+"/child", `{"step":"late","task":{"task_type":"echo","queue":"idle"}}`)
+	p.do(e, 413, opChild, "/api/v1/leases/"+someLease+"/child", `{"step":"`+strings.Repeat("x", 9000)+`"}`)
+	p.do(e, 415, opChild, "/api/v1/leases/"+someLease+"/child", `{}`, "Content-Type", "text/plain")
 	p.do(e, 400, opSleep, "/api/v1/leases/"+tok+"/sleep", `{"seconds":1}`)
 	p.do(e, 400, opSleep, "/api/v1/leases/"+tok+"/sleep", `{"step":"x","seconds":-1}`)
 	p.do(e, 400, opWait, "/api/v1/leases/"+tok+"/wait", `{"signal":"x"}`)

@@ -272,6 +272,8 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"LeaseSleep":        wire.LeaseSleep{},
 		"LeaseWaitFor":      wire.LeaseWaitFor{},
 		"LeaseWaited":       wire.LeaseWaited{},
+		"LeaseChild":        wire.LeaseChild{},
+		"LeaseChildEnd":     wire.LeaseChildEnd{},
 		"LeaseSteps":        wire.LeaseSteps{},
 		"LeaseStep":         wire.LeaseStep{},
 		"LeaseStepRecorded": wire.LeaseStepRecorded{},

@@ -137,6 +137,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /api/v1/leases/{lease}/steps/{name}", s.auth(write, s.recordLeaseStep))
 	m.HandleFunc("POST /api/v1/leases/{lease}/sleep", s.auth(write, s.sleepLease))
 	m.HandleFunc("POST /api/v1/leases/{lease}/wait", s.auth(write, s.waitLease))
+	m.HandleFunc("POST /api/v1/leases/{lease}/child", s.auth(write, s.childLease))
 	m.HandleFunc("POST /api/v1/mq/{queue}/topics/{topic}/messages", s.auth(write, s.mqPut))
 	m.HandleFunc("GET /api/v1/mq/{queue}/topics/{topic}", s.auth(read, s.mqTopic))
 	m.HandleFunc("GET /api/v1/mq/{queue}/dead", s.auth(read, s.mqDead))

@@ -99,4 +99,20 @@ type LeaseWaited struct {
 	Suspended *Suspension     `json:"suspended,omitempty"`
 	Payload   json.RawMessage `json:"payload,omitempty"`
 	TimedOut  bool            `json:"timed_out,omitempty"`
+	Child     *LeaseChildEnd  `json:"child,omitempty"`
+}
+
+// LeaseChild is the body of POST /api/v1/leases/{lease}/child: the step
+// name of an awaited child, and its submission (as POST /api/v1/tasks').
+type LeaseChild struct {
+	Step string     `json:"step"`
+	Task Submission `json:"task"`
+}
+
+// LeaseChildEnd is how an awaited child ended.
+type LeaseChildEnd struct {
+	TaskID string          `json:"task_id"`
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
