@@ -36,7 +36,15 @@ func TestDeleteQueue(t *testing.T) {
 		w := e.worker(&dtq.WorkerConfig{Queues: []string{q}}, map[string]dtq.HandlerFunc{
 			"ok":  func(context.Context, *dtq.Task) (any, error) { return "r", nil },
 			"bad": func(context.Context, *dtq.Task) (any, error) { return nil, errors.New("no") },
+			"nap": func(ctx context.Context, _ *dtq.Task) (any, error) { // suspended, with step records
+				if _, err := dtq.Step(ctx, "one", func(context.Context) (int, error) { return 1, nil }); err != nil {
+					return nil, err
+				}
+				return nil, dtq.Sleep(ctx, "nap", time.Hour)
+			},
 		})
+		napping := e.enqueue("nap", nil, &dtq.EnqueueOpts{Queue: q})
+		e.waitStatus(napping.ID, dtq.StatusScheduled, 10*time.Second)
 		e.waitStatus(done.ID, dtq.StatusSucceeded, 10*time.Second)
 		e.waitStatus(dead.ID, dtq.StatusDead, 10*time.Second)
 		finished, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("ok", nil, nil)), &dtq.WorkflowOpts{Queue: q})
@@ -62,7 +70,7 @@ func TestDeleteQueue(t *testing.T) {
 
 		_, err = dtq.NewAdmin(e.c).DeleteQueue(ctx, q, nil)
 		var ne *dtq.QueueNotEmptyError
-		if !errors.As(err, &ne) || !errors.Is(err, dtq.ErrQueueNotEmpty) || ne.Queued != 2 || ne.Scheduled != 1 || ne.Dead != 1 || ne.Running != 0 {
+		if !errors.As(err, &ne) || !errors.Is(err, dtq.ErrQueueNotEmpty) || ne.Queued != 2 || ne.Scheduled != 2 || ne.Dead != 1 || ne.Running != 0 {
 			t.Fatalf("DeleteQueue without Force: %v (%+v)", err, ne)
 		}
 		if _, err := e.c.Get(ctx, later.ID); err != nil {
@@ -70,13 +78,13 @@ func TestDeleteQueue(t *testing.T) {
 		}
 
 		got, err := dtq.NewAdmin(e.c).DeleteQueue(ctx, q, &dtq.DeleteQueueOpts{Force: true})
-		if err != nil || got.Queued != 2 || got.Scheduled != 1 || got.Dead != 1 {
+		if err != nil || got.Queued != 2 || got.Scheduled != 2 || got.Dead != 1 {
 			t.Fatalf("DeleteQueue with Force: %+v, %v", got, err)
 		}
 		if ks := e.keysOf(q); len(ks) != 0 {
 			t.Fatalf("left in Redis after DeleteQueue: %v", ks)
 		}
-		for _, id := range []string{done.ID, dead.ID, later.ID} {
+		for _, id := range []string{done.ID, dead.ID, later.ID, napping.ID} {
 			if _, err := e.c.Get(ctx, id); !errors.Is(err, dtq.ErrNotFound) {
 				t.Fatalf("Get(%s) after delete: %v", id, err)
 			}
