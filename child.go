@@ -2,10 +2,13 @@ package dtq
 
 import (
 	"context"
+	"strings"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/dtq-dev/dtq/internal/taskid"
 	"time"
 )
 
@@ -13,10 +16,10 @@ import (
 // child's outcome (the step name itself records the child's id).
 const childResult = ".result"
 
-// How often a parent checks its child while it waits: half the child's
-// age, within these bounds.
+// How often a parent checks its child while it waits — half the child's
+// age, within these bounds — should its wake not come (wakeParent).
 const (
-	childCheckMin = time.Second
+	childCheckMin = 5 * time.Second
 	childCheckMax = time.Minute
 )
 
@@ -57,10 +60,13 @@ type childOutcome struct {
 // DEAD or CANCELLED. The child's outcome is recorded as step name+".result",
 // so a later execution gets the same answer even after the child expired.
 //
-// While the child runs the parent checks it after half the child's age,
-// at least a second and at most a minute apart (each check is a short
-// execution of the parent, in its history as "suspended"). A cancelled
-// parent leaves its child running. name is at most MaxStepName-7 bytes;
+// The child's end wakes the parent at once when a worker or a lease
+// records it, or a Cancel does (the child carries the link: not a child
+// submitted with opts.Unique). Should that wake not come — the child's
+// worker died in between, the child went DEAD by crashes — the parent
+// checks the child after half its age, at least 5 s and at most a minute
+// apart (each check a short execution of the parent, in its history as
+// "suspended"). A cancelled parent leaves its child running. name is at most MaxStepName-7 bytes;
 // opts.IdempotencyKey, when set, is used as the child's key instead.
 func Child(ctx context.Context, name, taskType string, payload any, opts *EnqueueOpts) (json.RawMessage, error) {
 	if err := checkChildName(name); err != nil {
@@ -130,6 +136,9 @@ func (c *Client) enqueueChild(ctx context.Context, parent, parentQueue, name, ta
 		sum := sha256.Sum256([]byte(parent + "/" + name))
 		o.IdempotencyKey = "dtq.child/" + hex.EncodeToString(sum[:])
 	}
+	if o.Unique == nil { // (a unique task's submission takes no link: its parent checks it)
+		o.parent = parent + " " + name
+	}
 	res, err := c.Enqueue(ctx, taskType, payload, &o)
 	if err != nil {
 		return "", fmt.Errorf("dtq: enqueueing the child of step %q: %w", name, err)
@@ -182,4 +191,22 @@ func childAnswer(name, id string, data []byte) (json.RawMessage, error) {
 		out.Result = json.RawMessage("null")
 	}
 	return out.Result, nil
+}
+
+// wakeParent wakes the task awaiting t (Child), if any, now that t has
+// ended: it need not wait for its next check of t. A failure is only
+// logged: that check finds the end.
+func (c *engine) wakeParent(ctx context.Context, t *Task) {
+	if t.parent == "" {
+		return
+	}
+	id, step, ok := strings.Cut(t.parent, " ")
+	queue, _, err := taskid.Parse(id)
+	if !ok || err != nil {
+		return
+	}
+	if _, err := c.queue(queue).store.WakeAwaiting(context.WithoutCancel(ctx), id, step); err != nil {
+		c.redisError("wake", err)
+		c.log.Debug("waking the task awaiting a child failed; it checks the child itself", logTaskID, t.ID, "parent", id, "error", err)
+	}
 }

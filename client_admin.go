@@ -33,7 +33,11 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 		return nil, ErrNotCancellable
 	}
 	c.audit(ctx, auditCancel, queue, id, status)
-	return c.get(ctx, id)
+	t, err := c.get(ctx, id)
+	if err == nil && t.Status == StatusCancelled {
+		c.wakeParent(ctx, t)
+	}
+	return t, err
 }
 
 // DeadLetter is a task in a dead-letter stream.

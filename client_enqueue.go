@@ -68,6 +68,10 @@ type EnqueueOpts struct {
 	// Exclusive with IdempotencyKey.
 	Unique *UniqueOpts
 
+	// parent is "<task id> <step>" of the task awaiting this one (Child):
+	// it is woken when this one ends.
+	parent string
+
 	// Group names the group (a tenant, a customer) the task is served
 	// fairly among (the rule of queue names): the queue's workers serve
 	// the groups with work in turn, in priority order within each, so a
@@ -318,7 +322,7 @@ func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	item = store.EnqueueItem{
 		Type: taskType, Payload: data, Priority: prio,
 		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay), Group: o.Group,
-		LimitKey: o.LimitKey,
+		LimitKey: o.LimitKey, Parent: o.parent,
 	}
 	if !o.RunAt.IsZero() {
 		item.RunAt = o.RunAt.UnixMilli()

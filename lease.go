@@ -376,7 +376,10 @@ func (s *LeaseServer) endLease(ctx context.Context, token string, pause time.Dur
 		errText = it.Text
 	}
 	t := &Task{ID: l.id, Queue: l.queue, Type: e.Spec.Type, Attempt: l.attempt, Priority: l.band, Worker: l.consumer,
-		TraceParent: e.Spec.Trace}
+		TraceParent: e.Spec.Trace, parent: e.Spec.Parent}
+	if Status(res[0]).Finished() {
+		s.wakeParent(ctx, t)
+	}
 	// The execution's span, from its start to now: the holder ran it.
 	startMs, _ := strconv.ParseInt(l.started, 10, 64)
 	_, span := s.startRunSpan(ctx, t, time.UnixMilli(startMs))

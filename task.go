@@ -136,6 +136,7 @@ type Task struct {
 	entry   string // stream entry id being run
 	idem    string // idempotency record hash, if any
 	started string // Unix ms of this run's start, as Redis recorded it
+	parent  string // "<task id> <step>" of the task awaiting it (Child)
 	// claimed: when this worker's read that claimed the entry went out (a
 	// worker checks a claim this old is still its own before running it)
 	claimed time.Time
@@ -280,7 +281,7 @@ func taskOf(r *store.Record) *Task {
 	if r.Result != nil {
 		t.Result = json.RawMessage(r.Result)
 	}
-	t.TraceParent = r.Trace
+	t.TraceParent, t.parent = r.Trace, r.Parent
 	if p := r.Progress; p != nil {
 		t.Progress = &TaskProgress{Fraction: p.Fraction, Note: p.Note, At: msTime(p.At)}
 	}

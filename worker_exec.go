@@ -103,6 +103,9 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			status = w.finish(ex, item)
 		}
 		ex.steps.keepAfter(context.WithoutCancel(ctx), w.c.engine, t, status, item.RetryDelay)
+		if Status(status).Finished() {
+			w.c.wakeParent(ctx, t)
+		}
 		fspan.End()
 		endRunSpan(span, status, item.Text)
 		<-w.recording

@@ -33,7 +33,7 @@ func (c *Claim) Record(worker string) *store.Record {
 		Status: store.StatusRunning, Attempt: s.Attempt, MaxAttempts: sp.MaxAttempts, Crashes: s.Crashes,
 		Timeout: sp.Timeout, Created: sp.Created, Started: startedMs, Worker: worker, Run: s.Run, Idem: sp.IdemHash,
 		Schedule: sp.Schedule, Tick: sp.Tick, Group: e.Group, LimitKey: sp.LimitKey,
-		Workflow: sp.Workflow, Step: sp.Step, Prev: sp.Prev, Trace: sp.Trace,
+		Workflow: sp.Workflow, Step: sp.Step, Prev: sp.Prev, Trace: sp.Trace, Parent: sp.Parent,
 	}
 }
 

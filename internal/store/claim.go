@@ -57,6 +57,9 @@ type Spec struct {
 	Prev     []byte
 	// Trace is the W3C traceparent of the task's submission ("" for none).
 	Trace string
+	// Parent is "<task id> <step>" of the task awaiting it (dtq.Child; ""
+	// for none).
+	Parent string
 }
 
 // entryOf reads band entry eid with fields f of queue.
@@ -81,7 +84,8 @@ func entryOf(queue string, band int, eid string, f map[string]string) Entry {
 	}
 	e.Spec = &Spec{Type: typ, Payload: []byte(f[EntryPayload]), MaxAttempts: atoi(f[EntryMaxAttempts]),
 		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem],
-		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick]), LimitKey: f[EntryLimitKey], Trace: f[EntryTrace]}
+		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick]), LimitKey: f[EntryLimitKey], Trace: f[EntryTrace],
+		Parent: f[EntryParent]}
 	if w := f[EntryWorkflow]; w != "" {
 		e.Spec.Workflow, e.Spec.Step = w, atoi(f[EntryStep])
 		if v, ok := f[EntryPrev]; ok {

@@ -39,12 +39,16 @@ type EnqueueItem struct {
 	// Trace is the W3C traceparent of the submission's span ("" for none):
 	// the parent of the handler's.
 	Trace string
+	// Parent is "<task id> <step>" of the task awaiting this one
+	// (dtq.Child; "" for none): woken when it ends. A task with one goes
+	// through the script.
+	Parent string
 }
 
 // plain reports whether it needs no check inside Redis: no idempotency
 // key, delay or run-at.
 func (it *EnqueueItem) plain() bool {
-	return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 && it.Group == "" && it.LimitKey == ""
+	return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 && it.Group == "" && it.LimitKey == "" && it.Parent == ""
 }
 
 // EnqueueConfig is the per-queue input of Enqueue.
@@ -213,7 +217,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 	ks = append(ks, q.k.Schedule(), q.k.Wakeup())
 	ks = q.k.bands(ks)
 	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info())
-	args := make([]string, 0, 3+13*len(items))
+	args := make([]string, 0, 3+15*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {
 		if it.RandomID == "" {
@@ -232,7 +236,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 		}
 		args = append(args, it.RandomID, itoa(taskIdx), itoa(idemIdx), fp, it.Type, rueidis.BinaryString(it.Payload),
 			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), it.Group, it.LimitKey,
-			it.Trace)
+			it.Trace, it.Parent)
 	}
 	res, err := enqueueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	if err != nil {

@@ -13,14 +13,15 @@
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
 --                and is extended to this long after the task finishes)
--- ARGV[3]        N; then 14 values per task:
+-- ARGV[3]        N; then 15 values per task:
 --                random task id (used if it is scheduled or grouped), task
 --                key index, idempotency key index (0 = none), request
 --                fingerprint, type, payload, priority (0-9), max attempts,
 --                timeout ms, run at (Unix ms, 0 = none), delay ms (0 =
 --                none), group ("" = none), limit key ("" = none), the
 --                submission's W3C traceparent ("" = none: entry field "x",
---                hash field "trace")
+--                hash field "trace"), the task awaiting it ("<id> <step>",
+--                "" = none: entry field "a", hash field "parent")
 --
 -- A task due now is born as an entry of its band ("t" type, "p" payload,
 -- "m" max attempts, "o" timeout ms, "k" idempotency record hash): its id is
@@ -60,10 +61,10 @@ if maxDepth > 0 then depth = queue_depth(KEYS[15], 3, schedule, gwait) end
 local added, scheduled = 0, 0
 local out = {}
 for i = 0, n - 1 do
-  local a = 4 + i * 14
+  local a = 4 + i * 15
   local id, tk, ik, fp = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2]), ARGV[a + 3]
   local prio, runAt, delay, grp, lkey = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11], ARGV[a + 12]
-  local trace = ARGV[a + 13]
+  local trace, parent = ARGV[a + 13], ARGV[a + 14]
   local code, ret = nil, ''
   if ik > 0 then
     local v = redis.call('GET', KEYS[ik])
@@ -89,6 +90,7 @@ for i = 0, n - 1 do
       if grp ~= '' then redis.call('HSET', tk, 'group', grp) end
       if lkey ~= '' then redis.call('HSET', tk, 'lkey', lkey) end
       if trace ~= '' then redis.call('HSET', tk, 'trace', trace) end
+      if parent ~= '' then redis.call('HSET', tk, 'parent', parent) end
       redis.call('ZADD', schedule, dueS, id)
       scheduled = scheduled + 1
       code, ret, ref = 3, id, id
@@ -98,6 +100,7 @@ for i = 0, n - 1 do
       if ik > 0 then redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64)) end
       if lkey ~= '' then redis.call('HSET', tk, 'lkey', lkey) end
       if trace ~= '' then redis.call('HSET', tk, 'trace', trace) end
+      if parent ~= '' then redis.call('HSET', tk, 'parent', parent) end
       code, ret, ref = 4, id, id
       if grp == '' then
         readd(KEYS[3 + tonumber(prio)], tk, id)
@@ -109,6 +112,7 @@ for i = 0, n - 1 do
       local f = { 't', ARGV[a + 4], 'p', ARGV[a + 5], 'm', ARGV[a + 7], 'o', ARGV[a + 8] }
       if ik > 0 then f[#f + 1], f[#f + 2] = 'k', string.sub(KEYS[ik], -64) end
       if trace ~= '' then f[#f + 1], f[#f + 2] = 'x', trace end
+      if parent ~= '' then f[#f + 1], f[#f + 2] = 'a', parent end
       local eid = redis.call('XADD', KEYS[3 + tonumber(prio)], '*', unpack(f))
       code, ret = 1, prio .. ':' .. eid
       ref = '=' .. ret

@@ -85,7 +85,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		}
 		ks = append(ks, q.k.Task(ulidOf(it.TaskID)))
 	}
-	args := make([]string, 0, 6+12*len(items))
+	args := make([]string, 0, 6+13*len(items))
 	keep := "0"
 	if cfg.KeepSucceeded {
 		keep = "1"
@@ -113,7 +113,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kind)
 		if sp := it.Born; sp != nil && kinds[i] == "H" {
 			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash, sp.Trace,
-				it.Started)
+				it.Started, sp.Parent)
 		}
 		if it.Workflow != "" {
 			args = append(args, itoa(it.Step), rueidis.BinaryString(it.Prev))

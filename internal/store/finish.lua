@@ -23,10 +23,11 @@
 --                them as they succeed (their idempotency records stay)
 -- ARGV[7]        N; then per item 7 values — band, entry id, run (the
 --                fence), outcome, text, idempotency key index (0 = none),
---                kind — and, for kind H, 7 more: the fields of the task's
+--                kind — and, for kind H, 8 more: the fields of the task's
 --                birth entry (type, payload, max attempts, timeout ms,
 --                idempotency hash or "", traceparent or "") and the run's
---                start (Unix ms). The kind says where the outcome
+--                start (Unix ms), then the task awaiting it ("<id> <step>"
+--                or ""). The kind says where the outcome
 --                goes: "P" a packed record (a task born as its entry
 --                finishing SUCCEEDED or CANCELLED in its first execution:
 --                text is then the record's body, which the caller packed,
@@ -102,7 +103,7 @@ local function next_item(a)
   local kind = ARGV[a + 6]
   local k1 = string.byte(kind, 1)
   local nxt = a + 7
-  if k1 == 72 then nxt = a + 14 end -- 'H'
+  if k1 == 72 then nxt = a + 15 end -- 'H'
   if #kind > 1 then
     nxt = nxt + 2
     if k1 == 80 then nxt = nxt + 1 end -- 'P'
@@ -137,7 +138,7 @@ for i = 1, n do
     kind = string.sub(kind, 1, 1)
   end
   local s = a + 7 -- the birth entry's fields and the run's start, for kind H
-  if kind == 'H' then a = a + 14 else a = a + 7 end
+  if kind == 'H' then a = a + 15 else a = a + 7 end
   if wfk then
     wnode, wprev = ARGV[a], ARGV[a + 1]
     a = a + 2
@@ -232,6 +233,10 @@ for i = 1, n do
         if ARGV[s + 5] ~= '' then
           m = #fields
           fields[m + 1], fields[m + 2] = 'trace', ARGV[s + 5]
+        end
+        if ARGV[s + 7] ~= '' then
+          m = #fields
+          fields[m + 1], fields[m + 2] = 'parent', ARGV[s + 7]
         end
         if wfk then
           m = #fields

@@ -41,19 +41,20 @@ local function copy_spec(tk, band, eid, prio)
     if m['v'] then redis.call('HSET', tk, 'prev', m['v']) end
   end
   if m['x'] then redis.call('HSET', tk, 'trace', m['x']) end
+  if m['a'] then redis.call('HSET', tk, 'parent', m['a']) end
   return m['t']
 end
 
 -- readd appends task id's entry to band from its hash (type, payload, max
 -- attempts, timeout, created, and the idempotency hash, the schedule tick
--- that fired it, its limit key, its workflow step and its trace when it has
--- them), and notes the entry's id in the hash ("entry": cancel.lua deletes
+-- that fired it, its limit key, its workflow step, its trace and the task
+-- awaiting it when it has them), and notes the entry's id in the hash ("entry": cancel.lua deletes
 -- the entry of a task cancelled while it waits there).
 -- With group, the entry is one admitted under that group's window: it
 -- carries "f" = group.
 local function readd(band, tk, id, group)
   local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick', 'lkey',
-    'wf', 'wstep', 'prev', 'trace')
+    'wf', 'wstep', 'prev', 'trace', 'parent')
   local f = { 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5] }
   if s[6] then f[#f + 1], f[#f + 2] = 'k', s[6] end
   if s[7] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 's', s[7], 'g', s[8] or '0' end
@@ -61,6 +62,7 @@ local function readd(band, tk, id, group)
   if s[10] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 'w', s[10], 'n', s[11] or '0' end
   if s[12] then f[#f + 1], f[#f + 2] = 'v', s[12] end
   if s[13] then f[#f + 1], f[#f + 2] = 'x', s[13] end
+  if s[14] then f[#f + 1], f[#f + 2] = 'a', s[14] end
   if group then f[#f + 1], f[#f + 2] = 'f', group end
   local eid = redis.call('XADD', band, '*', unpack(f))
   redis.call('HSET', tk, 'entry', eid)

@@ -56,6 +56,9 @@ type Record struct {
 	Steps map[string]StepRecord
 	// Trace is the W3C traceparent of its submission ("" for none).
 	Trace string
+	// Parent is "<task id> <step>" of the task awaiting it (dtq.Child; ""
+	// for none).
+	Parent string
 }
 
 // Execution is one run of a task in its history.
@@ -96,7 +99,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 		r.Created = atoi64(eid[:strings.IndexByte(eid, '-')])
 		r.Idem = e[EntryIdem]
 		r.workflowOf(e[EntryWorkflow], e[EntryStep], e, EntryPrev)
-		r.Trace = e[EntryTrace]
+		r.Trace, r.Parent = e[EntryTrace], e[EntryParent]
 	} else {
 		r.Type, r.Payload = h[FieldType], []byte(h[FieldPayload])
 		r.Priority, r.MaxAttempts = atoi(h[FieldPrio]), atoi(h[FieldMaxAtt])
@@ -104,7 +107,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 		r.Created = atoi64(h[FieldCreated])
 		r.Idem = h[FieldIdem]
 		r.workflowOf(h[FieldWorkflow], h[FieldStep], h, FieldPrev)
-		r.Trace = h[FieldTrace]
+		r.Trace, r.Parent = h[FieldTrace], h[FieldParent]
 	}
 	if len(h) == 0 {
 		return r

@@ -238,6 +238,7 @@ const (
 	FieldStep      = "wstep"     // its node in that workflow
 	FieldPrev      = "prev"      // the previous step's result (JSON) it was started with
 	FieldTrace     = "trace"     // the W3C traceparent of its submission
+	FieldParent    = "parent"    // "<task id> <step>": the task awaiting it (dtq.Child), woken when it ends
 	FieldWait      = "wait"      // what a suspended task waits for ("sleep <step>", "signal <name>"), while SCHEDULED
 	FieldResume    = "resume"    // "1": its next start resumes a suspension, keeping its attempt
 	// FieldEntry is the id of the band entry the task was last written
@@ -283,6 +284,9 @@ const (
 	EntryPrev     = "v"
 	// EntryTrace is the W3C traceparent of the task's submission.
 	EntryTrace = "x"
+	// EntryParent is "<task id> <step>": the task awaiting the task
+	// (dtq.Child).
+	EntryParent = "a"
 )
 
 // Fields of a workflow hash (Keys.Workflow). Its plan and state are kept

@@ -52,12 +52,12 @@ func TestLuaFields(t *testing.T) {
 	for _, f := range []string{FieldType, FieldPayload, FieldPrio, FieldStatus, FieldAttempt, FieldMaxAtt, FieldTimeout,
 		FieldCreated, FieldRun, FieldCrashes, FieldStarted, FieldWorker, FieldDue, FieldResult, FieldError, FieldCancel,
 		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick, FieldUnique, FieldGroup, FieldGroupWait, FieldLimitKey, FieldParked, FieldThrottled, FieldReserved,
-		FieldWorkflow, FieldStep, FieldPrev, FieldTrace, FieldWait, FieldResume, FieldEntry, WFStatus, WFCreated, WFFinished, WFCancel, WFNodes, WFTasks,
+		FieldWorkflow, FieldStep, FieldPrev, FieldTrace, FieldParent, FieldWait, FieldResume, FieldEntry, WFStatus, WFCreated, WFFinished, WFCancel, WFNodes, WFTasks,
 		InfoPaused, InfoSucceeded, InfoRetried, InfoDead, InfoCancelled, InfoRequeued, InfoDone, LimitQueue, LimitRate, LimitTAT, LimitPause} {
 		known[f] = true
 	}
 	entry := map[string]bool{}
-	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, EntrySchedule, EntryTick, EntryGroup, EntryLimitKey, EntryWorkflow, EntryStep, EntryPrev, EntryTrace, DeadID, DeadReason} {
+	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, EntrySchedule, EntryTick, EntryGroup, EntryLimitKey, EntryWorkflow, EntryStep, EntryPrev, EntryTrace, EntryParent, DeadID, DeadReason} {
 		entry[f] = true
 	}
 	entry["w"] = true // the wakeup stream's one field

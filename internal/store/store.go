@@ -139,7 +139,7 @@ var (
 var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScript, finishScript, renewScript,
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript,
 	dropScript, dropSweepScript, leaseScript, gpromoteScript, gsweepScript, scopeScript, workflowScript, workflowCancelScript,
-	progressScript, stepScript, suspendScript, signalScript}
+	progressScript, stepScript, suspendScript, signalScript, wakeScript}
 
 // ScriptSHA returns the SHA1 by which EVALSHA calls the script of this
 // name ("start" for start.lua), "" for none: for tests that fail a

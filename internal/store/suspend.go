@@ -15,9 +15,12 @@ var (
 	suspendSource string
 	//go:embed signal.lua
 	signalSource string
+	//go:embed wake.lua
+	wakeSource string
 
 	suspendScript = script.New("suspend", libFor(suspendSource), suspendSource)
 	signalScript  = script.New("signal", libFor(signalSource), signalSource)
+	wakeScript    = script.New("wake", libFor(wakeSource), wakeSource)
 )
 
 // What a suspended task waits for (Record.Wait is "<kind> <name>").
@@ -98,4 +101,20 @@ func (q *Queue) Signal(ctx context.Context, d Durability, id, name string, paylo
 		status = v[1]
 	}
 	return SignalCode(v[0]), status, replErr
+}
+
+// WaitChild is what a task awaiting a child waits for (Record.Wait is
+// "child <step>").
+const WaitChild = "child"
+
+// WakeAwaiting runs wake.lua: task id of this queue, if it is suspended
+// awaiting the child of step, is due at once. It reports whether it was.
+func (q *Queue) WakeAwaiting(ctx context.Context, id, step string) (bool, error) {
+	_, ulid, err := taskid.Parse(id)
+	if err != nil {
+		return false, nil //nolint:nilerr // not a task id: nothing to wake
+	}
+	ks := []string{q.k.Task(ulid), q.k.Schedule(), q.k.Suspended(), q.k.Wakeup()}
+	n, err := wakeScript.Exec(ctx, q.s.r, ks, []string{id, WaitChild + " " + step}).AsInt64()
+	return n == 1, err
 }
