@@ -39,20 +39,7 @@ func TestDurableUnderFaults(t *testing.T) {
 	}})
 	began := time.Now()
 	warmUp()
-	injected := 0
-	injected += r.killAndRestart("w1", 1)
-	time.Sleep(time.Second) // load between the faults
-	downAt := time.Now()
-	if err := srv.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(outage)
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	up := time.Now()
-	time.Sleep(time.Second) // load between the faults
-	injected += r.killAndRestart("w2", 2)
+	injected, downAt, up := r.killWorkersAndRedis(srv, outage)
 	time.Sleep(time.Until(began.Add(2 * loadTime)))
 	stop()
 	elapsed := time.Since(began)

@@ -278,6 +278,31 @@ func (r *rig) startWorker(id string) *proc {
 	return p
 }
 
+// killWorkersAndRedis runs the fault sequence of the high-rate scenarios
+// under load: worker w1 SIGKILLed (and replaced), a second of load,
+// redis-server srv SIGKILLed, kept down for outage and restarted on its
+// AOF, a second of load, worker w2 SIGKILLed. It returns how many
+// executions the kills interrupted, and when Redis went down and was back.
+func (r *rig) killWorkersAndRedis(srv *redistest.Server, outage time.Duration) (injected int, downAt, up time.Time) {
+	r.t.Helper()
+	injected += r.killAndRestart("w1", 1)
+	time.Sleep(time.Second) // load between the faults, not a wait for a condition
+	downAt = time.Now()
+	if err := srv.Kill(); err != nil {
+		r.t.Fatal(err)
+	}
+	// Down a while, as a host restarting it would leave it (well under the
+	// visibility timeout): every call in flight at the kill lost its answer.
+	time.Sleep(outage)
+	if err := srv.Restart(); err != nil {
+		r.t.Fatal(err)
+	}
+	up = time.Now()
+	time.Sleep(time.Second) // load between the faults
+	injected += r.killAndRestart("w2", 2)
+	return injected, downAt, up
+}
+
 // killAndRestart SIGKILLs worker id, starts "<id>.<round>" in its place
 // (under id) and returns how many executions the kill interrupted.
 func (r *rig) killAndRestart(id string, round int) int {

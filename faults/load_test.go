@@ -29,22 +29,7 @@ func TestHighRate(t *testing.T) {
 	stop := r.startLoad(loadOpts{rate: 1600, conc: 128, payload: failingSome})
 	began := time.Now()
 	warmUp()
-	injected := 0
-	injected += r.killAndRestart("w1", 1)
-	time.Sleep(time.Second) // load between the faults, not a wait for a condition
-	downAt := time.Now()
-	if err := srv.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	// Down a while, as a host restarting it would leave it (well under the
-	// visibility timeout): every call in flight at the kill lost its answer.
-	time.Sleep(outage)
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	up := time.Now()
-	time.Sleep(time.Second) // load between the faults
-	injected += r.killAndRestart("w2", 2)
+	injected, downAt, up := r.killWorkersAndRedis(srv, outage)
 	time.Sleep(time.Until(began.Add(3 * loadTime))) // (three times the others' load: the outage costs its share)
 	stop()
 	elapsed := time.Since(began)
