@@ -325,7 +325,19 @@ type WorkerInfo struct {
 	Busy          int       `json:"busy"`
 	StartedAt     time.Time `json:"started_at"`
 	LastHeartbeat time.Time `json:"last_heartbeat"`
+	// Kind is WorkerKindGo (a Worker; its heartbeat every 5 s) or
+	// WorkerKindHTTP (a lease holder, seen at each of its lease calls;
+	// its ID is "http:<its name>"); Library what it says it runs on ("":
+	// unknown).
+	Kind    string `json:"kind"`
+	Library string `json:"library,omitempty"`
 }
+
+// Kinds of worker (WorkerInfo.Kind).
+const (
+	WorkerKindGo   = "go"
+	WorkerKindHTTP = "http"
+)
 
 // Workers returns the workers whose heartbeat has not expired.
 func (a *Admin) Workers(ctx context.Context) ([]WorkerInfo, error) {
@@ -336,7 +348,7 @@ func (a *Admin) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	var out []WorkerInfo
 	for _, w := range rs {
 		out = append(out, WorkerInfo{ID: w.ID, Host: w.Host, PID: w.PID, Queues: w.Queues, Concurrency: w.Concurrency,
-			Busy: w.Busy, StartedAt: msTime(w.Started), LastHeartbeat: msTime(w.Heartbeat)})
+			Busy: w.Busy, StartedAt: msTime(w.Started), LastHeartbeat: msTime(w.Heartbeat), Kind: w.Kind, Library: w.Library})
 	}
 	return out, nil
 }

@@ -58,6 +58,15 @@ type LeaseRequest struct {
 	// serving a queue the same: a Go worker whose VisibilityTimeout is
 	// shorter takes over a lease idle that long.
 	Timeout time.Duration
+
+	// What the holder says of itself, for the worker registry (a lease
+	// holder is listed by Admin.Workers as "http:<Worker>" while it keeps
+	// polling): Library is what it runs on ("dtq-python/0.1.0"; 0-64
+	// printable bytes), Concurrency how many tasks it runs at once (0:
+	// Max), Busy how many it runs now; Host where it runs (the HTTP API
+	// sets the client's address).
+	Library, Host     string
+	Concurrency, Busy int
 }
 
 // Lease is one leased task.
@@ -102,6 +111,15 @@ func checkLeaseRequest(r LeaseRequest) (LeaseRequest, error) {
 	case r.Max < 0 || r.Max > MaxLeaseBatch:
 		return r, invalid("max", "must be 1-%d (got %d)", MaxLeaseBatch, r.Max)
 	}
+	if len(r.Library) > 64 || !printable(r.Library) {
+		return r, invalid("library", "must be at most 64 printable bytes (got %q)", r.Library)
+	}
+	if r.Concurrency < 0 || r.Concurrency > 100000 || r.Busy < 0 || r.Busy > 100000 {
+		return r, invalid("concurrency", "and busy must be 0-100000 (got %d and %d)", r.Concurrency, r.Busy)
+	}
+	if r.Concurrency == 0 {
+		r.Concurrency = r.Max
+	}
 	if r.Wait < 0 || r.Wait > MaxLeaseWait {
 		return r, invalid("wait", "must be 0-%v (got %v)", MaxLeaseWait, r.Wait)
 	}
@@ -138,6 +156,7 @@ func (s *LeaseServer) Lease(ctx context.Context, r LeaseRequest) ([]*Lease, erro
 		}
 	}
 	consumer := "http:" + r.Worker
+	s.holders.record(ctx, s.engine, r)
 	cs := make([]*claim.Claimer, len(r.Queues))
 	for i, name := range r.Queues {
 		cs[i] = s.claimer(name)

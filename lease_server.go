@@ -25,9 +25,10 @@ import (
 // Stop, so holders can settle what they hold while a process shuts down.
 type LeaseServer struct {
 	*engine
-	client *Client // (a leased task's child is submitted through it)
-	idle   time.Duration
-	owner  string // its name as a lease scheduler's owner
+	client  *Client // (a leased task's child is submitted through it)
+	holders *holders
+	idle    time.Duration
+	owner   string // its name as a lease scheduler's owner
 
 	mu      sync.Mutex
 	ctx     context.Context // the schedulers run under it; nil until Start
@@ -43,6 +44,9 @@ type LeaseServerConfig struct {
 	// SchedulerIdle is how long after its last Lease a queue's scheduler
 	// keeps running in this server (default one minute).
 	SchedulerIdle time.Duration
+	// HolderTTL is how long a lease holder stays listed among the workers
+	// (Admin.Workers) after its last Lease call (default one minute).
+	HolderTTL time.Duration
 }
 
 // NewLeaseServer returns a LeaseServer on c's connection. It does no I/O
@@ -58,8 +62,14 @@ func NewLeaseServer(c *Client, cfg *LeaseServerConfig) (*LeaseServer, error) {
 	case o.SchedulerIdle == 0:
 		o.SchedulerIdle = time.Minute
 	}
+	switch {
+	case o.HolderTTL < 0:
+		return nil, invalid("LeaseServerConfig.HolderTTL", "must not be negative (got %v)", o.HolderTTL)
+	case o.HolderTTL == 0:
+		o.HolderTTL = time.Minute
+	}
 	host, _ := os.Hostname()
-	return &LeaseServer{engine: c.engine, client: c, idle: o.SchedulerIdle, queues: map[string]*leaseQueue{},
+	return &LeaseServer{engine: c.engine, client: c, holders: newHolders(o.HolderTTL), idle: o.SchedulerIdle, queues: map[string]*leaseQueue{},
 		owner: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/store"
+	"github.com/dtq-dev/dtq/internal/version"
 )
 
 // heartbeatEvery is how often a worker refreshes its registry entry, which
@@ -145,7 +146,7 @@ func (w *Worker) beat(ctx context.Context) {
 		names[i] = q.q.name
 	}
 	rec := store.WorkerRecord{ID: w.cfg.ID, Host: host, PID: os.Getpid(), Queues: names, Concurrency: w.cfg.Concurrency,
-		Busy: w.runningCount(), Started: w.started.UnixMilli()}
+		Busy: w.runningCount(), Started: w.started.UnixMilli(), Kind: WorkerKindGo, Library: goLibrary}
 	if err := w.c.store.Heartbeat(ctx, rec, 3*heartbeatEvery); err != nil && ctx.Err() == nil {
 		w.c.redisError("heartbeat", err)
 		w.log.Warn("worker heartbeat failed", "error", err)
@@ -160,3 +161,6 @@ func (w *Worker) deregister(ctx context.Context) {
 		w.log.Warn("leaving the worker registry failed: the worker is listed until its heartbeat expires", "error", err)
 	}
 }
+
+// goLibrary is what a Go worker says it runs on (WorkerInfo.Library).
+var goLibrary = "dtq-go/" + version.String()

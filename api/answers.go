@@ -104,7 +104,7 @@ func groupOf(g *dtq.GroupInfo) wire.GroupWeight {
 
 func workerOf(w *dtq.WorkerInfo) wire.WorkerInfo {
 	return wire.WorkerInfo{ID: w.ID, Host: w.Host, PID: w.PID, Queues: w.Queues, Concurrency: w.Concurrency, Busy: w.Busy,
-		StartedAt: wiretime.Time(w.StartedAt), LastHeartbeat: wiretime.Time(w.LastHeartbeat)}
+		Kind: w.Kind, Library: w.Library, StartedAt: wiretime.Time(w.StartedAt), LastHeartbeat: wiretime.Time(w.LastHeartbeat)}
 }
 
 func auditOf(e *dtq.AuditEntry) wire.AuditEntry {

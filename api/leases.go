@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -71,7 +72,22 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	req := dtq.LeaseRequest{Worker: *b.Worker, Queues: b.Queues, Types: b.TaskTypes, Max: lw.max, Wait: lw.wait, Timeout: lw.lease}
+	req := dtq.LeaseRequest{Worker: *b.Worker, Queues: b.Queues, Types: b.TaskTypes, Max: lw.max, Wait: lw.wait, Timeout: lw.lease,
+		Library: b.Library, Host: clientHost(r)}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		to   *int
+	}{{"concurrency", b.Concurrency, &req.Concurrency}, {"busy", b.Busy, &req.Busy}} {
+		if given(f.raw) {
+			n, err := intField(f.name, f.raw)
+			if err != nil {
+				s.writeErr(w, r, err)
+				return
+			}
+			*f.to = n
+		}
+	}
 	ls, err := s.leases.Lease(r.Context(), req)
 	if err != nil && len(ls) == 0 {
 		s.writeErr(w, r, err)
@@ -283,4 +299,13 @@ func leaseWaited(res dtq.LeaseWait) wire.LeaseWaited {
 		out.Child = &wire.LeaseChildEnd{TaskID: c.ID, Status: string(c.Status), Result: c.Result, Error: c.Error}
 	}
 	return out
+}
+
+// clientHost is the address of the request's client, without its port.
+func clientHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

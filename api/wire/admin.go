@@ -116,14 +116,18 @@ type GroupRequest struct {
 
 // WorkerInfo is a live worker, from its heartbeat.
 type WorkerInfo struct {
-	ID            string   `json:"id"`
-	Host          string   `json:"host"`
-	PID           int      `json:"pid"`
-	Queues        []string `json:"queues"`
-	Concurrency   int      `json:"concurrency"`
-	Busy          int      `json:"busy"`
-	StartedAt     Time     `json:"started_at"`
-	LastHeartbeat Time     `json:"last_heartbeat"`
+	ID          string   `json:"id"`
+	Host        string   `json:"host"`
+	PID         int      `json:"pid"`
+	Queues      []string `json:"queues"`
+	Concurrency int      `json:"concurrency"`
+	Busy        int      `json:"busy"`
+	// Kind is "go" (a Go worker) or "http" (a lease holder, "http:<name>");
+	// Library what it said it runs on.
+	Kind          string `json:"kind"`
+	Library       string `json:"library,omitempty"`
+	StartedAt     Time   `json:"started_at"`
+	LastHeartbeat Time   `json:"last_heartbeat"`
 }
 
 // WorkerList is the answer of GET /api/v1/workers.

@@ -14,6 +14,11 @@ type LeaseRequest struct {
 	Max          json.RawMessage `json:"max,omitempty"`
 	WaitSeconds  json.RawMessage `json:"wait_seconds,omitempty"`
 	LeaseSeconds json.RawMessage `json:"lease_seconds,omitempty"`
+	// What the holder says of itself, for GET /api/v1/workers: Library
+	// what it runs on, Concurrency and Busy integers.
+	Library     string          `json:"library,omitempty"`
+	Concurrency json.RawMessage `json:"concurrency,omitempty"`
+	Busy        json.RawMessage `json:"busy,omitempty"`
 }
 
 // LeaseList is the answer of POST /api/v1/leases (none after the wait).

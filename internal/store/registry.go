@@ -170,6 +170,9 @@ type WorkerRecord struct {
 	Concurrency, Busy int
 	Started           int64 // Unix ms
 	Heartbeat         int64 // Unix ms
+	// Kind is "go" (a dtq.Worker) or "http" (a lease holder); Library
+	// what it runs on ("" unknown).
+	Kind, Library string
 }
 
 // Heartbeat records w, to expire after ttl.
@@ -182,7 +185,8 @@ func (s *Store) Heartbeat(ctx context.Context, w WorkerRecord, ttl time.Duration
 			FieldValue(WorkerID, w.ID).FieldValue(WorkerHost, w.Host).FieldValue(WorkerPID, itoa(w.PID)).
 			FieldValue(WorkerQueues, strings.Join(w.Queues, ",")).FieldValue(WorkerConcurrency, itoa(w.Concurrency)).
 			FieldValue(WorkerBusy, itoa(w.Busy)).FieldValue(WorkerStarted, strconv.FormatInt(w.Started, 10)).
-			FieldValue(WorkerHeartbeat, strconv.FormatInt(now, 10)).Build(),
+			FieldValue(WorkerHeartbeat, strconv.FormatInt(now, 10)).
+			FieldValue(WorkerKind, w.Kind).FieldValue(WorkerLibrary, w.Library).Build(),
 		c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build(),
 		c.B().Zadd().Key(WorkersKey(s.ns)).ScoreMember().ScoreMember(float64(now+ttl.Milliseconds()), w.ID).Build(),
 		c.B().Zremrangebyscore().Key(WorkersKey(s.ns)).Min("-inf").Max(strconv.FormatInt(now, 10)).Build(),
@@ -234,7 +238,7 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerRecord, error) {
 		}
 		out = append(out, WorkerRecord{ID: h[WorkerID], Host: h[WorkerHost], PID: atoi(h[WorkerPID]), Queues: queues,
 			Concurrency: atoi(h[WorkerConcurrency]), Busy: atoi(h[WorkerBusy]),
-			Started: atoi64(h[WorkerStarted]), Heartbeat: atoi64(h[WorkerHeartbeat])})
+			Started: atoi64(h[WorkerStarted]), Heartbeat: atoi64(h[WorkerHeartbeat]), Kind: h[WorkerKind], Library: h[WorkerLibrary]})
 	}
 	return out, nil
 }

@@ -424,6 +424,8 @@ const (
 	WorkerBusy        = "busy"
 	WorkerStarted     = "started"
 	WorkerHeartbeat   = "heartbeat"
+	WorkerKind        = "kind"    // "go" (a dtq.Worker) or "http" (a lease holder)
+	WorkerLibrary     = "library" // what the worker runs on, e.g. "dtq-go/1.2.0" ("" unknown)
 )
 
 // Fields of an audit entry.

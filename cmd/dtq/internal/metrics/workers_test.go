@@ -49,3 +49,24 @@ func TestWorkerMetrics(t *testing.T) {
 		check(t, got, map[string]float64{`dtq_queue_workers{queue="wa"}`: 1})
 	})
 }
+
+// An HTTP worker — a lease holder — counts in the worker gauges from its
+// lease call, with the concurrency and busy it sent.
+func TestHTTPWorkersCount(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		ls, err := dtq.NewLeaseServer(e.c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ls.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		defer ls.Stop(context.Background())
+		if _, err := ls.Lease(t.Context(), dtq.LeaseRequest{Worker: "py-1", Queues: []string{"hq"}, Concurrency: 6, Busy: 2}); err != nil {
+			t.Fatal(err)
+		}
+		e.waitFor(map[string]float64{
+			"dtq_workers{}": 1, "dtq_workers_busy{}": 2, "dtq_workers_concurrency{}": 6, `dtq_queue_workers{queue="hq"}`: 1,
+		})
+	})
+}

@@ -1,4 +1,6 @@
-// Workers: the live workers and their heartbeats, refreshed every 2 s.
+// Workers: the live workers and their heartbeats, refreshed every 2 s —
+// Go workers, and HTTP workers (lease holders, "http:<name>") while they
+// poll.
 
 import { h, replace, setText } from '../dom.js';
 import { timeEl, num, plural } from '../fmt.js';
@@ -15,7 +17,7 @@ export function mount(main, ctx) {
   const summary = h('span', { class: 'muted' });
   replace(main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Workers'),
-      h('p', { class: 'muted' }, 'Workers whose heartbeat arrived within the last 15 s. ', summary)),
+      h('p', { class: 'muted' }, 'Go workers whose heartbeat arrived within the last 15 s, and HTTP workers that leased within the last minute. ', summary)),
     h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table)));
 
   const rows = new Map();
@@ -33,7 +35,8 @@ export function mount(main, ctx) {
         if (!r) {
           r = { meter: h('meter', { min: 0, max: Math.max(1, w.concurrency), value: 0 }), busy: h('span'), beat: h('span') };
           r.tr = h('tr', { dataset: { id: w.id } },
-            h('td', { dataset: { label: 'Worker' } }, h('strong', {}, w.host + ' · pid ' + w.pid), h('div', { class: 'mono small muted' }, w.id)),
+            h('td', { dataset: { label: 'Worker' } }, h('strong', {}, workerName(w)),
+              h('div', { class: 'mono small muted' }, w.id), w.library ? h('div', { class: 'small muted worker-library' }, w.library) : null),
             h('td', { dataset: { label: 'Queues' } }, (w.queues || []).map((q) => h('span', { class: 'chip' }, q))),
             h('td', { dataset: { label: 'Busy' } }, r.meter, ' ', r.busy),
             h('td', { dataset: { label: 'Started' } }, timeEl(w.started_at)),
@@ -43,7 +46,7 @@ export function mount(main, ctx) {
         r.meter.max = Math.max(1, w.concurrency);
         r.meter.value = w.busy;
         setText(r.busy, w.busy + ' / ' + w.concurrency);
-        const late = Date.now() - Date.parse(w.last_heartbeat) > 7000;
+        const late = Date.now() - Date.parse(w.last_heartbeat) > (w.kind === 'http' ? 30000 : 7000);
         replace(r.beat, timeEl(w.last_heartbeat), late ? h('span', { class: 'badge b-scheduled' }, 'late') : null);
         if (tbody.children[i] !== r.tr) tbody.insertBefore(r.tr, tbody.children[i] || null);
       });
@@ -62,4 +65,11 @@ export function mount(main, ctx) {
   const poll = setInterval(load, 2000);
   load();
   return () => clearInterval(poll);
+}
+
+// workerName is how a worker is named in its row: a Go worker by its host
+// and pid, an HTTP worker (a lease holder) by its address.
+function workerName(w) {
+  if (w.kind === 'http') return 'HTTP worker' + (w.host ? ' · ' + w.host : '');
+  return w.host + ' · pid ' + w.pid;
 }
