@@ -1,6 +1,7 @@
-// Tasks: the tasks of a queue, newest first, filtered by status (or only
-// the suspended ones) and type and searched by id prefix, error text and
-// creation time; and a search by task id.
+// Tasks: the tasks of a queue in the API's order (CONTRACT 3.6.6: running
+// and queued in the order they run, then scheduled, dead, finished),
+// filtered by status (or only the suspended ones) and type and searched by
+// id prefix, error text and creation time; and a search by task id.
 
 import { h, replace, setText, throttle, taskHref, routeHref } from '../dom.js';
 import { badge, timeEl, STATUSES, num } from '../fmt.js';
