@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/dtq-dev/dtq/internal/taskid"
 	"time"
 )
@@ -99,7 +100,7 @@ func Child(ctx context.Context, name, taskType string, payload any, opts *Enqueu
 			return nil, err
 		}
 		if end == nil {
-			return nil, sc.tc.steps.suspendFor(waitChild, name, time.Now().Add(wait))
+			return nil, sc.tc.steps.suspendFor(store.WaitChild, name, time.Now().Add(wait))
 		}
 		if rec.Result, err = rc.record(ctx, name+childResult, end); err != nil {
 			return nil, err
@@ -107,9 +108,6 @@ func Child(ctx context.Context, name, taskType string, payload any, opts *Enqueu
 	}
 	return childAnswer(name, id, rec.Result)
 }
-
-// waitChild is what a parent suspended for while its child runs.
-const waitChild = "child"
 
 // checkChildName checks the step name of a child (its result's step name
 // must fit too).

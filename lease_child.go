@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/dtq-dev/dtq/internal/store"
 )
 
 // ChildLease is Child for lease token's execution: it submits the child
@@ -43,7 +45,7 @@ func (s *LeaseServer) ChildLease(ctx context.Context, token, name, taskType stri
 			return LeaseWait{}, err
 		}
 		if data == nil {
-			return s.suspendLease(ctx, l, ulid, &suspension{kind: waitChild, name: name, until: time.Now().Add(wait)})
+			return s.suspendLease(ctx, l, ulid, &suspension{kind: store.WaitChild, name: name, until: time.Now().Add(wait)})
 		}
 		if end.Result, _, err = s.RecordLeaseStep(ctx, token, name+childResult, data); err != nil {
 			return LeaseWait{}, err

@@ -72,6 +72,10 @@ func Step[T any](ctx context.Context, name string, fn func(context.Context) (T, 
 type stepCall struct {
 	tc *taskContext
 	f  stepFence
+	// fresh: the task's first execution (its first attempt, run from its
+	// birth entry, never taken over), which reads no records: only a
+	// signal can have written one before it (WaitFor reads that one).
+	fresh bool
 }
 
 // beginStep checks name, reads the task's records at the execution's
@@ -89,8 +93,8 @@ func beginStep(ctx context.Context, name string) (stepCall, store.StepRecord, bo
 	t := tc.task
 	sc := stepCall{tc: tc, f: stepFence{queue: t.Queue, id: t.ID,
 		fence: store.Fence{Run: t.run, Band: t.band, EntryID: t.entry, Worker: t.Worker, Started: t.started}}}
-	fresh := t.born != nil && t.Attempt == 1 && t.Crashes == 0
-	if err := tc.steps.load(ctx, tc.client.engine, sc.f, fresh); err != nil {
+	sc.fresh = t.born != nil && t.Attempt == 1 && t.Crashes == 0
+	if err := tc.steps.load(ctx, tc.client.engine, sc.f, sc.fresh); err != nil {
 		return stepCall{}, store.StepRecord{}, false, fmt.Errorf("dtq: reading the task's steps: %w", err)
 	}
 	rec, done, err := tc.steps.begin(name)

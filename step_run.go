@@ -20,7 +20,6 @@ type runSteps struct {
 	records map[string]store.StepRecord
 	used    map[string]bool
 	touched bool // the task has step records: its end sets how long they stay
-	fresh   bool // loaded without reading: the task's first execution
 	// suspend is what the execution suspended for (Sleep, WaitFor): it
 	// ends so, whatever its handler returns; nil while it does not.
 	suspend *suspension
@@ -42,7 +41,7 @@ func (rs *runSteps) load(ctx context.Context, c *engine, f stepFence, fresh bool
 		return nil
 	}
 	if fresh {
-		rs.records, rs.used, rs.loaded, rs.fresh = map[string]store.StepRecord{}, map[string]bool{}, true, true
+		rs.records, rs.used, rs.loaded = map[string]store.StepRecord{}, map[string]bool{}, true
 		return nil
 	}
 	_, ulid, err := taskid.Parse(f.id)

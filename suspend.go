@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/store"
@@ -110,7 +111,7 @@ func WaitFor(ctx context.Context, name string, timeout time.Duration) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	if !done && sc.tc.steps.fresh {
+	if !done && sc.fresh {
 		// The task's first execution read no records, but a signal may
 		// have come before it ran.
 		if rec, done, err = sc.readOne(ctx, name); err != nil {
@@ -146,12 +147,11 @@ func (rs *runSteps) suspended() *suspension {
 
 // suspensionOf is the public view of a record's wait ("<kind> <name>").
 func suspensionOf(wait string, due int64) *Suspension {
-	for i := 0; i < len(wait); i++ {
-		if wait[i] == ' ' {
-			return &Suspension{For: wait[:i], Name: wait[i+1:], Until: msTime(due)}
-		}
+	kind, name, ok := strings.Cut(wait, " ")
+	if !ok {
+		return nil
 	}
-	return nil
+	return &Suspension{For: kind, Name: name, Until: msTime(due)}
 }
 
 // resume forgets the execution's suspension (it ended otherwise).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/cmd/dtq/internal/metrics"
 )
 
 // The worker registry shows at each scrape: the live workers, their slots
@@ -67,6 +68,21 @@ func TestHTTPWorkersCount(t *testing.T) {
 		}
 		e.waitFor(map[string]float64{
 			"dtq_workers{}": 1, "dtq_workers_busy{}": 2, "dtq_workers_concurrency{}": 6, `dtq_queue_workers{queue="hq"}`: 1,
+		})
+	})
+}
+
+// A run that suspends (a durable sleep) counts as suspended — not as a
+// success or a failure — and leaves dtq_tasks_running.
+func TestSuspendedRunsCount(t *testing.T) {
+	forEachBackend(t, &metrics.Config{TaskTypes: []string{"nap"}}, func(t *testing.T, e *env) {
+		e.worker(&dtq.WorkerConfig{Queues: []string{"sq"}}, map[string]dtq.HandlerFunc{
+			"nap": func(ctx context.Context, _ *dtq.Task) (any, error) { return nil, dtq.Sleep(ctx, "nap", time.Hour) },
+		})
+		e.enqueue("nap", &dtq.EnqueueOpts{Queue: "sq"})
+		e.waitFor(map[string]float64{
+			series("dtq_tasks_suspended_total", "sq", "nap"): 1, series("dtq_tasks_succeeded_total", "sq", "nap"): 0,
+			series("dtq_tasks_failed_total", "sq", "nap"): 0, `dtq_tasks_running{queue="sq"}`: 0,
 		})
 	})
 }
