@@ -229,6 +229,7 @@ class Worker:
             reporter.join(timeout=self.lease_seconds + 5)
             keeper.join(timeout=5)
             pool.shutdown()
+            self._t.close()
             restore()
             self._emit("stopped", worker=self.name)
         if failure is not None and not isinstance(failure, KeyboardInterrupt):
