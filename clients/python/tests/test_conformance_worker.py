@@ -89,6 +89,28 @@ class ConformanceWorkerTest(unittest.TestCase):
         time.sleep(0.3)
         self.assertEqual(self.c.get(other.id).status, "QUEUED")
 
+    def test_stale_lease_is_dropped(self) -> None:
+        a = self.start("--lease-seconds", "1", "--worker", "a-" + self.q)
+        t = self.c.submit("sleep", {"seconds": 2}, queue=self.q)
+        wait_status(self.c, t.id, "RUNNING")
+        a.p.send_signal(signal.SIGSTOP)
+        try:
+            b = self.start("--lease-seconds", "1", "--worker", "b-" + self.q)
+            eventually("taken over by b", lambda: self.c.get(t.id).worker == "http:b-" + self.q, 15)
+        finally:
+            a.p.send_signal(signal.SIGCONT)
+        done = wait_status(self.c, t.id, "SUCCEEDED", timeout=15)
+        self.assertEqual(done.worker, "http:b-" + self.q)
+        self.assertEqual([h.outcome for h in done.history], ["lost", "succeeded"])
+        eventually("a drops its lost lease", lambda: any(
+            e.get("event") == "lost" and e.get("task") == t.id for e in a.lines), 10)
+        self.assertFalse(any(e.get("event") in ("done", "failed") and e.get("task") == t.id for e in a.lines))
+        b.p.send_signal(signal.SIGTERM)
+        self.assertEqual(b.p.wait(15), 0)
+        after = self.c.submit("echo", 5, queue=self.q)  # a goes on working
+        got = wait_status(self.c, after.id, "SUCCEEDED", timeout=15)
+        self.assertEqual(got.worker, "http:a-" + self.q)
+
     def test_sigterm_stops_gracefully(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with self.subTest(sig=sig.name):

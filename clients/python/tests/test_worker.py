@@ -284,6 +284,32 @@ class OutcomeBatchTest(unittest.TestCase):
         rw.stop()
 
 
+class LeaseByLeaseFallbackTest(unittest.TestCase):
+    def test_reports_lease_by_lease_without_the_batch_route(self) -> None:
+        """A server without POST /api/v1/leases/outcomes (older than the
+        library): outcomes go through …/complete and …/fail."""
+        c = client()
+        self.addCleanup(c.close)
+        q = fresh_queue()
+        ok = [c.submit("echo", i, queue=q).id for i in range(20)]
+        bad = c.submit("doomed", queue=q).id
+        completes = request_count("POST /api/v1/leases/{lease}/complete")
+        fails = request_count("POST /api/v1/leases/{lease}/fail")
+        events: list = []
+        w = dtq.Worker(queues=[q], concurrency=5, poll_seconds=1, on_event=lambda e, **f: events.append(e))
+        w.register("echo", lambda p, ctx: p)
+        w.register("doomed", lambda p, ctx: (_ for _ in ()).throw(dtq.Permanent("no")))
+        w._batch_route = False
+        th = threading.Thread(target=w.run, daemon=True)
+        th.start()
+        self.addCleanup(lambda: (w.stop(), th.join(10)))
+        for i, tid in enumerate(ok):
+            self.assertEqual(wait_status(c, tid, "SUCCEEDED").result, i)
+        self.assertEqual(wait_status(c, bad, "DEAD").last_error, "no")
+        self.assertEqual(request_count("POST /api/v1/leases/{lease}/complete") - completes, 20)
+        self.assertEqual(request_count("POST /api/v1/leases/{lease}/fail") - fails, 1)
+
+
 def request_count_routes_has(route: str) -> bool:
     """Whether the server serves route (an OPTIONS-free probe: the OpenAPI document lists it)."""
     c = client()
