@@ -173,6 +173,10 @@ class Worker:
         self._reporting = 0  # outcomes taken from the outbox and not answered yet
         self._report_cond = threading.Condition()
         self._threads_stop = threading.Event()
+        # Leasing waits while this many outcomes wait to be reported: when
+        # reports are slower than the handlers, leases would otherwise pile
+        # up unreported until they expire (and their tasks ran twice).
+        self._backlog_limit = 2 * max(concurrency, MAX_LEASE_BATCH)
 
     @property
     def url(self) -> str:
@@ -303,7 +307,8 @@ class Worker:
         milliseconds more for others to free (a lease of 1 task per call
         costs a round trip per task). Returns the free slots."""
         with self._lock:
-            while self.concurrency - self._busy <= 0 and not self._stopping:
+            while (self.concurrency - self._busy <= 0 or self._backlog() >= self._backlog_limit) \
+                    and not self._stopping:
                 self._freed.wait(0.1)
             if self._stopping:
                 return 0
@@ -315,6 +320,10 @@ class Worker:
                     break
                 self._freed.wait(left)
             return self.concurrency - self._busy
+
+    def _backlog(self) -> int:
+        """Outcomes not reported yet (read without their lock: a hint)."""
+        return len(self._outbox) + self._reporting
 
     def _pause(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -442,6 +451,8 @@ class Worker:
             with self._report_cond:
                 self._reporting = len(pending)
                 self._report_cond.notify_all()
+            with self._lock:
+                self._freed.notify_all()  # the backlog shrank: leasing may go on
 
     def _send(self, batch: List[_Outcome]) -> List[_Outcome]:
         """Reports batch; returns the outcomes to try again (the server could
