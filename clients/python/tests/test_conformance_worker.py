@@ -101,7 +101,11 @@ class ConformanceWorkerTest(unittest.TestCase):
             a.p.send_signal(signal.SIGCONT)
         done = wait_status(self.c, t.id, "SUCCEEDED", timeout=15)
         self.assertEqual(done.worker, "http:b-" + self.q)
-        self.assertEqual([h.outcome for h in done.history], ["lost", "succeeded"])
+        # ["lost", "succeeded"], or with one more "lost" when a's long poll,
+        # in flight while it was frozen, took the task back before b did.
+        outcomes = [h.outcome for h in done.history]
+        self.assertEqual(outcomes[-1], "succeeded")
+        self.assertTrue(1 <= outcomes.count("lost") == len(outcomes) - 1, outcomes)
         eventually("a drops its lost lease", lambda: any(
             e.get("event") == "lost" and e.get("task") == t.id for e in a.lines), 10)
         self.assertFalse(any(e.get("event") in ("done", "failed") and e.get("task") == t.id for e in a.lines))
