@@ -211,7 +211,6 @@ class Worker:
         if not self._handlers:
             raise ValueError("no handlers: register one with @worker.task(type) before run()")
         restore = self._install_signals()
-        self._stopping = False
         self._threads_stop.clear()
         pool = _Pool(self.concurrency, "dtq-handler")
         keeper = threading.Thread(target=self._keep, name="dtq-keeper", daemon=True)
@@ -235,6 +234,8 @@ class Worker:
             pool.shutdown()
             self._t.close()
             restore()
+            self._stopping = False  # run() may be called again (a stop() before run() makes it return at once)
+            self._abort = Abort()
             self._emit("stopped", worker=self.name)
         if failure is not None and not isinstance(failure, KeyboardInterrupt):
             raise failure

@@ -39,9 +39,11 @@ class MessageQueueTest(unittest.TestCase):
     def test_nak_redelivers(self) -> None:
         self.mq.put("jobs", "retry me")
         m = self.mq.receive(["jobs"], wait=2)[0]
-        m.nak(delay=0.3)
+        t0 = time.monotonic()
+        m.nak(delay=1.5)
         self.assertEqual(self.mq.receive("jobs"), [])  # not before its delay
         again = eventually("redelivered", lambda: self.mq.receive("jobs", wait=1))
+        self.assertGreaterEqual(time.monotonic() - t0, 1.4)
         self.assertEqual((again[0].data, again[0].deliveries), (b"retry me", 2))
         again[0].nak()
         now = self.mq.receive("jobs", wait=2)
@@ -70,12 +72,11 @@ class MessageQueueTest(unittest.TestCase):
     def test_priority_order_and_delay(self) -> None:
         self.mq.put("low", "l")
         self.mq.put("high", "h")
-        self.mq.put("high", "later", delay=0.5)
+        self.mq.put("high", "later", delay=1.5)
         got = self.mq.receive(["high", "low"], max=10)
         self.assertEqual([m.data for m in got], [b"h", b"l"])
         self.assertEqual(self.mq.topic("high").delayed, 1)
-        time.sleep(0.6)
-        self.assertEqual([m.data for m in self.mq.receive("high", wait=2)], [b"later"])
+        self.assertEqual([m.data for m in self.mq.receive("high", wait=5)], [b"later"])
 
     def test_topic_full_and_bad_input(self) -> None:
         self.mq.put("small", "one", max_size=1)
