@@ -26,6 +26,7 @@ How it runs (docs/workers.md is the protocol):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -188,7 +189,9 @@ class Worker:
         """Decorator: registers fn(payload, ctx) as the handler of task type
         ``type``. It returns the task's result (any JSON value) or raises:
         dtq.Permanent (DEAD at once), dtq.RetryAfter(seconds) (retried no
-        sooner), anything else (retried with backoff)."""
+        sooner), anything else (retried with backoff). An ``async def``
+        handler runs with asyncio.run on its pool thread (ctx's calls block
+        its loop: wrap them in asyncio.to_thread where that matters)."""
         def register(fn: Handler) -> Handler:
             self.register(type, fn)
             return fn
@@ -341,6 +344,9 @@ class Worker:
             if fn is None:
                 raise Permanent("no handler for task type %r in this worker" % ctx.task_type)
             result = fn(run.task.get("payload"), ctx)
+            if asyncio.iscoroutine(result):
+                # An async def handler: run on an event loop of this pool thread's own.
+                result = asyncio.run(result)
             body = {"result": result}
             json.dumps(body, allow_nan=False)  # a result that cannot be sent fails here, not the batch
         except (Suspended, LeaseDropped):

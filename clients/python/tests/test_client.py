@@ -172,6 +172,15 @@ class ErrorsTest(unittest.TestCase):
         self.assertNotIsInstance(ans, dtq.Invalid)
         self.assertEqual(ans.code, "bad_request")
 
+    def test_method_not_allowed_and_forbidden_origin(self) -> None:
+        with self.assertRaises(dtq.MethodNotAllowed) as cm:
+            self.c.request("DELETE", "/api/v1/tasks")
+        self.assertEqual((cm.exception.status, cm.exception.code), (405, "method_not_allowed"))
+        with self.assertRaises(dtq.ForbiddenOrigin) as cm2:
+            self.c._t.call("POST", "/api/v1/tasks", {"task_type": "t", "queue": self.q},
+                           headers={"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"})
+        self.assertEqual((cm2.exception.status, cm2.exception.code), (403, "forbidden_origin"))
+
     def test_unauthorized(self) -> None:
         if not os.environ.get("DTQ_API_KEY"):
             self.fail("DTQ_API_KEY is not set: the test server must require an API key")

@@ -4,6 +4,7 @@ batch leasing and batch reporting."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import threading
 import time
@@ -71,6 +72,19 @@ class OutcomesTest(unittest.TestCase):
         gap = (ts(lt.history[1].started_at) - ts(lt.history[0].finished_at)).total_seconds()
         self.assertGreaterEqual(gap, 1.4, "the retry came %.2f s after the failure, before RetryAfter's 1.5 s" % gap)
         self.assertEqual(wait_status(self.c, o.id, "DEAD").last_error, "KeyError: 'x'")
+
+    def test_async_handlers(self) -> None:
+        async def fetch(p, ctx):
+            await asyncio.sleep(0.05)
+            if p == "bad":
+                raise dtq.Permanent("async no")
+            return {"fetched": p, "attempt": ctx.attempt}
+        start_worker(self, self.q, {"fetch": fetch}, concurrency=3)
+        good = [self.c.submit("fetch", i, queue=self.q).id for i in range(5)]
+        bad = self.c.submit("fetch", "bad", queue=self.q).id
+        for i, tid in enumerate(good):
+            self.assertEqual(wait_status(self.c, tid, "SUCCEEDED").result, {"fetched": i, "attempt": 1})
+        self.assertEqual(wait_status(self.c, bad, "DEAD").last_error, "async no")
 
     def test_progress(self) -> None:
         release = threading.Event()
