@@ -26,7 +26,7 @@ from .errors import (BadRequest, ChildFailed, Conflict, ConnectionFailed, DtqErr
                      Unavailable, UnsupportedMediaType, WaitTimedOut)
 from .mq import Message, MessageQueue
 from .types import (BatchItem, ChildEnd, DeadLetter, DeadMessage, Execution, Page, QueueStats, RedriveResult,
-                    Schedule, SignalDelivered as SignalAnswer, Suspension, Task, TaskProgress, TaskStep, TopicStats,
+                    Schedule, SignalAnswer, Suspension, Task, TaskProgress, TaskStep, TopicStats,
                     WorkerInfo, Workflow, WorkflowNode, WorkflowProgress)
 from .version import LIBRARY, __version__
 from .worker import Worker

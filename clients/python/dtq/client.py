@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 from ._http import Transport, quote
 from ._submission import submission, submission_of
 from .errors import error_from_answer
-from .types import (BatchItem, DeadLetter, Page, QueueStats, RedriveResult, Schedule, SignalDelivered, Task,
+from .types import (BatchItem, DeadLetter, Page, QueueStats, RedriveResult, Schedule, SignalAnswer, Task,
                     WorkerInfo, Workflow)
 
 Json = Dict[str, Any]
@@ -144,12 +144,12 @@ class Client:
         finished otherwise."""
         return Task.from_json(self._t.call("POST", "/api/v1/tasks/%s/cancel" % quote(task_id, "task_id")))
 
-    def signal(self, task_id: str, name: str, payload: Any = None) -> SignalDelivered:
+    def signal(self, task_id: str, name: str, payload: Any = None) -> SignalAnswer:
         """Sends signal ``name`` with ``payload`` to the task, for its durable
         wait of that name. SignalDelivered (the error) when it has that signal
         already, TaskFinished when it finished."""
         path = "/api/v1/tasks/%s/signals/%s" % (quote(task_id, "task_id"), quote(name, "name"))
-        return SignalDelivered.from_json(self._t.call("POST", path, {"payload": payload}))
+        return SignalAnswer.from_json(self._t.call("POST", path, {"payload": payload}))
 
     def workers(self) -> List[WorkerInfo]:
         """The live workers: Go workers and HTTP lease holders (this library's)."""

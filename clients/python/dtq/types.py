@@ -19,7 +19,7 @@ Json = Dict[str, Any]
 __all__ = [
     "Task", "Execution", "TaskStep", "Suspension", "TaskProgress", "Page", "BatchItem",
     "Workflow", "WorkflowNode", "WorkflowProgress", "Schedule", "QueueStats", "WorkerInfo",
-    "DeadLetter", "RedriveResult", "SignalDelivered", "ChildEnd",
+    "DeadLetter", "RedriveResult", "SignalAnswer", "ChildEnd",
     "TopicStats", "DeadMessage",
 ]
 
@@ -343,14 +343,14 @@ class RedriveResult:
 
 
 @dataclass
-class SignalDelivered:
+class SignalAnswer:
     task_id: str = ""
     name: str = ""
     delivered: bool = False
     raw: Json = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_json(cls, d: Any) -> "SignalDelivered":
+    def from_json(cls, d: Any) -> "SignalAnswer":
         return _from(cls, d)
 
 
