@@ -52,6 +52,9 @@ __all__ = ["Worker"]
 
 MAX_LEASE_BATCH = 100  # the API's bound on max, and on an outcomes batch
 MAX_POLL_SECONDS = 20.0  # the API's bound on wait_seconds
+# A report's body stays under the server's body cap (--max-body-bytes, 2 MiB
+# by default): a large result goes in a report of its own.
+MAX_REPORT_BYTES = 1 << 20
 
 
 class _Run:
@@ -438,8 +441,12 @@ class Worker:
             with self._report_cond:
                 while not self._outbox and not pending and not self._threads_stop.is_set():
                     self._report_cond.wait()
-                while self._outbox and len(pending) < MAX_LEASE_BATCH:
-                    pending.append(self._outbox.popleft())
+                size = sum(len(o.encoded) for o in pending)
+                while self._outbox and len(pending) < MAX_LEASE_BATCH and (
+                        not pending or size + len(self._outbox[0].encoded) <= MAX_REPORT_BYTES):
+                    o = self._outbox.popleft()
+                    pending.append(o)
+                    size += len(o.encoded)
                 self._reporting = len(pending)
             if not pending:
                 return  # stopping, nothing left
@@ -510,7 +517,12 @@ class Worker:
             self._emit("lost", task=o.task_id, on=o.verb)
             return True
         self._emit("error", on=o.verb, task=o.task_id, status=status, error=str(ans))
-        return status < 500 and status != 429
+        if status >= 500 or status == 429:
+            return False
+        if o.verb == "complete":  # the result was refused (too large …): the task fails instead
+            return self._send_one(_Outcome(o.token, o.task_id, {"error": "the result was refused: %s" % ans.message,
+                                                                "class": "permanent"}, o.give_up_at))
+        return True
 
     # The graceful stop.
 
