@@ -143,6 +143,16 @@ class OutcomesTest(unittest.TestCase):
         done = wait_status(self.c, t.id, "SUCCEEDED", timeout=15)
         self.assertEqual((done.result, done.attempt, done.crashes), ("rested", 1, 0))
 
+    def test_result_over_the_body_cap_fails_the_task_saying_why(self) -> None:
+        start_worker(self, self.q, {"huge": lambda p, ctx: "x" * (3 << 20), "echo": lambda p, ctx: p},
+                     concurrency=4)
+        small = [self.c.submit("echo", i, queue=self.q).id for i in range(3)]
+        big = self.c.submit("huge", queue=self.q).id
+        dead = wait_status(self.c, big, "DEAD", timeout=20)
+        self.assertIn("the result was refused", dead.last_error)
+        for i, tid in enumerate(small):
+            self.assertEqual(wait_status(self.c, tid, "SUCCEEDED").result, i)
+
     def test_unknown_result_type_fails_permanently(self) -> None:
         start_worker(self, self.q, {"bad": lambda p, ctx: object()})
         t = self.c.submit("bad", queue=self.q)
