@@ -420,12 +420,17 @@ class Worker:
                                           timeout=max(1.0, self.lease_seconds / 4))
         except DtqError as e:
             self._emit("error", on="extend", task=ctx.task_id, error=str(e))
-            return  # tried again at the next tick, before the deadline
+            # Tried again in a quarter of the interval (not at every tick:
+            # an unreachable server would get a burst per running task).
+            every = self.lease_seconds / 4.0
+            run.last_extend = time.monotonic() - every * 0.75
+            return
         if isinstance(ans, DtqError):
             if ans.code == "lease_lost":
                 ctx._set_lost("extend")
-            else:
+            else:  # 503 …: as for an unreachable server
                 self._emit("error", on="extend", task=ctx.task_id, error=str(ans))
+                run.last_extend = time.monotonic() - self.lease_seconds / 4.0 * 0.75
             return
         run.last_extend = time.monotonic()
         if ans.get("cancel_requested") and not ctx.cancelled:

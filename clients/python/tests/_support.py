@@ -105,3 +105,80 @@ def start_worker(test: unittest.TestCase, queue: str, handlers: dict, **opts: An
     test.addCleanup(lambda: rw.thread.is_alive() and rw.stop())
     eventually("the worker is ready", lambda: any(e["event"] == "ready" for e in events), 10)
     return rw
+
+
+class Proxy:
+    """A TCP forwarder to the server that a test can take down and bring
+    back on the same port: the server "unreachable" without stopping it."""
+
+    def __init__(self, upstream: str) -> None:
+        import socket
+        import urllib.parse
+        u = urllib.parse.urlsplit(upstream)
+        self._up = (u.hostname or "127.0.0.1", u.port or 80)
+        self._socket = socket
+        self._conns: list = []
+        self._lock = threading.Lock()
+        self._listener = None
+        self.port = 0
+        self.up()
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def up(self) -> None:
+        s = self._socket.socket()
+        s.setsockopt(self._socket.SOL_SOCKET, self._socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", self.port))
+        s.listen(64)
+        self.port = s.getsockname()[1]
+        self._listener = s
+        threading.Thread(target=self._accept, args=(s,), daemon=True).start()
+
+    def down(self) -> None:
+        """Closes the listener and every connection: calls fail until up()."""
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(self._socket.SHUT_RDWR)  # wakes the accept (close alone does not)
+            except OSError:
+                pass
+            self._listener.close()
+            self._listener = None
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for c in conns:
+            try:
+                c.shutdown(self._socket.SHUT_RDWR)
+            except OSError:
+                pass
+            c.close()
+
+    def _accept(self, s) -> None:
+        while True:
+            try:
+                client, _ = s.accept()
+            except OSError:
+                return
+            try:
+                server = self._socket.create_connection(self._up)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._conns += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a, b) -> None:
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        for x in (a, b):
+            try:
+                x.close()
+            except OSError:
+                pass

@@ -11,7 +11,7 @@ import time
 import unittest
 import urllib.request
 
-from _support import URL, client, eventually, fresh_queue, start_worker, wait_status
+from _support import URL, Proxy, client, eventually, fresh_queue, start_worker, wait_status
 
 import dtq
 
@@ -306,6 +306,34 @@ class OutcomeBatchTest(unittest.TestCase):
         self.assertGreater(calls, 0)
         self.assertLess(calls, 300 / 4, "%d outcome reports for 300 tasks" % calls)
         rw.stop()
+
+
+class UnreachableServerTest(unittest.TestCase):
+    def test_outcome_is_retried_until_the_server_is_back(self) -> None:
+        c = client()
+        self.addCleanup(c.close)
+        q = fresh_queue()
+        proxy = Proxy(URL)
+        self.addCleanup(proxy.down)
+        gate = threading.Event()
+        started = threading.Event()
+
+        def held(p, ctx):
+            started.set()
+            gate.wait(10)
+            return "made it"
+        rw = start_worker(self, q, {"held": held}, url=proxy.url, lease_seconds=6, poll_seconds=1)
+        t = c.submit("held", queue=q)
+        self.assertTrue(started.wait(10))
+        proxy.down()
+        gate.set()  # the outcome is ready while the server cannot be reached
+        eventually("a failed report", lambda: any(e["event"] == "error" and e.get("on") in ("outcomes", "complete")
+                                                  for e in rw.events))
+        self.assertEqual(c.get(t.id).status, "RUNNING")
+        time.sleep(0.5)
+        proxy.up()
+        done = wait_status(c, t.id, "SUCCEEDED", timeout=10)
+        self.assertEqual((done.result, done.attempt, done.crashes), ("made it", 1, 0))
 
 
 class LeaseByLeaseFallbackTest(unittest.TestCase):
