@@ -9,6 +9,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 
 missing=()
 have python3 || missing+=(python3)
+{ have python3 && python3 -m pip --version; } >/dev/null 2>&1 || missing+=(python3-pip) # clients/python's install test
 have node || missing+=(nodejs)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-runtimes: ${missing[*]} missing (for examples/workers)" >&2

@@ -23,6 +23,8 @@ class InstallTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp, True)
 
     def test_pip_install_offline_and_import(self) -> None:
+        if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0:
+            self.fail("pip is not installed for %s (make deps installs python3-pip)" % sys.executable)
         target = os.path.join(self.tmp, "site")
         # A copy of the source, so that pip's build leaves no file in the checkout.
         src = os.path.join(self.tmp, "src")
