@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import socket
 import ssl
 import threading
@@ -220,6 +221,22 @@ class Abort:
         self.conn = conn
         if self.aborted:
             raise ConnectionAbortedError("aborted")
+
+    def abort_if_idle(self) -> bool:
+        """Aborts the request unless its answer has begun to arrive (then it
+        is left to be read: it may hold tasks leased already). Returns
+        whether it aborted."""
+        conn = self.conn
+        sock = getattr(conn, "sock", None) if conn is not None else None
+        if sock is not None:
+            try:
+                readable, _, _ = select.select([sock], [], [], 0)
+            except (OSError, ValueError):
+                readable = []
+            if readable:
+                return False
+        self.abort()
+        return True
 
     def abort(self) -> None:
         self.aborted = True

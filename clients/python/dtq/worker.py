@@ -55,6 +55,9 @@ MAX_POLL_SECONDS = 20.0  # the API's bound on wait_seconds
 # A report's body stays under the server's body cap (--max-body-bytes, 2 MiB
 # by default): a large result goes in a report of its own.
 MAX_REPORT_BYTES = 1 << 20
+# On stop, how long a long poll in flight may still deliver an answer the
+# server is already sending (tasks it leased just before the stop).
+ABORT_POLL_AFTER = 0.1
 
 
 class _Run:
@@ -171,6 +174,7 @@ class Worker:
         self._running: Dict[str, _Run] = {}  # by token
         self._busy = 0  # slots taken: handlers not returned yet
         self._stopping = False
+        self._stop_at = 0.0
         self._abort = Abort()
         self._batch_route = True  # until the server says it has no /leases/outcomes
         self._outbox: Deque[_Outcome] = deque()
@@ -248,9 +252,14 @@ class Worker:
 
     def stop(self) -> None:
         """Asks run() to stop gracefully; returns at once. Safe from any
-        thread and from a signal handler (it takes no lock)."""
+        thread and from a signal handler (it takes no lock).
+
+        The long poll in flight is aborted by the keeper thread a moment
+        later (ABORT_POLL_AFTER) unless its answer has begun to arrive: at
+        once, it could cut off an answer holding tasks the server leased
+        just before the stop, which would then wait out their lease."""
+        self._stop_at = time.monotonic()
         self._stopping = True
-        self._abort.abort()  # the long poll in flight: no task leased after the stop
 
     def _install_signals(self) -> Callable[[], None]:
         if threading.current_thread() is not threading.main_thread():
@@ -389,6 +398,8 @@ class Worker:
         tick = min(0.1, every / 2.0)
         while not self._threads_stop.wait(tick):
             now = time.monotonic()
+            if self._stopping and now - self._stop_at >= ABORT_POLL_AFTER:
+                self._abort.abort_if_idle()  # no task leased after the stop
             with self._lock:
                 runs = list(self._running.values())
             for run in runs:

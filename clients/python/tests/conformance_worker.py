@@ -68,10 +68,9 @@ class Cancelled(Exception):
         super().__init__("cancelled")
 
 
-def sleep(payload: Any, ctx: dtq.Context) -> Any:
+def nap_until_cancelled(ctx: dtq.Context, seconds: float) -> None:
     """Sleeps in slices of at most 50 ms, failing with "cancelled" as soon as
     the task's cancellation is requested or its timeout passes."""
-    seconds = obj(payload).get("seconds", 1)
     slept = 0.0
     while slept < seconds:
         piece = min(0.05, seconds - slept)
@@ -80,11 +79,18 @@ def sleep(payload: Any, ctx: dtq.Context) -> Any:
         slept += piece
     if ctx.cancelled:
         raise Cancelled()
+
+
+def sleep(payload: Any, ctx: dtq.Context) -> Any:
+    seconds = obj(payload).get("seconds", 1)
+    nap_until_cancelled(ctx, seconds)
     return {"slept": seconds}
 
 
 def progress(payload: Any, ctx: dtq.Context) -> Any:
+    """Reports 0.5 "half", then sleeps seconds (default 0) as sleep does."""
     ctx.progress(0.5, "half")
+    nap_until_cancelled(ctx, obj(payload).get("seconds", 0))
     return {"progressed": True}
 
 

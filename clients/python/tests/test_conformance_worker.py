@@ -122,7 +122,7 @@ class ConformanceWorkerTest(unittest.TestCase):
                 running = self.c.submit("sleep", {"seconds": 1}, queue=self.q)
                 wait_status(self.c, running.id, "RUNNING")
                 p.p.send_signal(sig)
-                time.sleep(0.2)
+                time.sleep(0.5)
                 after = self.c.submit("echo", queue=self.q)
                 self.assertEqual(p.p.wait(15), 0)
                 time.sleep(0.1)

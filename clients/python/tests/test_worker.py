@@ -246,6 +246,7 @@ class LifecycleTest(unittest.TestCase):
         self.assertTrue(started.wait(10))
         t0 = time.monotonic()
         rw.worker.stop()
+        time.sleep(0.5)  # the long poll in flight is aborted ABORT_POLL_AFTER (0.1 s) after the stop
         after = self.c.submit("slow", queue=self.q)
         rw.thread.join(15)
         self.assertFalse(rw.thread.is_alive(), "run() did not return")
