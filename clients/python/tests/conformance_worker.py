@@ -7,7 +7,8 @@
 It runs the library from this checkout (clients/python, not an installed
 copy) with the conformance handlers, printing one JSON line per event of the
 worker: {"event": "ready"} once it polls, {"event": "stopped"} last on a
-graceful stop (SIGTERM or SIGINT), then exits 0.
+graceful stop (SIGTERM or SIGINT), then exits 0; the rare events (lost,
+cancel_seen, timeout …) too, and with --verbose those of every task.
 """
 
 from __future__ import annotations
@@ -25,9 +26,18 @@ import dtq  # noqa: E402  (the checkout's, by the path above)
 
 _out = threading.Lock()
 
+# The events of every task, printed only with --verbose: a line per task
+# costs a drain a third of its speed (bench/httpworkers runs this worker),
+# and the suite reads only ready and stopped. The rare ones (lost,
+# cancel_seen, timeout, suspended, abandoned, error) are always printed.
+PER_TASK = {"leased", "done", "failed"}
+_verbose = False
+
 
 def emit(event: str, **fields: Any) -> None:
     """Prints the event as one JSON line (whole lines, from any thread)."""
+    if event in PER_TASK and not _verbose:
+        return
     fields["event"] = event
     line = json.dumps(fields, default=str) + "\n"
     with _out:
@@ -138,7 +148,10 @@ def main() -> int:
     p.add_argument("--lease-seconds", type=float, default=30)
     p.add_argument("--worker", default=None)
     p.add_argument("--grace-seconds", type=float, default=10)
+    p.add_argument("--verbose", action="store_true", help="print leased, done and failed for every task too")
     a = p.parse_args()
+    global _verbose
+    _verbose = a.verbose
     types = [t for t in a.types.split(",") if t] or sorted(HANDLERS)
     unknown = [t for t in types if t not in HANDLERS]
     if unknown:

@@ -81,6 +81,15 @@ class ConformanceWorkerTest(unittest.TestCase):
         self.c.signal(waiting.id, "go", [1, 2])
         self.assertEqual(wait_status(self.c, waiting.id, "SUCCEEDED").result, {"signal": [1, 2]})
 
+    def test_prints_per_task_events_only_when_verbose(self) -> None:
+        quiet = self.start()
+        t = self.c.submit("echo", 1, queue=self.q)
+        wait_status(self.c, t.id, "SUCCEEDED")
+        quiet.p.send_signal(signal.SIGTERM)
+        self.assertEqual(quiet.p.wait(15), 0)
+        time.sleep(0.1)
+        self.assertEqual([e["event"] for e in quiet.lines], ["ready", "stopped"])
+
     def test_types_filter(self) -> None:
         self.start("--types", "echo")
         other = self.c.submit("fail", queue=self.q)
@@ -90,7 +99,7 @@ class ConformanceWorkerTest(unittest.TestCase):
         self.assertEqual(self.c.get(other.id).status, "QUEUED")
 
     def test_stale_lease_is_dropped(self) -> None:
-        a = self.start("--lease-seconds", "1", "--worker", "a-" + self.q)
+        a = self.start("--lease-seconds", "1", "--worker", "a-" + self.q, "--verbose")
         t = self.c.submit("sleep", {"seconds": 2}, queue=self.q)
         wait_status(self.c, t.id, "RUNNING")
         a.p.send_signal(signal.SIGSTOP)
@@ -108,6 +117,7 @@ class ConformanceWorkerTest(unittest.TestCase):
         self.assertTrue(1 <= outcomes.count("lost") == len(outcomes) - 1, outcomes)
         eventually("a drops its lost lease", lambda: any(
             e.get("event") == "lost" and e.get("task") == t.id for e in a.lines), 10)
+        self.assertTrue(any(e.get("event") == "leased" and e.get("task") == t.id for e in a.lines))  # --verbose
         self.assertFalse(any(e.get("event") in ("done", "failed") and e.get("task") == t.id for e in a.lines))
         b.p.send_signal(signal.SIGTERM)
         self.assertEqual(b.p.wait(15), 0)
