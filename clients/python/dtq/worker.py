@@ -351,6 +351,7 @@ class Worker:
     def _execute(self, run: _Run) -> None:
         ctx = run.ctx
         body: Optional[Dict[str, Any]] = None
+        out: Optional[_Outcome] = None
         fn = self._handlers.get(ctx.task_type)
         try:
             if fn is None:
@@ -360,7 +361,7 @@ class Worker:
                 # An async def handler: run on an event loop of this pool thread's own.
                 result = asyncio.run(result)
             body = {"result": result}
-            json.dumps(body, allow_nan=False)  # a result that cannot be sent fails here, not the batch
+            out = self._outcome(run, body)  # a result that cannot be sent fails here, not its batch
         except (Suspended, LeaseDropped):
             body = None
         except Permanent as e:
@@ -382,11 +383,16 @@ class Worker:
                 # Not when suspended, lost, timed out (reported already) or abandoned.
                 report = body is not None and not ctx.ended
                 ctx.ended = True
-        if report:
-            self._queue_outcome(run, body)  # type: ignore[arg-type]
+        if report and body is not None:
+            if out is None or out.body is not body:  # a failure: its outcome is not encoded yet
+                out = self._outcome(run, body)
+            self._queue(out)
 
-    def _queue_outcome(self, run: _Run, body: Dict[str, Any]) -> None:
-        out = _Outcome(run.token, run.ctx.task_id, body, time.monotonic() + self.lease_seconds)
+    def _outcome(self, run: _Run, body: Dict[str, Any]) -> _Outcome:
+        """The outcome to report (encoded now: raises if body is not JSON)."""
+        return _Outcome(run.token, run.ctx.task_id, body, time.monotonic() + self.lease_seconds)
+
+    def _queue(self, out: _Outcome) -> None:
         with self._report_cond:
             self._outbox.append(out)
             self._report_cond.notify()
@@ -421,8 +427,8 @@ class Worker:
         ctx._set_cancelled()
         secs = run.task.get("timeout_seconds")
         self._emit("timeout", task=ctx.task_id)
-        self._queue_outcome(run, {"error": "timeout: the task ran past its timeout of %s s" % secs,
-                                  "class": "retryable"})
+        self._queue(self._outcome(run, {"error": "timeout: the task ran past its timeout of %s s" % secs,
+                                        "class": "retryable"}))
 
     def _extend(self, run: _Run) -> None:
         ctx = run.ctx
