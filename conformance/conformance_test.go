@@ -60,6 +60,9 @@ type impl struct {
 
 var impls = []impl{
 	{name: "go", argv: func() []string { return []string{goWorkerBin} }},
+	{name: "python", http: true, argv: func() []string {
+		return []string{"python3", "../clients/python/tests/conformance_worker.py"}
+	}},
 }
 
 // chosen are the implementations this run checks: DTQ_CONFORMANCE names
