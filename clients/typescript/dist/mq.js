@@ -126,7 +126,7 @@ export class Message {
     topic;
     /** The message's stream id. */
     id;
-    /** Its key ("" for none). */
+    /** Its key (the server makes one for a message put without). */
     key;
     /** How many times it was delivered, this one included. */
     deliveries;

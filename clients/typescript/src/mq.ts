@@ -187,7 +187,7 @@ export class Message {
   readonly topic: string;
   /** The message's stream id. */
   readonly id: string;
-  /** Its key ("" for none). */
+  /** Its key (the server makes one for a message put without). */
   readonly key: string;
   /** How many times it was delivered, this one included. */
   readonly deliveries: number;
