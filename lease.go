@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/delivery"
 	"github.com/dtq-dev/dtq/internal/store"
@@ -297,15 +295,7 @@ func (s *LeaseServer) ExtendLease(ctx context.Context, token string) (deadline t
 // ErrLeaseLost (nothing changed). Recording a lease's outcome again (a
 // retry after a lost answer) changes nothing and answers the task.
 func (s *LeaseServer) CompleteLease(ctx context.Context, token string, result json.RawMessage) (*Task, error) {
-	if result == nil {
-		result = json.RawMessage("null")
-	}
-	if !json.Valid(result) {
-		return nil, invalid("result", "must be a JSON value")
-	}
-	return s.endLease(ctx, token, 0, func(it *store.FinishItem, _ *store.Spec) {
-		it.Outcome, it.Text = store.OutcomeOK, string(result)
-	})
+	return s.endOne(ctx, LeaseOutcome{Token: token, Result: result})
 }
 
 // FailLease records that lease token's task failed: retried (after
@@ -313,101 +303,5 @@ func (s *LeaseServer) CompleteLease(ctx context.Context, token string, result js
 // else — or with f.Permanent — DEAD. It returns the task. A lease no
 // longer held is ErrLeaseLost (nothing changed).
 func (s *LeaseServer) FailLease(ctx context.Context, token string, f LeaseFailure) (*Task, error) {
-	if f.RetryAfter < 0 || f.RetryAfter > MaxDelay {
-		return nil, invalid("retry_after", "must be 0-%v (got %v)", MaxDelay, f.RetryAfter)
-	}
-	if f.Error == "" {
-		f.Error = "failed"
-	}
-	pause := time.Duration(0)
-	if !f.Permanent {
-		pause = f.RetryAfter
-	}
-	return s.endLease(ctx, token, pause, func(it *store.FinishItem, sp *store.Spec) {
-		it.Text = truncate(f.Error, maxErrorText)
-		switch {
-		case f.Permanent:
-			it.Outcome = store.OutcomeDead
-		case f.RetryAfter > 0:
-			it.Outcome, it.RetryDelay = store.OutcomeRetry, roundUpMs(f.RetryAfter)
-		default:
-			b := backoff.Backoff{Base: time.Second, Max: 10 * time.Minute}
-			for range it.Attempt - 1 {
-				b.Next()
-			}
-			it.Outcome, it.RetryDelay = store.OutcomeRetry, b.Next()
-		}
-		if it.Outcome == store.OutcomeRetry && it.Attempt >= sp.MaxAttempts {
-			it.Outcome = store.OutcomeDead // no attempts left
-		}
-	})
-}
-
-// endLease records the outcome set makes of lease token's execution.
-// A pause (a RetryAfter) pauses the limits the execution was under.
-func (s *LeaseServer) endLease(ctx context.Context, token string, pause time.Duration, set func(*store.FinishItem, *store.Spec)) (*Task, error) {
-	l, err := parseLeaseToken(token)
-	if err != nil {
-		return nil, err
-	}
-	q := s.queue(l.queue)
-	// The entry the task runs from holds its fields (it stays until the
-	// task's outcome is recorded).
-	e, err := q.store.Entry(ctx, l.band, l.entry)
-	if err != nil {
-		return nil, err
-	}
-	if e == nil || e.Spec == nil || e.TaskID != l.id {
-		// Gone: trimmed after its outcome was recorded — by this lease (a
-		// retried call answers the task as it is) or another execution.
-		got, err := s.get(ctx, l.id)
-		if err == nil && got.run == l.run && got.Status.Finished() {
-			return got, nil
-		}
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return nil, err
-		}
-		return nil, ErrLeaseLost
-	}
-	it := store.FinishItem{TaskID: l.id, IdemHash: e.Spec.IdemHash, Band: l.band, EntryID: l.entry, Run: l.run, Crashes: l.crashes,
-		Attempt: l.attempt, Started: l.started}
-	if e.Born {
-		it.Born = e.Spec
-	}
-	if sp := e.Spec; sp.Workflow != "" {
-		it.Workflow, it.Step, it.Prev = sp.Workflow, sp.Step, sp.Prev
-	}
-	set(&it, e.Spec)
-	keepSucceeded, keepOthers := s.cfg.retentions()
-	res, err := q.store.Finish(ctx, store.FinishConfig{Retention: keepOthers, KeepSucceeded: keepSucceeded > 0,
-		IdemWindow: s.cfg.IdempotencyWindow, Durability: s.durability()}, l.consumer, []store.FinishItem{it})
-	var nre *store.NotReplicatedError
-	if err != nil && !errors.As(err, &nre) {
-		s.redisError("finish", err)
-		return nil, err
-	}
-	if res[0] == "" {
-		return nil, ErrLeaseLost
-	}
-	s.releaseLeaseLimits(ctx, l, pause)
-	errText := ""
-	if it.Outcome != store.OutcomeOK {
-		errText = it.Text
-	}
-	t := &Task{ID: l.id, Queue: l.queue, Type: e.Spec.Type, Attempt: l.attempt, Priority: l.band, Worker: l.consumer,
-		TraceParent: e.Spec.Trace, parent: e.Spec.Parent}
-	if Status(res[0]).Finished() {
-		s.wakeParent(ctx, t)
-	}
-	// The execution's span, from its start to now: the holder ran it.
-	startMs, _ := strconv.ParseInt(l.started, 10, 64)
-	_, span := s.startRunSpan(ctx, t, time.UnixMilli(startMs))
-	endRunSpan(span, res[0], errText)
-	s.publish(q.store.Keys().Events(), []string{eventLine(t, Status(res[0]), errText)})
-	got, err := s.get(ctx, l.id)
-	if errors.Is(err, ErrNotFound) {
-		// Deleted as it succeeded (no retention of succeeded tasks).
-		return &Task{ID: l.id, Queue: l.queue, Type: e.Spec.Type, Status: Status(res[0])}, nil
-	}
-	return got, err
+	return s.endOne(ctx, LeaseOutcome{Token: token, Failure: &f})
 }

@@ -137,10 +137,14 @@ func (s *LeaseServer) suspendLease(ctx context.Context, l leaseToken, ulid strin
 		s.publish(q.store.Keys().Events(), []string{suspendLine(t, sp, due)})
 		return LeaseWait{Suspended: &Suspension{For: sp.kind, Name: sp.name, Until: msTime(due)}}, nil
 	case store.SuspendCancelled:
-		if _, err := s.endLease(ctx, l.String(), 0, func(it *store.FinishItem, _ *store.Spec) {
+		ended := make([]LeaseEnded, 1)
+		if err := s.endGroup(ctx, []leaseEnd{{l: l, set: func(it *store.FinishItem, _ *store.Spec) {
 			it.Outcome, it.Text = store.OutcomeCancel, "cancelled"
-		}); err != nil {
+		}}}, ended); err != nil {
 			return LeaseWait{}, err
+		}
+		if ended[0].Err != nil {
+			return LeaseWait{}, ended[0].Err
 		}
 		return LeaseWait{}, fmt.Errorf("%w: the task was cancelled (it is CANCELLED now)", ErrLeaseLost)
 	}

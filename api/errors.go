@@ -57,6 +57,12 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, wire.Error{Error: detail})
 }
 
+// errorDetail is the error detail err maps to (an answer's part).
+func errorDetail(err error) *wire.ErrorDetail {
+	_, d, _ := classify(err)
+	return &d
+}
+
 // classify returns the status, error detail and Retry-After (or "") that
 // err maps to.
 func classify(err error) (status int, detail wire.ErrorDetail, retryAfter string) {

@@ -135,9 +135,23 @@ func (s *Server) failLease(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if b.Error == nil {
-		s.writeErr(w, r, invalidField("error", "is required: what went wrong"))
+	f, err := leaseFailureOf(b)
+	if err != nil {
+		s.writeErr(w, r, err)
 		return
+	}
+	t, err := s.leases.FailLease(r.Context(), r.PathValue("lease"), f)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, taskOf(t))
+}
+
+// leaseFailureOf reads a failure's fields.
+func leaseFailureOf(b wire.LeaseFailure) (dtq.LeaseFailure, error) {
+	if b.Error == nil {
+		return dtq.LeaseFailure{}, invalidField("error", "is required: what went wrong")
 	}
 	f := dtq.LeaseFailure{Error: *b.Error}
 	if b.Class != nil {
@@ -146,24 +160,70 @@ func (s *Server) failLease(w http.ResponseWriter, r *http.Request) {
 		case "permanent":
 			f.Permanent = true
 		default:
-			s.writeErr(w, r, invalidField("class", sprintf(`must be "retryable" or "permanent" (got %q)`, *b.Class)))
-			return
+			return dtq.LeaseFailure{}, invalidField("class", sprintf(`must be "retryable" or "permanent" (got %q)`, *b.Class))
 		}
 	}
 	if given(b.RetryAfterSeconds) {
 		d, err := secondsField("retry_after_seconds", b.RetryAfterSeconds)
 		if err != nil {
-			s.writeErr(w, r, err)
-			return
+			return dtq.LeaseFailure{}, err
 		}
 		f.RetryAfter = d
 	}
-	t, err := s.leases.FailLease(r.Context(), r.PathValue("lease"), f)
+	return f, nil
+}
+
+// endLeases: POST /api/v1/leases/outcomes {"outcomes": [...]} → 200 with
+// each outcome's answer, in order (a lost lease or a malformed outcome is
+// an answer, not a failure of the call).
+func (s *Server) endLeases(w http.ResponseWriter, r *http.Request) {
+	var b wire.LeaseOutcomes
+	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	switch {
+	case b.Outcomes == nil:
+		s.writeErr(w, r, invalidField("outcomes", "is required: a list of the leases' outcomes"))
+		return
+	case len(b.Outcomes) == 0 || len(b.Outcomes) > dtq.MaxLeaseOutcomes:
+		s.writeErr(w, r, invalidField("outcomes", sprintf("must hold 1-%d outcomes (got %d)", dtq.MaxLeaseOutcomes, len(b.Outcomes))))
+		return
+	}
+	out := wire.LeaseOutcomesRecorded{Outcomes: make([]wire.LeaseOutcomeRecorded, len(b.Outcomes))}
+	outs := make([]dtq.LeaseOutcome, 0, len(b.Outcomes))
+	var at []int // out's index of each of outs
+	for i, o := range b.Outcomes {
+		out.Outcomes[i].Lease = o.Lease
+		lo := dtq.LeaseOutcome{Token: o.Lease, Result: o.Result}
+		if o.Error != nil || o.Class != nil || given(o.RetryAfterSeconds) {
+			if o.Result != nil {
+				out.Outcomes[i].Error = errorDetail(invalidField("result", "must not be given with error: an outcome is a completion or a failure"))
+				continue
+			}
+			f, err := leaseFailureOf(wire.LeaseFailure{Error: o.Error, Class: o.Class, RetryAfterSeconds: o.RetryAfterSeconds})
+			if err != nil {
+				out.Outcomes[i].Error = errorDetail(err)
+				continue
+			}
+			lo.Failure = &f
+		}
+		outs = append(outs, lo)
+		at = append(at, i)
+	}
+	ended, err := s.leases.EndLeases(r.Context(), outs)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, taskOf(t))
+	for k, e := range ended {
+		if e.Err != nil {
+			out.Outcomes[at[k]].Error = errorDetail(e.Err)
+			continue
+		}
+		out.Outcomes[at[k]].Status = string(e.Status)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // leaseProgress: POST /api/v1/leases/{lease}/progress {"fraction", "note"}

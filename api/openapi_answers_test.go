@@ -66,6 +66,7 @@ const (
 	opCancelWF   = "POST /api/v1/workflows/{id}/cancel"
 	opLease      = "POST /api/v1/leases"
 	opExtend     = "POST /api/v1/leases/{lease}/extend"
+	opEndLeases  = "POST /api/v1/leases/outcomes"
 	opComplete   = "POST /api/v1/leases/{lease}/complete"
 	opFail       = "POST /api/v1/leases/{lease}/fail"
 	opProgress   = "POST /api/v1/leases/{lease}/progress"
@@ -633,6 +634,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"result":1}`
 	case opFail:
 		body = `{"error":"x"}`
+	case opEndLeases:
+		body = `{"outcomes":[{"lease":"` + lease + `"}]}`
 	case opProgress:
 		body = `{"fraction":0.5}`
 	case opSignal:

@@ -98,6 +98,7 @@ func (p *prober) leases(e *env) {
 		}
 	}
 	p.do(e, 409, opComplete, "/api/v1/leases/"+stale+"/complete", `{"result":1}`)
+	p.endLeases(e, stale, lease)
 	p.do(e, 409, opFail, "/api/v1/leases/"+stale+"/fail", `{"error":"late"}`)
 	p.do(e, 409, opProgress, "/api/v1/leases/"+stale+"/progress", `{"fraction":1}`)
 	p.do(e, 409, opStep, "/api/v1/leases/"+stale+"/steps/late", `{"result":1}`)
@@ -210,4 +211,28 @@ func leasedTask(token string) string {
 		return ""
 	}
 	return parts[1]
+}
+
+// endLeases provokes the answers of POST /api/v1/leases/outcomes: each
+// outcome answered in its place — recorded, lost (stale), malformed.
+func (p *prober) endLeases(e *env, stale string, lease func(string) string) {
+	p.t.Helper()
+	for range 2 {
+		p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"remote","queue":"remote"}`)
+	}
+	ok, bad := lease(`{"worker":"py-3","queues":["remote"]}`), lease(`{"worker":"py-3","queues":["remote"]}`)
+	body := `{"outcomes":[{"lease":"` + ok + `","result":{"n":1}},{"lease":"` + bad + `","error":"no","class":"permanent"},` +
+		`{"lease":"` + stale + `","result":1},{"lease":"` + ok + `","result":1,"error":"both"},{"lease":"x"}]}`
+	r := p.do(e, 200, opEndLeases, "/api/v1/leases/outcomes", body)
+	want := `{"outcomes":[{"lease":"` + ok + `","status":"SUCCEEDED"},{"lease":"` + bad + `","status":"DEAD"},` +
+		`{"lease":"` + stale + `","error":{"code":"lease_lost","message":"the lease is lost: it timed out and its task was taken over, or the task ended otherwise; nothing was changed"}},` +
+		`{"lease":"` + ok + `","error":{"code":"invalid_field","message":"result must not be given with error: an outcome is a completion or a failure"}},` +
+		`{"lease":"x","error":{"code":"invalid_field","message":"lease is not a lease token"}}]}`
+	if got := strings.TrimSpace(string(r.raw)); got != want {
+		p.t.Errorf("outcomes:\n got %s\nwant %s", got, want)
+	}
+	p.do(e, 400, opEndLeases, "/api/v1/leases/outcomes", `{"outcomes":[]}`)
+	p.do(e, 400, opEndLeases, "/api/v1/leases/outcomes", `{}`)
+	p.do(e, 415, opEndLeases, "/api/v1/leases/outcomes", `{"outcomes":[{"lease":"x"}]}`, "Content-Type", "text/plain")
+	p.do(e, 413, opEndLeases, "/api/v1/leases/outcomes", `{"outcomes":[{"lease":"`+strings.Repeat("x", 9000)+`"}]}`)
 }

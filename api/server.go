@@ -129,6 +129,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/workflows/{id}", s.auth(read, s.getWorkflow))
 	m.HandleFunc("POST /api/v1/workflows/{id}/cancel", s.auth(write, s.cancelWorkflow))
 	m.HandleFunc("POST /api/v1/leases", s.authFor(write, maxHTTPLeaseWait, s.lease))
+	m.HandleFunc("POST /api/v1/leases/outcomes", s.auth(write, s.endLeases))
 	m.HandleFunc("POST /api/v1/leases/{lease}/extend", s.auth(write, s.extendLease))
 	m.HandleFunc("POST /api/v1/leases/{lease}/complete", s.auth(write, s.completeLease))
 	m.HandleFunc("POST /api/v1/leases/{lease}/fail", s.auth(write, s.failLease))

@@ -55,6 +55,37 @@ type LeaseFailure struct {
 	RetryAfterSeconds json.RawMessage `json:"retry_after_seconds,omitempty"`
 }
 
+// LeaseOutcomes is the body of POST /api/v1/leases/outcomes: the outcomes
+// of many leases, recorded together.
+type LeaseOutcomes struct {
+	Outcomes []LeaseOutcome `json:"outcomes"`
+}
+
+// LeaseOutcome is one lease's outcome: a completion with Result, or — with
+// Error — a failure, with the fields of LeaseFailure.
+type LeaseOutcome struct {
+	Lease             string          `json:"lease"`
+	Result            json.RawMessage `json:"result,omitempty"`
+	Error             *string         `json:"error,omitempty"`
+	Class             *string         `json:"class,omitempty"`
+	RetryAfterSeconds json.RawMessage `json:"retry_after_seconds,omitempty"`
+}
+
+// LeaseOutcomesRecorded is the answer of POST /api/v1/leases/outcomes: one
+// per outcome, in order.
+type LeaseOutcomesRecorded struct {
+	Outcomes []LeaseOutcomeRecorded `json:"outcomes"`
+}
+
+// LeaseOutcomeRecorded is what became of one outcome: the task's Status
+// after it, or the Error that left it unrecorded (lease_lost: drop the
+// task; invalid_field: the outcome was malformed; unavailable: try again).
+type LeaseOutcomeRecorded struct {
+	Lease  string       `json:"lease"`
+	Status string       `json:"status,omitempty"`
+	Error  *ErrorDetail `json:"error,omitempty"`
+}
+
 // LeaseProgress is the body of POST /api/v1/leases/{lease}/progress.
 type LeaseProgress struct {
 	// Fraction is a number from 0 to 1.

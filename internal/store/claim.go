@@ -636,3 +636,31 @@ func (q *Queue) Entry(ctx context.Context, band int, eid string) (*Entry, error)
 	e := entryOf(q.name, band, eid, xs[0].FieldValues)
 	return &e, nil
 }
+
+// EntryAt names an entry of a band.
+type EntryAt struct {
+	Band int
+	ID   string
+}
+
+// Entries reads the entries at, as Entry does, in one round trip: nil
+// where one is gone.
+func (q *Queue) Entries(ctx context.Context, at []EntryAt) ([]*Entry, error) {
+	c := q.s.r
+	reads := make(rueidis.Commands, len(at))
+	for i, a := range at {
+		reads[i] = c.B().Xrange().Key(q.k.Band(a.Band)).Start(a.ID).End(a.ID).Build()
+	}
+	out := make([]*Entry, len(at))
+	for i, r := range c.DoMulti(ctx, reads...) {
+		xs, err := r.AsXRange()
+		if err != nil {
+			return nil, err
+		}
+		if len(xs) == 1 {
+			e := entryOf(q.name, at[i].Band, at[i].ID, xs[0].FieldValues)
+			out[i] = &e
+		}
+	}
+	return out, nil
+}
