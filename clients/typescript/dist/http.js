@@ -56,11 +56,13 @@ export class Transport {
     }
     /** request sends one call; body undefined sends none. */
     request(method, path, body, opts = {}) {
-        const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
+        // A string body (not a Buffer): node:http then writes the head and the
+        // body in one piece, one syscall instead of a writev of two.
+        const payload = body === undefined ? undefined : JSON.stringify(body);
         const headers = { Accept: 'application/json', ...opts.headers };
         if (payload !== undefined) {
             headers['Content-Type'] = 'application/json';
-            headers['Content-Length'] = String(payload.length);
+            headers['Content-Length'] = String(Buffer.byteLength(payload, 'utf8'));
         }
         if (this.apiKey !== undefined)
             headers['X-API-Key'] = this.apiKey;
@@ -112,7 +114,7 @@ export class Transport {
             }, timeoutMs);
             req.on('error', fail);
             if (payload !== undefined)
-                req.end(payload);
+                req.end(payload, 'utf8');
             else
                 req.end();
         });

@@ -29,7 +29,7 @@ export declare class Reporter {
     /** batch until the server shows it has no batch route. */
     private batch;
     constructor(http: Transport, onRecorded: (o: Outcome, r: Recorded) => void);
-    /** add queues an outcome; it is sent at once unless a report is in flight (then with the next). */
+    /** add queues an outcome; it is sent in this turn's call, or, while one is in flight, in the next. */
     add(o: Outcome): void;
     /** idle resolves once every outcome added so far is recorded or given up. */
     idle(): Promise<void>;

@@ -23,7 +23,7 @@ export class Reporter {
         this.http = http;
         this.onRecorded = onRecorded;
     }
-    /** add queues an outcome; it is sent at once unless a report is in flight (then with the next). */
+    /** add queues an outcome; it is sent in this turn's call, or, while one is in flight, in the next. */
     add(o) {
         this.pending.push(o);
         if (this.flushing === null)
@@ -39,6 +39,9 @@ export class Reporter {
         return this.batch;
     }
     async loop() {
+        // Start on the next turn of the event loop, not at once: the handlers that
+        // end in this turn (a leased batch of quick tasks) then share one call.
+        await new Promise((resolve) => setImmediate(resolve));
         try {
             while (this.pending.length > 0) {
                 const all = this.pending;

@@ -63,3 +63,19 @@ export async function startWorker(q, handlers, opts = {}) {
   await Promise.race([w.ready, running]);
   return { worker: w, running, errors, stop: async () => { await w.stop(); await running; } };
 }
+
+/** requestCounts reads dtq_http_requests_total by route (summed over codes) from /metrics. */
+export async function requestCounts() {
+  const text = await (await fetch(`${url()}/metrics`)).text();
+  const counts = {};
+  for (const m of text.matchAll(/^dtq_http_requests_total\{([^}]*)\} (\d+)/gm)) {
+    const route = /route="([^"]*)"/.exec(m[1])?.[1];
+    if (route) counts[route] = (counts[route] ?? 0) + Number(m[2]);
+  }
+  return counts;
+}
+
+/** delta is how many more requests each route had in after than in before. */
+export function delta(before, after, route) {
+  return (after[route] ?? 0) - (before[route] ?? 0);
+}

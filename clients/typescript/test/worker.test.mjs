@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as dtq from '../dist/index.js';
-import { client, eventually, queue, sleep, startWorker, url, waitStatus } from './helpers.mjs';
+import { createServer, request as httpRequest } from 'node:http';
+import { client, delta, eventually, queue, requestCounts, sleep, startWorker, url, waitStatus } from './helpers.mjs';
 
 const { Permanent, RetryAfter, LIBRARY } = dtq;
 
@@ -17,6 +18,7 @@ test('batch leasing: 200 queued tasks succeed once, in few lease calls; the work
   const q = queue();
   const res = await c.submitMany(Array.from({ length: 200 }, (_, i) => ({ type: 'echo', payload: { i }, queue: q })));
   const name = `ts-batch-${q}`;
+  const before = await requestCounts();
   const w = await startWorker(q, { echo: (p, ctx) => ({ echo: p, attempt: ctx.attempt }) }, { concurrency: 50, name });
   try {
     await eventually('200 tasks succeed', async () => (await c.queues.get(q)).succeededTotal === 200);
@@ -39,7 +41,53 @@ test('batch leasing: 200 queued tasks succeed once, in few lease calls; the work
   assert.equal(w.worker.stats.leased, 200);
   assert.equal(w.worker.stats.completed, 200);
   assert.ok(w.worker.stats.leaseCalls < 50, `${w.worker.stats.leaseCalls} lease calls for 200 tasks: not in batches`);
+  const after = await requestCounts();
+  const leases = delta(before, after, 'POST /api/v1/leases');
+  const outcomes = delta(before, after, 'POST /api/v1/leases/outcomes');
+  assert.ok(leases >= 1 && leases < 50, `the server counted ${leases} lease calls for 200 tasks`);
+  assert.ok(outcomes >= 2 && outcomes < 50, `the server counted ${outcomes} outcome calls for 200 tasks: not in batches`);
+  assert.equal(delta(before, after, 'POST /api/v1/leases/{lease}/complete'), 0, 'no outcome went alone');
+  assert.equal(delta(before, after, 'POST /api/v1/leases/{lease}/extend'), 0, 'no extension of quick tasks');
   assert.deepEqual(w.errors, []);
+});
+
+test('a server without the batch route gets one complete or fail per lease', async () => {
+  // A proxy to the server under test that answers 404 for POST /api/v1/leases/outcomes, as a server older than it.
+  const target = new URL(url());
+  const seen = [];
+  const proxy = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url.replace(/leases\/[^/]+\/(complete|fail)$/, 'leases/{lease}/$1')}`);
+    if (req.url === '/api/v1/leases/outcomes') {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end('{"error":{"code":"not_found","message":"no such route"}}');
+      return;
+    }
+    const out = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    req.pipe(out);
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  const c = client();
+  const q = queue();
+  const w = await startWorker(q, { echo: (p) => p, no: () => { throw new Permanent('no'); } },
+    { url: `http://127.0.0.1:${proxy.address().port}` });
+  try {
+    const ok = await c.submit('echo', 'fine', { queue: q });
+    const no = await c.submit('no', null, { queue: q });
+    assert.equal((await waitStatus(c, ok.id, 'SUCCEEDED')).result, 'fine');
+    assert.equal((await waitStatus(c, no.id, 'DEAD')).lastError, 'no');
+    const more = await c.submit('echo', 'again', { queue: q });
+    await waitStatus(c, more.id, 'SUCCEEDED');
+  } finally {
+    await w.stop();
+    proxy.closeAllConnections();
+    proxy.close();
+  }
+  assert.equal(seen.filter((s) => s === 'POST /api/v1/leases/outcomes').length, 1, 'the batch route is tried once');
+  assert.equal(seen.filter((s) => s === 'POST /api/v1/leases/{lease}/complete').length, 2);
+  assert.equal(seen.filter((s) => s === 'POST /api/v1/leases/{lease}/fail').length, 1);
 });
 
 test('retryable, permanent and retry-after failures', async () => {
