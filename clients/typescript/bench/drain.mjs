@@ -19,6 +19,14 @@ for (let i = 0; i < n; i += 1000) {
   const bad = res.find((r) => r.error);
   if (bad) throw bad.error;
 }
+/** outcomeCalls reads the server's count of POST /api/v1/leases/outcomes calls. */
+async function outcomeCalls() {
+  const text = await (await fetch(`${client.url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^dtq_http_requests_total\{[^}]*route="POST \/api\/v1\/leases\/outcomes"[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
+}
+const outcomesBefore = await outcomeCalls();
 const worker = new Worker({ queues: [queue], concurrency, handleSignals: false });
 worker.task('echo', (payload, ctx) => ({ echo: payload, attempt: ctx.attempt }));
 const start = process.hrtime.bigint();
@@ -36,4 +44,4 @@ await worker.stop();
 await running;
 const q = await client.queues.get(queue);
 console.log(JSON.stringify({ tasks: n, concurrency, seconds: +secs.toFixed(3), per_second: Math.round(n / secs),
-  succeeded: q.succeededTotal, lease_calls: worker.stats.leaseCalls, stats: worker.stats }));
+  succeeded: q.succeededTotal, lease_calls: worker.stats.leaseCalls, outcome_calls: (await outcomeCalls()) - outcomesBefore }));

@@ -134,7 +134,7 @@ export class Worker {
     checkNumber('graceSeconds', grace, 0);
     this.graceMs = grace * 1000;
     this.pollSeconds = opts.pollSeconds ?? 20;
-    checkNumber('pollSeconds', this.pollSeconds, 0);
+    checkNumber('pollSeconds', this.pollSeconds, 0, { exclusive: true });
     if (this.pollSeconds > 20) throw invalid('pollSeconds', `must be at most 20 (got ${this.pollSeconds})`);
     this.name = opts.name ?? `${os.hostname()}-${process.pid}`;
     checkString('name', this.name);
