@@ -1,4 +1,3 @@
-import * as http from 'node:http';
 /** The default API: where `dtq serve` listens. */
 export declare const DEFAULT_URL = "http://localhost:8000";
 /** The options every object that talks to the API takes. */
@@ -24,7 +23,8 @@ export interface RequestOptions {
 export interface Answer<T> {
     status: number;
     body: T;
-    headers: http.IncomingHttpHeaders;
+    /** The answer's headers, names in lower case (typed without node:http, so that users need no @types/node). */
+    headers: Record<string, string | string[] | undefined>;
 }
 /**
  * Transport sends JSON requests to one API. It keeps its connections open
@@ -44,6 +44,12 @@ export declare class Transport {
     constructor(opts?: ConnectionOptions);
     /** request sends one call; body undefined sends none. */
     request<T>(method: string, path: string, body?: unknown, opts?: RequestOptions): Promise<Answer<T>>;
+    /**
+     * send makes one attempt. A kept-alive connection the server closed just as
+     * it was reused (ECONNRESET before any answer: the server never read the
+     * request) is tried once more on a fresh one, as Node's documentation advises.
+     */
+    private send;
     /** close ends the idle keep-alive connections (open calls finish). */
     close(): void;
 }

@@ -49,7 +49,9 @@ export class Transport {
             throw invalid('maxConnections', `must be an integer ≥ 1 (got ${String(maxSockets)})`);
         this.mod = u.protocol === 'https:' ? https : http;
         const AgentClass = u.protocol === 'https:' ? https.Agent : http.Agent;
-        this.agent = new AgentClass({ keepAlive: true, maxSockets, scheduling: 'lifo' });
+        // An idle connection is closed after 50 s, before the server's own idle
+        // timeout (2 minutes for dtq serve) could close it as it is reused.
+        this.agent = new AgentClass({ keepAlive: true, maxSockets, scheduling: 'lifo', timeout: 50_000 });
         this.host = u.hostname.replace(/^\[|\]$/g, '');
         this.port = u.port;
         this.basePath = u.pathname.replace(/\/+$/, '');
@@ -67,19 +69,33 @@ export class Transport {
         if (this.apiKey !== undefined)
             headers['X-API-Key'] = this.apiKey;
         const timeoutMs = opts.timeoutSeconds !== undefined ? opts.timeoutSeconds * 1000 : this.timeoutMs;
+        return this.send(method, path, payload, headers, timeoutMs, opts.signal, false);
+    }
+    /**
+     * send makes one attempt. A kept-alive connection the server closed just as
+     * it was reused (ECONNRESET before any answer: the server never read the
+     * request) is tried once more on a fresh one, as Node's documentation advises.
+     */
+    send(method, path, payload, headers, timeoutMs, signal, retried) {
         return new Promise((resolve, reject) => {
             let settled = false;
+            let answered = false;
             const fail = (err) => {
                 if (settled)
                     return;
                 settled = true;
                 clearTimeout(timer);
+                if (!retried && !answered && req.reusedSocket && err.code === 'ECONNRESET') {
+                    resolve(this.send(method, path, payload, headers, timeoutMs, signal, true));
+                    return;
+                }
                 reject(new ConnectionError('connection_failed', 0, `${method} ${this.url}${path}: ${err.message}`, {}));
             };
             const req = this.mod.request({
                 method, host: this.host, port: this.port, path: this.basePath + path, headers, agent: this.agent,
-                ...(opts.signal ? { signal: opts.signal } : {}),
+                ...(signal ? { signal } : {}),
             }, (res) => {
+                answered = true;
                 const chunks = [];
                 res.on('data', (c) => chunks.push(c));
                 res.on('error', fail);

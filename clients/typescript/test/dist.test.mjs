@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,5 +33,40 @@ test('dist/ is what src/ compiles to', () => {
     }
   } finally {
     rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test("dist's types compile in a strict project without @types/node", () => {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  assert.ok(existsSync(tsc), `${tsc} is missing: run \`npm ci\` in clients/typescript`);
+  const dir = mkdtempSync(join(tmpdir(), 'dtq-ts-user-'));
+  try {
+    const dist = JSON.stringify(join(root, 'dist', 'index.js'));
+    writeFileSync(join(dir, 'app.ts'), `
+import { Client, Worker, Permanent, RetryAfter, MessageQueue, NotFoundError, task, chain, type Task, type TaskContext } from ${dist};
+export async function main(): Promise<void> {
+  const c = new Client({ url: 'http://127.0.0.1:9' });
+  const t: Task = await c.submit('resize', { image: 'a' }, { queue: 'media', priority: 7, runAt: new Date(), unique: { key: 'k' } });
+  const when: Date = t.createdAt;
+  const w = new Worker({ queues: ['media'], concurrency: 2 });
+  w.task('resize', async (payload: { image: string }, ctx: TaskContext) => {
+    if (!payload.image) throw new Permanent('no image');
+    if (ctx.attempt < 2) throw new RetryAfter(1, 'later');
+    const one = await ctx.step('one', () => ({ n: 1 }));
+    const got = await ctx.waitFor('go', { timeoutSeconds: 5 });
+    return got.timedOut ? one.n : got.payload;
+  });
+  await c.workflows.submit(chain(task('a'), task('b', 1)));
+  for (const m of await new MessageQueue('orders').receive({ topics: ['x'] })) await m.ack();
+  try { await c.get('x'); } catch (e) { if (e instanceof NotFoundError) console.log(e.code, when); }
+}
+`);
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2022', 'DOM'], noEmit: true, types: [] },
+      files: ['app.ts'],
+    }));
+    execFileSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: dir, stdio: 'inherit' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

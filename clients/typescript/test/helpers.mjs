@@ -79,3 +79,30 @@ export async function requestCounts() {
 export function delta(before, after, route) {
   return (after[route] ?? 0) - (before[route] ?? 0);
 }
+
+/**
+ * startProxy runs an HTTP proxy to the server under test on a free port.
+ * intercept(req, res) may answer a request itself (returning true); the rest
+ * are forwarded. seen lists each request as "METHOD path".
+ */
+export async function startProxy(intercept = () => false) {
+  const { createServer, request } = await import('node:http');
+  const target = new URL(url());
+  const seen = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    if (intercept(req, res)) return;
+    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    seen,
+    close: () => { server.closeAllConnections(); server.close(); },
+  };
+}

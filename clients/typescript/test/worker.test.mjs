@@ -8,8 +8,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as dtq from '../dist/index.js';
-import { createServer, request as httpRequest } from 'node:http';
-import { client, delta, eventually, queue, requestCounts, sleep, startWorker, url, waitStatus } from './helpers.mjs';
+import { client, delta, eventually, queue, requestCounts, sleep, startProxy, startWorker, url, waitStatus } from './helpers.mjs';
 
 const { Permanent, RetryAfter, LIBRARY } = dtq;
 
@@ -52,27 +51,16 @@ test('batch leasing: 200 queued tasks succeed once, in few lease calls; the work
 });
 
 test('a server without the batch route gets one complete or fail per lease', async () => {
-  // A proxy to the server under test that answers 404 for POST /api/v1/leases/outcomes, as a server older than it.
-  const target = new URL(url());
-  const seen = [];
-  const proxy = createServer((req, res) => {
-    seen.push(`${req.method} ${req.url.replace(/leases\/[^/]+\/(complete|fail)$/, 'leases/{lease}/$1')}`);
-    if (req.url === '/api/v1/leases/outcomes') {
-      res.writeHead(404, { 'Content-Type': 'application/json' });
-      res.end('{"error":{"code":"not_found","message":"no such route"}}');
-      return;
-    }
-    const out = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode, up.headers);
-      up.pipe(res);
-    });
-    req.pipe(out);
+  // As a server older than the route: 404 for POST /api/v1/leases/outcomes.
+  const proxy = await startProxy((req, res) => {
+    if (req.url !== '/api/v1/leases/outcomes') return false;
+    res.writeHead(404, { 'Content-Type': 'application/json' });
+    res.end('{"error":{"code":"not_found","message":"no such route"}}');
+    return true;
   });
-  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
   const c = client();
   const q = queue();
-  const w = await startWorker(q, { echo: (p) => p, no: () => { throw new Permanent('no'); } },
-    { url: `http://127.0.0.1:${proxy.address().port}` });
+  const w = await startWorker(q, { echo: (p) => p, no: () => { throw new Permanent('no'); } }, { url: proxy.url });
   try {
     const ok = await c.submit('echo', 'fine', { queue: q });
     const no = await c.submit('no', null, { queue: q });
@@ -82,12 +70,36 @@ test('a server without the batch route gets one complete or fail per lease', asy
     await waitStatus(c, more.id, 'SUCCEEDED');
   } finally {
     await w.stop();
-    proxy.closeAllConnections();
     proxy.close();
   }
-  assert.equal(seen.filter((s) => s === 'POST /api/v1/leases/outcomes').length, 1, 'the batch route is tried once');
-  assert.equal(seen.filter((s) => s === 'POST /api/v1/leases/{lease}/complete').length, 2);
-  assert.equal(seen.filter((s) => s === 'POST /api/v1/leases/{lease}/fail').length, 1);
+  const count = (re) => proxy.seen.filter((s) => re.test(s)).length;
+  assert.equal(count(/^POST \/api\/v1\/leases\/outcomes$/), 1, 'the batch route is tried once');
+  assert.equal(count(/^POST \/api\/v1\/leases\/[^/]+\/complete$/), 2);
+  assert.equal(count(/^POST \/api\/v1\/leases\/[^/]+\/fail$/), 1);
+});
+
+test('an outcome report is retried while the server cannot be reached', async () => {
+  // The first two outcome reports lose their connection before any answer.
+  let cut = 2;
+  const proxy = await startProxy((req, res) => {
+    if (req.url !== '/api/v1/leases/outcomes' || cut === 0) return false;
+    cut--;
+    res.socket.destroy();
+    return true;
+  });
+  const c = client();
+  const q = queue();
+  const w = await startWorker(q, { echo: (p) => p }, { url: proxy.url, leaseSeconds: 10 });
+  try {
+    const t = await c.submit('echo', 'reported', { queue: q });
+    assert.equal((await waitStatus(c, t.id, 'SUCCEEDED')).result, 'reported');
+  } finally {
+    await w.stop();
+    proxy.close();
+  }
+  assert.equal(proxy.seen.filter((s) => s === 'POST /api/v1/leases/outcomes').length, 3, 'two cut, the third recorded');
+  assert.equal(w.worker.stats.completed, 1);
+  assert.equal(w.worker.stats.unrecorded, 0);
 });
 
 test('retryable, permanent and retry-after failures', async () => {
