@@ -10,6 +10,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 missing=()
 have python3 || missing+=(python3)
 have node || missing+=(nodejs)
+have npm || missing+=(npm) # clients/typescript's test runs npm ci for its pinned tsc
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-runtimes: ${missing[*]} missing (for examples/workers)" >&2
   apt_install ensure-runtimes "${missing[@]}"
