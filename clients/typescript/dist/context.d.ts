@@ -24,6 +24,8 @@ export interface RunState {
     readonly token: string;
     readonly http: Transport;
     readonly controller: AbortController;
+    /** The lease's time (ms): how long a call on it is retried while the server cannot be reached. */
+    readonly leaseMs: number;
     cancelled: boolean;
     lost: boolean;
     suspended: boolean;
@@ -85,7 +87,14 @@ export declare class TaskContext {
     child(step: string, type: string, payload?: unknown, opts?: SubmitOptions): Promise<ChildEnd>;
     /** recorded reads the task's recorded steps, once per execution. */
     private recorded;
-    /** call makes a call on the lease; a lost lease aborts the signal and rethrows. */
+    /**
+     * call makes a call on the lease. A call the server could not take (no
+     * connection, 503) is tried again — each of these calls is safe to repeat:
+     * a step's first record stands, a sleep, wait or child is found by its name —
+     * for up to the lease's time, unless the handler's signal aborts first (as a
+     * Go handler's step record is retried until its context ends). A lost lease
+     * aborts the signal and rethrows.
+     */
     private call;
     private lose;
     private suspendOn;

@@ -1,7 +1,7 @@
 // TaskContext: what a handler gets besides the payload — the task, an
 // AbortSignal, progress, and the durable steps, sleeps, waits and children
 // of docs/durable.md, each over the task's lease.
-import { LeaseLostError, invalid } from './errors.js';
+import { ConnectionError, LeaseLostError, UnavailableError, invalid } from './errors.js';
 import { seg } from './http.js';
 import { Suspended } from './handler-errors.js';
 import { submissionBody } from './submission.js';
@@ -132,15 +132,29 @@ export class TaskContext {
             this.steps = null; }); // a failed read is tried again by the next step
         return p;
     }
-    /** call makes a call on the lease; a lost lease aborts the signal and rethrows. */
+    /**
+     * call makes a call on the lease. A call the server could not take (no
+     * connection, 503) is tried again — each of these calls is safe to repeat:
+     * a step's first record stands, a sleep, wait or child is found by its name —
+     * for up to the lease's time, unless the handler's signal aborts first (as a
+     * Go handler's step record is retried until its context ends). A lost lease
+     * aborts the signal and rethrows.
+     */
     async call(method, path, body) {
-        try {
-            return (await this.run.http.request(method, `/api/v1/leases/${seg(this.run.token)}/${path}`, body)).body;
-        }
-        catch (e) {
-            if (e instanceof LeaseLostError)
-                this.lose();
-            throw e;
+        const url = `/api/v1/leases/${seg(this.run.token)}/${path}`;
+        const giveUp = Date.now() + this.run.leaseMs;
+        for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
+            try {
+                return (await this.run.http.request(method, url, body)).body;
+            }
+            catch (e) {
+                if (e instanceof LeaseLostError)
+                    this.lose();
+                const again = e instanceof ConnectionError || e instanceof UnavailableError;
+                if (!again || this.signal.aborted || Date.now() + delay > giveUp)
+                    throw e;
+                await new Promise((resolve) => setTimeout(resolve, delay));
+            }
         }
     }
     lose() {

@@ -19,6 +19,7 @@ class Run {
     token;
     task;
     http;
+    leaseMs;
     controller = new AbortController();
     cancelled = false;
     lost = false;
@@ -29,10 +30,11 @@ class Run {
     timeoutTimer;
     /** Settles when the handler returns or throws. */
     done = Promise.resolve();
-    constructor(token, task, http) {
+    constructor(token, task, http, leaseMs) {
         this.token = token;
         this.task = task;
         this.http = http;
+        this.leaseMs = leaseMs;
     }
     abort(code, message) {
         if (!this.controller.signal.aborted)
@@ -214,7 +216,7 @@ export class Worker {
     start(l) {
         this.stats.leased++;
         const task = taskFromWire(l.task);
-        const run = new Run(l.lease, task, this.http);
+        const run = new Run(l.lease, task, this.http, this.leaseMs);
         this.active.add(run);
         run.extendTimer = setTimeout(() => void this.extend(run), this.leaseMs / 4);
         if (task.timeoutSeconds > 0)

@@ -2,7 +2,7 @@
 // AbortSignal, progress, and the durable steps, sleeps, waits and children
 // of docs/durable.md, each over the task's lease.
 
-import { LeaseLostError, invalid } from './errors.js';
+import { ConnectionError, LeaseLostError, UnavailableError, invalid } from './errors.js';
 import { seg, type Transport } from './http.js';
 import { Suspended } from './handler-errors.js';
 import { submissionBody, type SubmitOptions } from './submission.js';
@@ -29,6 +29,8 @@ export interface RunState {
   readonly token: string;
   readonly http: Transport;
   readonly controller: AbortController;
+  /** The lease's time (ms): how long a call on it is retried while the server cannot be reached. */
+  readonly leaseMs: number;
   cancelled: boolean;
   lost: boolean;
   suspended: boolean;
@@ -160,13 +162,26 @@ export class TaskContext {
     return p;
   }
 
-  /** call makes a call on the lease; a lost lease aborts the signal and rethrows. */
+  /**
+   * call makes a call on the lease. A call the server could not take (no
+   * connection, 503) is tried again — each of these calls is safe to repeat:
+   * a step's first record stands, a sleep, wait or child is found by its name —
+   * for up to the lease's time, unless the handler's signal aborts first (as a
+   * Go handler's step record is retried until its context ends). A lost lease
+   * aborts the signal and rethrows.
+   */
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    try {
-      return (await this.run.http.request<T>(method, `/api/v1/leases/${seg(this.run.token)}/${path}`, body)).body;
-    } catch (e) {
-      if (e instanceof LeaseLostError) this.lose();
-      throw e;
+    const url = `/api/v1/leases/${seg(this.run.token)}/${path}`;
+    const giveUp = Date.now() + this.run.leaseMs;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      try {
+        return (await this.run.http.request<T>(method, url, body)).body;
+      } catch (e) {
+        if (e instanceof LeaseLostError) this.lose();
+        const again = e instanceof ConnectionError || e instanceof UnavailableError;
+        if (!again || this.signal.aborted || Date.now() + delay > giveUp) throw e;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
     }
   }
 

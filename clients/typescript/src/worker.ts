@@ -75,7 +75,7 @@ class Run implements RunState {
   /** Settles when the handler returns or throws. */
   done: Promise<void> = Promise.resolve();
 
-  constructor(readonly token: string, readonly task: Task, readonly http: Transport) {}
+  constructor(readonly token: string, readonly task: Task, readonly http: Transport, readonly leaseMs: number) {}
 
   abort(code: AbortCode, message: string): void {
     if (!this.controller.signal.aborted) this.controller.abort(new DtqError(code, 0, message));
@@ -257,7 +257,7 @@ export class Worker {
   private start(l: WireLease): void {
     this.stats.leased++;
     const task = taskFromWire(l.task);
-    const run = new Run(l.lease, task, this.http);
+    const run = new Run(l.lease, task, this.http, this.leaseMs);
     this.active.add(run);
     run.extendTimer = setTimeout(() => void this.extend(run), this.leaseMs / 4);
     if (task.timeoutSeconds > 0) run.timeoutTimer = setTimeout(() => this.timeOut(run), task.timeoutSeconds * 1000);

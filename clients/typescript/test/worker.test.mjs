@@ -248,6 +248,35 @@ test('durable steps: a recorded step is skipped on the retry', async () => {
   }
 });
 
+test("a step's record is retried while the server cannot be reached", async () => {
+  // The first PUT of a step loses its connection before any answer.
+  let cut = 1;
+  const proxy = await startProxy((req, res) => {
+    if (req.method !== 'PUT' || !req.url.includes('/steps/') || cut === 0) return false;
+    cut--;
+    res.socket.destroy();
+    return true;
+  });
+  const c = client();
+  const q = queue();
+  let runs = 0;
+  const w = await startWorker(q, {
+    once: async (p, ctx) => ctx.step('charge', () => { runs++; return { charged: 5 }; }),
+  }, { url: proxy.url });
+  try {
+    const t = await c.submit('once', null, { queue: q });
+    const d = await waitStatus(c, t.id, 'SUCCEEDED');
+    assert.deepEqual(d.result, { charged: 5 });
+    assert.equal(d.attempt, 1, 'the cut record did not fail the task');
+    assert.equal(runs, 1);
+    assert.deepEqual(d.steps.map((s) => s.name), ['charge']);
+  } finally {
+    await w.stop();
+    proxy.close();
+  }
+  assert.equal(proxy.seen.filter((s) => s.startsWith('PUT ')).length, 2, 'one cut, one recorded');
+});
+
 test('durable sleep suspends the task and frees the slot; it ends on its first attempt', async () => {
   const c = client();
   const q = queue();
