@@ -206,6 +206,14 @@ func BenchmarkEnqueue(b *testing.B) {
 	measure(b, rc, func() { enqueueN(b, c, b.N, 50) })
 }
 
+// BenchmarkEnqueue10: single Enqueue calls from 10 goroutines
+// (peerbench's enqueue at c=10, where each call waits for its round trip
+// and the client's own CPU per call sets the pace).
+func BenchmarkEnqueue10(b *testing.B) {
+	c, rc := benchClient(b)
+	measure(b, rc, func() { enqueueN(b, c, b.N, 10) })
+}
+
 // BenchmarkEnqueueSerial: single Enqueue calls from one goroutine, one at
 // a time (peerbench's enqueue at c=1).
 func BenchmarkEnqueueSerial(b *testing.B) {
