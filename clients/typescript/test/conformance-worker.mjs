@@ -28,6 +28,17 @@ function flags(argv) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** sleepFor sleeps in slices of ≤ 50 ms, failing with "cancelled" once the task's signal aborts (cancel, timeout). */
+async function sleepFor(seconds, ctx) {
+  const end = Date.now() + seconds * 1000;
+  for (;;) {
+    if (ctx.signal.aborted) throw new Error('cancelled');
+    const left = end - Date.now();
+    if (left <= 0) return;
+    await sleep(Math.min(50, left));
+  }
+}
+
 /** obj is a payload as an object: an absent field takes its default. */
 const obj = (p) => (p !== null && typeof p === 'object' && !Array.isArray(p) ? p : {});
 
@@ -48,18 +59,14 @@ const handlers = {
 
   sleep: async (payload, ctx) => {
     const seconds = obj(payload).seconds ?? 1;
-    const end = Date.now() + seconds * 1000;
-    for (;;) {
-      if (ctx.signal.aborted) throw new Error('cancelled');
-      const left = end - Date.now();
-      if (left <= 0) break;
-      await sleep(Math.min(50, left));
-    }
+    await sleepFor(seconds, ctx);
     return { slept: seconds };
   },
 
-  progress: async (_payload, ctx) => {
+  // reports its progress, then sleeps `seconds` (default 0), as the Go conformance worker's
+  progress: async (payload, ctx) => {
     await ctx.progress(0.5, 'half');
+    await sleepFor(obj(payload).seconds ?? 0, ctx);
     return { progressed: true };
   },
 
