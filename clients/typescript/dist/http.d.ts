@@ -53,5 +53,10 @@ export declare class Transport {
     /** close ends the idle keep-alive connections (open calls finish). */
     close(): void;
 }
+/** RawJson is a body already encoded as JSON text: sent as it is. */
+export declare class RawJson {
+    readonly text: string;
+    constructor(text: string);
+}
 /** path joins path segments, each escaped: ids, queue and topic names, step names. */
 export declare function seg(s: string): string;

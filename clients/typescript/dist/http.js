@@ -60,7 +60,7 @@ export class Transport {
     request(method, path, body, opts = {}) {
         // A string body (not a Buffer): node:http then writes the head and the
         // body in one piece, one syscall instead of a writev of two.
-        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const payload = body === undefined ? undefined : body instanceof RawJson ? body.text : JSON.stringify(body);
         const headers = { Accept: 'application/json', ...opts.headers };
         if (payload !== undefined) {
             headers['Content-Type'] = 'application/json';
@@ -138,6 +138,13 @@ export class Transport {
     /** close ends the idle keep-alive connections (open calls finish). */
     close() {
         this.agent.destroy();
+    }
+}
+/** RawJson is a body already encoded as JSON text: sent as it is. */
+export class RawJson {
+    text;
+    constructor(text) {
+        this.text = text;
     }
 }
 /** path joins path segments, each escaped: ids, queue and topic names, step names. */

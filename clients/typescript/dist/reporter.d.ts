@@ -1,6 +1,6 @@
 import { DtqError } from './errors.js';
 import { type Transport } from './http.js';
-/** An outcome to record: a result, or an error with its class. */
+/** An outcome to record: a result (already JSON text), or an error with its class. */
 export type Outcome = {
     lease: string;
     taskId: string;
@@ -8,7 +8,7 @@ export type Outcome = {
     deadline: number;
 } & ({
     kind: 'complete';
-    result: unknown;
+    resultJson: string;
 } | {
     kind: 'fail';
     error: string;

@@ -10,7 +10,7 @@
 // take over. A lease_lost answer for an item means the task is no longer ours:
 // it is dropped.
 import { ConnectionError, DtqError, MethodNotAllowedError, NotFoundError, UnavailableError, errorFromAnswer } from './errors.js';
-import { seg } from './http.js';
+import { RawJson, seg } from './http.js';
 export const MAX_BATCH = 100;
 export class Reporter {
     http;
@@ -61,7 +61,7 @@ export class Reporter {
             await Promise.all(items.map((o) => this.sendOne(o)));
             return;
         }
-        const body = { outcomes: items.map(wireOf) };
+        const body = new RawJson(`{"outcomes":[${items.map(wireText).join(',')}]}`);
         let answer;
         try {
             answer = await retrying(Math.max(...items.map((o) => o.deadline)), async () => (await this.http.request('POST', '/api/v1/leases/outcomes', body)).body);
@@ -86,8 +86,7 @@ export class Reporter {
     }
     async sendOne(o) {
         const path = `/api/v1/leases/${seg(o.lease)}/${o.kind}`;
-        const body = wireOf(o);
-        delete body['lease'];
+        const body = o.kind === 'complete' ? new RawJson(`{"result":${o.resultJson}}`) : failureBody(o);
         try {
             const t = await retrying(o.deadline, async () => (await this.http.request('POST', path, body)).body);
             this.onRecorded(o, { status: t.status });
@@ -97,10 +96,14 @@ export class Reporter {
         }
     }
 }
-function wireOf(o) {
+/** wireText is an outcome's item of the batch route, as JSON text (the result is JSON text already). */
+function wireText(o) {
     if (o.kind === 'complete')
-        return { lease: o.lease, result: o.result === undefined ? null : o.result };
-    const b = { lease: o.lease, error: o.error, class: o.class };
+        return `{"lease":${JSON.stringify(o.lease)},"result":${o.resultJson}}`;
+    return JSON.stringify({ lease: o.lease, ...failureBody(o) });
+}
+function failureBody(o) {
+    const b = { error: o.error, class: o.class };
     if (o.retryAfterSeconds !== undefined)
         b['retry_after_seconds'] = o.retryAfterSeconds;
     return b;

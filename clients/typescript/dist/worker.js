@@ -231,7 +231,7 @@ export class Worker {
         catch (e) {
             p = Promise.reject(e);
         }
-        run.done = p.then((result) => this.decide(run, { kind: 'complete', result: result === undefined ? null : result }), (err) => this.decide(run, failure(run, err))).finally(() => {
+        run.done = p.then((result) => this.decide(run, completion(result)), (err) => this.decide(run, failure(run, err))).finally(() => {
             this.active.delete(run);
             this.wake();
         });
@@ -318,6 +318,24 @@ export class Worker {
         this.slotWaiter = null;
         w?.();
     }
+}
+/**
+ * completion is the outcome of a handler that returned result (undefined is
+ * null): its JSON, encoded here so that one result that cannot be encoded (a
+ * BigInt, a cycle) fails its own task — DEAD, as a Go worker records it —
+ * and not the report it would share with others.
+ */
+function completion(result) {
+    let json;
+    try {
+        json = JSON.stringify(result === undefined ? null : result);
+    }
+    catch (e) {
+        return { kind: 'fail', class: 'permanent', error: `result cannot be encoded as JSON: ${message(e)}` };
+    }
+    if (json === undefined)
+        return { kind: 'fail', class: 'permanent', error: `result cannot be encoded as JSON: a ${typeof result}` };
+    return { kind: 'complete', resultJson: json };
 }
 /** failure is the outcome of a handler that threw err (null: it suspended, or its lease is lost). */
 function failure(run, err) {

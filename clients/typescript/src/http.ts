@@ -91,7 +91,7 @@ export class Transport {
   request<T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Answer<T>> {
     // A string body (not a Buffer): node:http then writes the head and the
     // body in one piece, one syscall instead of a writev of two.
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const payload = body === undefined ? undefined : body instanceof RawJson ? body.text : JSON.stringify(body);
     const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
     if (payload !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -167,6 +167,11 @@ export class Transport {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/** RawJson is a body already encoded as JSON text: sent as it is. */
+export class RawJson {
+  constructor(readonly text: string) {}
 }
 
 /** path joins path segments, each escaped: ids, queue and topic names, step names. */

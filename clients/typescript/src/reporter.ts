@@ -11,16 +11,16 @@
 // it is dropped.
 
 import { ConnectionError, DtqError, MethodNotAllowedError, NotFoundError, UnavailableError, errorFromAnswer, type WireErrorDetail } from './errors.js';
-import { seg, type Transport } from './http.js';
+import { RawJson, seg, type Transport } from './http.js';
 
-/** An outcome to record: a result, or an error with its class. */
+/** An outcome to record: a result (already JSON text), or an error with its class. */
 export type Outcome = {
   lease: string;
   taskId: string;
   /** Epoch ms after which a report is given up. */
   deadline: number;
 } & (
-  | { kind: 'complete'; result: unknown }
+  | { kind: 'complete'; resultJson: string }
   | { kind: 'fail'; error: string; class: 'retryable' | 'permanent'; retryAfterSeconds?: number }
 );
 
@@ -81,7 +81,7 @@ export class Reporter {
       await Promise.all(items.map((o) => this.sendOne(o)));
       return;
     }
-    const body = { outcomes: items.map(wireOf) };
+    const body = new RawJson(`{"outcomes":[${items.map(wireText).join(',')}]}`);
     let answer: { outcomes: { lease: string; status?: string; error?: WireErrorDetail }[] };
     try {
       answer = await retrying(Math.max(...items.map((o) => o.deadline)),
@@ -104,8 +104,7 @@ export class Reporter {
 
   private async sendOne(o: Outcome): Promise<void> {
     const path = `/api/v1/leases/${seg(o.lease)}/${o.kind}`;
-    const body = wireOf(o);
-    delete body['lease'];
+    const body = o.kind === 'complete' ? new RawJson(`{"result":${o.resultJson}}`) : failureBody(o);
     try {
       const t = await retrying(o.deadline, async () => (await this.http.request<{ status: string }>('POST', path, body)).body);
       this.onRecorded(o, { status: t.status });
@@ -115,9 +114,14 @@ export class Reporter {
   }
 }
 
-function wireOf(o: Outcome): Record<string, unknown> {
-  if (o.kind === 'complete') return { lease: o.lease, result: o.result === undefined ? null : o.result };
-  const b: Record<string, unknown> = { lease: o.lease, error: o.error, class: o.class };
+/** wireText is an outcome's item of the batch route, as JSON text (the result is JSON text already). */
+function wireText(o: Outcome): string {
+  if (o.kind === 'complete') return `{"lease":${JSON.stringify(o.lease)},"result":${o.resultJson}}`;
+  return JSON.stringify({ lease: o.lease, ...failureBody(o) });
+}
+
+function failureBody(o: Outcome & { kind: 'fail' }): Record<string, unknown> {
+  const b: Record<string, unknown> = { error: o.error, class: o.class };
   if (o.retryAfterSeconds !== undefined) b['retry_after_seconds'] = o.retryAfterSeconds;
   return b;
 }

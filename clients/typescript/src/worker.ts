@@ -270,7 +270,7 @@ export class Worker {
       p = Promise.reject(e);
     }
     run.done = p.then(
-      (result) => this.decide(run, { kind: 'complete', result: result === undefined ? null : result }),
+      (result) => this.decide(run, completion(result)),
       (err: unknown) => this.decide(run, failure(run, err)),
     ).finally(() => {
       this.active.delete(run);
@@ -364,8 +364,25 @@ interface WireLease {
 }
 
 type OutcomeBody =
-  | { kind: 'complete'; result: unknown }
+  | { kind: 'complete'; resultJson: string }
   | { kind: 'fail'; error: string; class: 'retryable' | 'permanent'; retryAfterSeconds?: number };
+
+/**
+ * completion is the outcome of a handler that returned result (undefined is
+ * null): its JSON, encoded here so that one result that cannot be encoded (a
+ * BigInt, a cycle) fails its own task — DEAD, as a Go worker records it —
+ * and not the report it would share with others.
+ */
+function completion(result: unknown): OutcomeBody {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(result === undefined ? null : result);
+  } catch (e) {
+    return { kind: 'fail', class: 'permanent', error: `result cannot be encoded as JSON: ${message(e)}` };
+  }
+  if (json === undefined) return { kind: 'fail', class: 'permanent', error: `result cannot be encoded as JSON: a ${typeof result}` };
+  return { kind: 'complete', resultJson: json };
+}
 
 /** failure is the outcome of a handler that threw err (null: it suspended, or its lease is lost). */
 function failure(run: Run, err: unknown): OutcomeBody | null {

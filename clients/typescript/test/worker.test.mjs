@@ -145,6 +145,24 @@ test('retryable, permanent and retry-after failures', async () => {
   }
 });
 
+test('a result that cannot be encoded as JSON fails its own task only', async () => {
+  const c = client();
+  const q = queue();
+  const res = await c.submitMany([
+    { type: 'bigint', queue: q },
+    ...Array.from({ length: 10 }, (_, i) => ({ type: 'echo', payload: i, queue: q })),
+  ]);
+  const w = await startWorker(q, { bigint: () => ({ n: 1n }), echo: (p) => p }, { concurrency: 20 });
+  try {
+    const bad = await waitStatus(c, res[0].task.id, 'DEAD');
+    assert.equal(bad.attempt, 1);
+    assert.match(bad.lastError, /^result cannot be encoded as JSON: .*BigInt/);
+    for (const r of res.slice(1)) assert.equal((await waitStatus(c, r.task.id, 'SUCCEEDED')).result, r.task.payload);
+  } finally {
+    await w.stop();
+  }
+});
+
 test('progress shows on the running task', async () => {
   const c = client();
   const q = queue();
