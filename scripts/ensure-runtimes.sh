@@ -11,6 +11,7 @@ missing=()
 have python3 || missing+=(python3)
 { have python3 && python3 -m pip --version; } >/dev/null 2>&1 || missing+=(python3-pip) # clients/python's install test
 have node || missing+=(nodejs)
+have npm || missing+=(npm) # clients/typescript's test runs npm ci for its pinned tsc
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-runtimes: ${missing[*]} missing (for examples/workers)" >&2
   apt_install ensure-runtimes "${missing[@]}"

@@ -1,0 +1,176 @@
+// TaskContext: what a handler gets besides the payload — the task, an
+// AbortSignal, progress, and the durable steps, sleeps, waits and children
+// of docs/durable.md, each over the task's lease.
+import { ConnectionError, LeaseLostError, UnavailableError, invalid } from './errors.js';
+import { seg } from './http.js';
+import { Suspended } from './handler-errors.js';
+import { submissionBody } from './submission.js';
+import { suspensionFromWire } from './types.js';
+import { checkNumber, checkString } from './validate.js';
+export class TaskContext {
+    run;
+    /** The task as leased (its payload is also the handler's first argument). */
+    task;
+    steps = null;
+    constructor(run, task) {
+        this.run = run;
+        this.task = task;
+    }
+    /** The attempt this execution is (1 for the first; a durable resume keeps it). */
+    get attempt() {
+        return this.task.attempt;
+    }
+    /**
+     * Aborted when the task's cancellation is requested, its timeout passes, its
+     * lease is lost, or the worker's graceful stop ran out of time: pass it on
+     * to fetch, timers and streams, or check it between pieces of work.
+     */
+    get signal() {
+        return this.run.controller.signal;
+    }
+    /** Whether the task's cancellation was requested (the signal is aborted then too). */
+    get cancelled() {
+        return this.run.cancelled;
+    }
+    /**
+     * progress reports how far the task got (0-1) with an optional note (≤ 1,024
+     * bytes), shown on the task while it runs. A report that cannot be made is
+     * dropped (progress is a hint); a lost lease aborts the signal.
+     */
+    async progress(fraction, note) {
+        checkNumber('fraction', fraction, 0);
+        if (fraction > 1)
+            throw invalid('fraction', `must be a number from 0 to 1 (got ${fraction})`);
+        if (note !== undefined)
+            checkString('note', note, { empty: true });
+        this.usable();
+        try {
+            await this.run.http.request('POST', `/api/v1/leases/${seg(this.run.token)}/progress`, note === undefined ? { fraction } : { fraction, note });
+        }
+        catch (e) {
+            if (e instanceof LeaseLostError)
+                this.lose();
+        }
+    }
+    /**
+     * step runs fn once per task: a step recorded by an earlier execution of the
+     * task (a retry, a takeover, a durable resume) returns its recorded result
+     * without calling fn. Otherwise fn's result (JSON) is recorded and returned
+     * — as recorded: if another execution recorded the step first, that result.
+     */
+    async step(name, fn) {
+        checkString('name', name);
+        if (typeof fn !== 'function')
+            throw invalid('fn', 'must be a function');
+        this.usable();
+        const steps = await this.recorded();
+        if (steps.has(name))
+            return steps.get(name);
+        const result = await fn();
+        this.usable();
+        const a = await this.call('PUT', `steps/${seg(name)}`, { result: result === undefined ? null : result });
+        steps.set(name, a.result);
+        return a.result;
+    }
+    /**
+     * sleep is a durable sleep named name: the first time, the execution ends
+     * (it throws Suspended: let it propagate) and the task runs again from the
+     * top after `seconds`, when this same call returns at once. The worker's
+     * slot is free meanwhile.
+     */
+    async sleep(name, seconds) {
+        checkString('name', name);
+        checkNumber('seconds', seconds, 0);
+        this.usable();
+        const a = await this.call('POST', 'sleep', { step: name, seconds });
+        if (!a.over)
+            this.suspendOn(a, `sleeping ${name}`);
+    }
+    /**
+     * waitFor waits, durably, for the signal name (client.signal(taskId, name,
+     * payload)), at most timeoutSeconds: it returns the signal's payload, or
+     * timedOut. While it waits the execution ends (Suspended) and the task runs
+     * again when the signal comes or the timeout passes.
+     */
+    async waitFor(name, opts) {
+        checkString('name', name);
+        if (typeof opts !== 'object' || opts === null)
+            throw invalid('timeoutSeconds', 'is required: waitFor(name, {timeoutSeconds})');
+        checkNumber('timeoutSeconds', opts.timeoutSeconds, 0, { exclusive: true });
+        this.usable();
+        const a = await this.call('POST', 'wait', { signal: name, timeout_seconds: opts.timeoutSeconds });
+        if (!a.over)
+            this.suspendOn(a, `waiting for signal ${name}`);
+        return a.timed_out ? { timedOut: true } : { timedOut: false, payload: a.payload ?? null };
+    }
+    /**
+     * child submits a task once per task (the step name keeps it from being
+     * submitted again) and waits, durably, for its end: it returns how the child
+     * ended; meanwhile the execution ends (Suspended).
+     */
+    async child(step, type, payload, opts = {}) {
+        checkString('step', step);
+        const task = submissionBody('', type, payload, opts, ['priority', 'maxAttempts', 'timeoutSeconds', 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey']);
+        this.usable();
+        const a = await this.call('POST', 'child', { step, task });
+        if (!a.over || !a.child)
+            this.suspendOn(a, `waiting for child ${step}`);
+        const c = a.child;
+        const end = { taskId: c.task_id, status: c.status };
+        if ('result' in c)
+            end.result = c.result;
+        if (c.error !== undefined)
+            end.error = c.error;
+        return end;
+    }
+    /** recorded reads the task's recorded steps, once per execution. */
+    recorded() {
+        this.steps ??= this.call('GET', 'steps')
+            .then((a) => new Map(Object.entries(a.steps ?? {})));
+        const p = this.steps;
+        p.catch(() => { if (this.steps === p)
+            this.steps = null; }); // a failed read is tried again by the next step
+        return p;
+    }
+    /**
+     * call makes a call on the lease. A call the server could not take (no
+     * connection, 503) is tried again — each of these calls is safe to repeat:
+     * a step's first record stands, a sleep, wait or child is found by its name —
+     * for up to the lease's time, unless the handler's signal aborts first (as a
+     * Go handler's step record is retried until its context ends). A lost lease
+     * aborts the signal and rethrows.
+     */
+    async call(method, path, body) {
+        const url = `/api/v1/leases/${seg(this.run.token)}/${path}`;
+        const giveUp = Date.now() + this.run.leaseMs;
+        for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
+            try {
+                return (await this.run.http.request(method, url, body)).body;
+            }
+            catch (e) {
+                if (e instanceof LeaseLostError)
+                    this.lose();
+                const again = e instanceof ConnectionError || e instanceof UnavailableError;
+                if (!again || this.signal.aborted || Date.now() + delay > giveUp)
+                    throw e;
+                await new Promise((resolve) => setTimeout(resolve, delay));
+            }
+        }
+    }
+    lose() {
+        this.run.lost = true;
+        this.run.abort('lease_lost', 'the lease is lost: the task was taken over or ended otherwise');
+    }
+    suspendOn(a, what) {
+        this.run.suspend();
+        const until = a.suspended ? suspensionFromWire(a.suspended).until : undefined;
+        throw new Suspended(`the task suspended, ${what}${until ? ' until ' + until.toISOString() : ''}: let this propagate`, until);
+    }
+    /** usable refuses calls on a lease that ended with a suspension or was lost. */
+    usable() {
+        if (this.run.suspended)
+            throw new Suspended('the task suspended already: this execution must end');
+        if (this.run.lost)
+            throw new LeaseLostError('lease_lost', 409, 'the lease is lost: this execution must end');
+    }
+}
