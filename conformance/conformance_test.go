@@ -63,6 +63,9 @@ var impls = []impl{
 	{name: "python", http: true, argv: func() []string {
 		return []string{"python3", "../clients/python/tests/conformance_worker.py"}
 	}},
+	{name: "typescript", http: true, argv: func() []string {
+		return []string{"node", "../clients/typescript/test/conformance-worker.mjs"}
+	}},
 }
 
 // chosen are the implementations this run checks: DTQ_CONFORMANCE names

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 // runtime must be installed: `make deps` installs python3 and nodejs).
 var languages = []struct{ name, runtime, script string }{
 	{"python", "python3", "python/worker.py"},
-	{"node", "node", "node/worker.js"},
+	{"node", "node", "node/worker.mjs"},
 }
 
 // leaseSeconds is the example workers' lease timeout here: short, so that
@@ -361,7 +361,7 @@ func TestExampleWorkersDefaultURL(t *testing.T) {
 	for _, c := range []struct{ runtime, code string }{
 		{"python3", `import sys; sys.path.insert(0, "python"); import worker; print(worker.parse_args([]).url)`},
 		{"python3", `import sys; sys.path.insert(0, "python"); import consumer; print(consumer.parse_args([]).url)`},
-		{"node", `console.log(require("./node/worker.js").args().url)`},
+		{"node", `import("./node/worker.mjs").then((m) => console.log(m.args().url))`},
 	} {
 		flag := "-c"
 		if c.runtime == "node" {

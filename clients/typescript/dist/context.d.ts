@@ -31,6 +31,8 @@ export interface RunState {
     suspended: boolean;
     /** abort ends the handler's signal with a reason (once). */
     abort(code: AbortCode, message: string): void;
+    /** lose marks the lease lost (told once, as the worker's lost event, with the call that found it) and aborts the signal. */
+    lose(on: string): void;
     /** suspend marks the execution suspended: the lease ended on the server; nothing is reported. */
     suspend(): void;
 }

@@ -158,8 +158,7 @@ export class TaskContext {
         }
     }
     lose() {
-        this.run.lost = true;
-        this.run.abort('lease_lost', 'the lease is lost: the task was taken over or ended otherwise');
+        this.run.lose('handler');
     }
     suspendOn(a, what) {
         this.run.suspend();

@@ -1,6 +1,6 @@
 export { Client, Workflows, type BatchResult, type ListOptions, type WorkflowOptions } from './client.js';
 export { Schedules, DeadLetters, Queues, type ScheduleDefinition, type RedriveOptions } from './admin.js';
-export { Worker, type Handler, type WorkerOptions, type WorkerStats } from './worker.js';
+export { Worker, type Handler, type WorkerEvent, type WorkerOptions, type WorkerStats } from './worker.js';
 export { TaskContext, type AbortCode, type ChildEnd, type WaitResult } from './context.js';
 export { Permanent, RetryAfter, Suspended, isSuspended } from './handler-errors.js';
 export { MessageQueue, Message, type MessageQueueOptions, type PutOptions, type ReceiveOptions, type TopicStats, type DeadMessage } from './mq.js';

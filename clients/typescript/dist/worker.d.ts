@@ -24,7 +24,15 @@ export interface WorkerOptions extends ConnectionOptions {
     pollSeconds?: number;
     /** Told of errors the worker recovers from (a failed poll, an unrecorded outcome). Default: console.error. */
     onError?: (err: unknown) => void;
+    /**
+     * Told of what the worker does, as the Python library's on_event: ready (it polls; fields worker, url),
+     * leased (task, type, attempt), done and failed (task, status: the outcome recorded), lost (task, on),
+     * cancel_seen, timeout, suspended (task), stopped (worker). Default: none.
+     */
+    onEvent?: (event: WorkerEvent, fields: Record<string, unknown>) => void;
 }
+/** The events of WorkerOptions.onEvent. */
+export type WorkerEvent = 'ready' | 'leased' | 'done' | 'failed' | 'lost' | 'cancel_seen' | 'timeout' | 'suspended' | 'stopped';
 /** Counts since the worker started. */
 export interface WorkerStats {
     /** Tasks leased. */
@@ -58,6 +66,8 @@ export declare class Worker {
     private readonly pollSeconds;
     private readonly handleSignals;
     private readonly onError;
+    private readonly onEvent;
+    private saidReady;
     private readonly active;
     private markReady;
     private running;

@@ -13,7 +13,7 @@ import { taskFromWire } from './types.js';
 import { checkFunction, checkInt, checkKeys, checkNumber, checkObject, checkString, checkStrings } from './validate.js';
 import { LIBRARY } from './version.js';
 const optionKeys = ['url', 'apiKey', 'timeoutSeconds', 'maxConnections', 'queues', 'concurrency', 'leaseSeconds', 'name',
-    'graceSeconds', 'handleSignals', 'pollSeconds', 'onError'];
+    'graceSeconds', 'handleSignals', 'pollSeconds', 'onError', 'onEvent'];
 /** One execution: a leased task while its handler runs, until its outcome is decided. */
 class Run {
     token;
@@ -39,6 +39,15 @@ class Run {
     abort(code, message) {
         if (!this.controller.signal.aborted)
             this.controller.abort(new DtqError(code, 0, message));
+    }
+    /** Told once, when the lease is found lost (set by the worker). */
+    onLost = () => { };
+    lose(on) {
+        if (!this.lost) {
+            this.lost = true;
+            this.onLost(on);
+        }
+        this.abort('lease_lost', 'the lease is lost: the task was taken over or ended otherwise');
     }
     suspend() {
         this.suspended = true;
@@ -66,6 +75,8 @@ export class Worker {
     pollSeconds;
     handleSignals;
     onError;
+    onEvent;
+    saidReady = false;
     active = new Set();
     markReady = () => { };
     running = false;
@@ -98,6 +109,9 @@ export class Worker {
         if (opts.onError !== undefined)
             checkFunction('onError', opts.onError);
         this.onError = opts.onError ?? ((e) => console.error('dtq worker:', e instanceof Error ? e.message : e));
+        if (opts.onEvent !== undefined)
+            checkFunction('onEvent', opts.onEvent);
+        this.onEvent = opts.onEvent ?? (() => { });
         this.http = new Transport(opts);
         this.reporter = new Reporter(this.http, (o, r) => this.recorded(o, r));
         this.ready = new Promise((resolve) => { this.markReady = resolve; });
@@ -148,6 +162,7 @@ export class Worker {
             off();
             this.running = false;
             this.http.close();
+            this.onEvent('stopped', { worker: this.name });
         }
     }
     beginStop() {
@@ -192,6 +207,10 @@ export class Worker {
                 const pending = this.http.request('POST', '/api/v1/leases', body, { timeoutSeconds: this.pollSeconds + 15, signal: poll.signal });
                 this.stats.leaseCalls++;
                 this.markReady();
+                if (!this.saidReady) {
+                    this.saidReady = true;
+                    this.onEvent('ready', { worker: this.name, url: this.http.url });
+                }
                 leases = (await pending).body.leases;
                 backoff = 100;
             }
@@ -216,7 +235,9 @@ export class Worker {
     start(l) {
         this.stats.leased++;
         const task = taskFromWire(l.task);
+        this.onEvent('leased', { task: task.id, type: task.taskType, attempt: task.attempt });
         const run = new Run(l.lease, task, this.http, this.leaseMs);
+        run.onLost = (on) => this.onEvent('lost', { task: task.id, on });
         this.active.add(run);
         run.extendTimer = setTimeout(() => void this.extend(run), this.leaseMs / 4);
         if (task.timeoutSeconds > 0)
@@ -248,6 +269,7 @@ export class Worker {
         }
         if (run.suspended || o === null) {
             this.stats.suspended++;
+            this.onEvent('suspended', { task: run.task.id });
             return;
         }
         this.reporter.add({ ...o, lease: run.token, taskId: run.task.id, deadline: Date.now() + this.leaseMs });
@@ -260,13 +282,13 @@ export class Worker {
             const a = await this.http.request('POST', `/api/v1/leases/${encodeURIComponent(run.token)}/extend`);
             if (a.body.cancel_requested && !run.cancelled) {
                 run.cancelled = true;
+                this.onEvent('cancel_seen', { task: run.task.id });
                 run.abort('cancelled', "the task's cancellation was requested");
             }
         }
         catch (e) {
             if (e instanceof LeaseLostError) {
-                run.lost = true;
-                run.abort('lease_lost', 'the lease is lost: the task was taken over or ended otherwise');
+                run.lose('extend');
                 return;
             }
             this.onError(e); // tried again at the next tick, before the lease runs out
@@ -278,6 +300,7 @@ export class Worker {
     timeOut(run) {
         if (run.decided)
             return;
+        this.onEvent('timeout', { task: run.task.id });
         run.abort('timeout', `the task's timeout (${run.task.timeoutSeconds} s) passed`);
         this.decide(run, { kind: 'fail', error: 'timeout', class: 'retryable' });
     }
@@ -301,6 +324,7 @@ export class Worker {
     recorded(o, r) {
         if (r.error instanceof LeaseLostError) {
             this.stats.lost++;
+            this.onEvent('lost', { task: o.taskId, on: o.kind });
         }
         else if (r.error) {
             this.stats.unrecorded++;
@@ -308,9 +332,11 @@ export class Worker {
         }
         else if (o.kind === 'complete') {
             this.stats.completed++;
+            this.onEvent('done', { task: o.taskId, status: r.status });
         }
         else {
             this.stats.failed++;
+            this.onEvent('failed', { task: o.taskId, status: r.status });
         }
     }
     wake() {

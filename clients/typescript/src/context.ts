@@ -36,6 +36,8 @@ export interface RunState {
   suspended: boolean;
   /** abort ends the handler's signal with a reason (once). */
   abort(code: AbortCode, message: string): void;
+  /** lose marks the lease lost (told once, as the worker's lost event, with the call that found it) and aborts the signal. */
+  lose(on: string): void;
   /** suspend marks the execution suspended: the lease ended on the server; nothing is reported. */
   suspend(): void;
 }
@@ -186,8 +188,7 @@ export class TaskContext {
   }
 
   private lose(): void {
-    this.run.lost = true;
-    this.run.abort('lease_lost', 'the lease is lost: the task was taken over or ended otherwise');
+    this.run.lose('handler');
   }
 
   private suspendOn(a: Waited, what: string): never {

@@ -40,7 +40,16 @@ export interface WorkerOptions extends ConnectionOptions {
   pollSeconds?: number;
   /** Told of errors the worker recovers from (a failed poll, an unrecorded outcome). Default: console.error. */
   onError?: (err: unknown) => void;
+  /**
+   * Told of what the worker does, as the Python library's on_event: ready (it polls; fields worker, url),
+   * leased (task, type, attempt), done and failed (task, status: the outcome recorded), lost (task, on),
+   * cancel_seen, timeout, suspended (task), stopped (worker). Default: none.
+   */
+  onEvent?: (event: WorkerEvent, fields: Record<string, unknown>) => void;
 }
+
+/** The events of WorkerOptions.onEvent. */
+export type WorkerEvent = 'ready' | 'leased' | 'done' | 'failed' | 'lost' | 'cancel_seen' | 'timeout' | 'suspended' | 'stopped';
 
 /** Counts since the worker started. */
 export interface WorkerStats {
@@ -60,7 +69,7 @@ export interface WorkerStats {
 }
 
 const optionKeys = ['url', 'apiKey', 'timeoutSeconds', 'maxConnections', 'queues', 'concurrency', 'leaseSeconds', 'name',
-  'graceSeconds', 'handleSignals', 'pollSeconds', 'onError'];
+  'graceSeconds', 'handleSignals', 'pollSeconds', 'onError', 'onEvent'];
 
 /** One execution: a leased task while its handler runs, until its outcome is decided. */
 class Run implements RunState {
@@ -79,6 +88,17 @@ class Run implements RunState {
 
   abort(code: AbortCode, message: string): void {
     if (!this.controller.signal.aborted) this.controller.abort(new DtqError(code, 0, message));
+  }
+
+  /** Told once, when the lease is found lost (set by the worker). */
+  onLost: (on: string) => void = () => {};
+
+  lose(on: string): void {
+    if (!this.lost) {
+      this.lost = true;
+      this.onLost(on);
+    }
+    this.abort('lease_lost', 'the lease is lost: the task was taken over or ended otherwise');
   }
 
   suspend(): void {
@@ -110,6 +130,8 @@ export class Worker {
   private readonly pollSeconds: number;
   private readonly handleSignals: boolean;
   private readonly onError: (err: unknown) => void;
+  private readonly onEvent: (event: WorkerEvent, fields: Record<string, unknown>) => void;
+  private saidReady = false;
   private readonly active = new Set<Run>();
   private markReady: () => void = () => {};
   private running = false;
@@ -141,6 +163,8 @@ export class Worker {
     this.handleSignals = opts.handleSignals ?? true;
     if (opts.onError !== undefined) checkFunction('onError', opts.onError);
     this.onError = opts.onError ?? ((e) => console.error('dtq worker:', e instanceof Error ? e.message : e));
+    if (opts.onEvent !== undefined) checkFunction('onEvent', opts.onEvent);
+    this.onEvent = opts.onEvent ?? (() => {});
     this.http = new Transport(opts);
     this.reporter = new Reporter(this.http, (o, r) => this.recorded(o, r));
     this.ready = new Promise((resolve) => { this.markReady = resolve; });
@@ -192,6 +216,7 @@ export class Worker {
       off();
       this.running = false;
       this.http.close();
+      this.onEvent('stopped', { worker: this.name });
     }
   }
 
@@ -237,6 +262,10 @@ export class Worker {
           { timeoutSeconds: this.pollSeconds + 15, signal: poll.signal });
         this.stats.leaseCalls++;
         this.markReady();
+        if (!this.saidReady) {
+          this.saidReady = true;
+          this.onEvent('ready', { worker: this.name, url: this.http.url });
+        }
         leases = (await pending).body.leases;
         backoff = 100;
       } catch (e) {
@@ -257,7 +286,9 @@ export class Worker {
   private start(l: WireLease): void {
     this.stats.leased++;
     const task = taskFromWire(l.task);
+    this.onEvent('leased', { task: task.id, type: task.taskType, attempt: task.attempt });
     const run = new Run(l.lease, task, this.http, this.leaseMs);
+    run.onLost = (on) => this.onEvent('lost', { task: task.id, on });
     this.active.add(run);
     run.extendTimer = setTimeout(() => void this.extend(run), this.leaseMs / 4);
     if (task.timeoutSeconds > 0) run.timeoutTimer = setTimeout(() => this.timeOut(run), task.timeoutSeconds * 1000);
@@ -289,6 +320,7 @@ export class Worker {
     }
     if (run.suspended || o === null) {
       this.stats.suspended++;
+      this.onEvent('suspended', { task: run.task.id });
       return;
     }
     this.reporter.add({ ...o, lease: run.token, taskId: run.task.id, deadline: Date.now() + this.leaseMs });
@@ -301,12 +333,12 @@ export class Worker {
       const a = await this.http.request<{ cancel_requested?: boolean }>('POST', `/api/v1/leases/${encodeURIComponent(run.token)}/extend`);
       if (a.body.cancel_requested && !run.cancelled) {
         run.cancelled = true;
+        this.onEvent('cancel_seen', { task: run.task.id });
         run.abort('cancelled', "the task's cancellation was requested");
       }
     } catch (e) {
       if (e instanceof LeaseLostError) {
-        run.lost = true;
-        run.abort('lease_lost', 'the lease is lost: the task was taken over or ended otherwise');
+        run.lose('extend');
         return;
       }
       this.onError(e); // tried again at the next tick, before the lease runs out
@@ -317,6 +349,7 @@ export class Worker {
   /** timeOut ends a task whose timeout passed: its signal aborts and it fails, retryably, with "timeout". */
   private timeOut(run: Run): void {
     if (run.decided) return;
+    this.onEvent('timeout', { task: run.task.id });
     run.abort('timeout', `the task's timeout (${run.task.timeoutSeconds} s) passed`);
     this.decide(run, { kind: 'fail', error: 'timeout', class: 'retryable' });
   }
@@ -341,13 +374,16 @@ export class Worker {
   private recorded(o: Outcome, r: Recorded): void {
     if (r.error instanceof LeaseLostError) {
       this.stats.lost++;
+      this.onEvent('lost', { task: o.taskId, on: o.kind });
     } else if (r.error) {
       this.stats.unrecorded++;
       this.onError(new DtqError(r.error.code, r.error.status, `task ${o.taskId}: its outcome was not recorded: ${r.error.message}`));
     } else if (o.kind === 'complete') {
       this.stats.completed++;
+      this.onEvent('done', { task: o.taskId, status: r.status });
     } else {
       this.stats.failed++;
+      this.onEvent('failed', { task: o.taskId, status: r.status });
     }
   }
 

@@ -1,123 +1,91 @@
 #!/usr/bin/env python3
-"""A consumer of dtq's reliable message queue in Python, standard library only.
+"""A consumer of dtq's reliable message queue in Python, on the dtq library.
 
-It leases messages of a queue's topics over dtq's HTTP API
-(/api/v1/mq/{queue}/leases, docs/workers.md), in the consumer group it
-shares with Go subscriptions, handles each in a thread, extends the lease
-while the handler runs, then settles it: ack on success, term (dead
-letter) for a message the handler refuses for good, nak with a delay
-otherwise. A lease lost meanwhile (409) is dropped: another holder owns
-the message.
+It leases messages of a queue's topics (dtq.MessageQueue over
+/api/v1/mq/{queue}/leases, docs/workers.md) in the consumer group it shares
+with Go subscriptions, handles each in a thread, extends the lease while the
+handler runs, then settles it: ack on success, term (dead letter) for a
+message the handler refuses for good, nak with a short delay otherwise. A
+lease lost meanwhile (dtq.LeaseLost) is dropped: another holder owns it.
 
     python3 consumer.py --url http://localhost:8000 --queue orders --topics new,retry
 
---url defaults to $DTQ_API_URL, else http://localhost:8000, and
-$DTQ_API_KEY is sent as X-API-Key, as in worker.py.
-
-The example handler reads the message as text: "poison..." is termed,
-"slow:<ms>" sleeps that long, "fail:<n>" fails its first n deliveries,
-anything else succeeds. It prints one JSON line per event: ready, leased,
-acked, nacked, termed, lost.
+--url defaults to $DTQ_API_URL, else http://localhost:8000; $DTQ_API_KEY is
+sent as X-API-Key. The example handler reads the message as text:
+"poison..." is termed, "slow:<ms>" sleeps that long, "fail:<n>" fails its
+first n deliveries, anything else succeeds. It prints one JSON line per
+event: ready, leased, acked, nacked, termed, lost.
 """
 
 import argparse
+import json
 import os
+import sys
 import threading
 import time
 
-from worker import API, emit
+try:
+    import dtq
+except ImportError:  # not installed: the library of this checkout
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "clients", "python"))
+    import dtq
 
 
 class Refused(Exception):
     """The message can never be handled: dead-letter it."""
 
 
-def handle(msg):
+def handle(m):
     """The example handler: see the module's text."""
-    text = msg.get("data", "")
+    text = m.text
     if text.startswith("poison"):
         raise Refused("poison message")
     if text.startswith("slow:"):
         time.sleep(int(text[5:]) / 1000.0)
-    if text.startswith("fail:") and msg["deliveries"] <= int(text[5:]):
-        raise RuntimeError("delivery %d fails" % msg["deliveries"])
+    if text.startswith("fail:") and m.deliveries <= int(text[5:]):
+        raise RuntimeError("delivery %d fails" % m.deliveries)
 
 
-class Consumer:
-    def __init__(self, api, queue, name, topics, concurrency, lease_seconds):
-        self.api, self.base, self.name = api, "/api/v1/mq/" + queue, name
-        self.topics, self.concurrency, self.lease_seconds = topics, concurrency, lease_seconds
-        self.free = threading.Semaphore(concurrency)
+_out = threading.Lock()
 
-    def run(self):
-        emit("ready", worker=self.name, url=self.api.url)
-        while True:
-            self.free.acquire()
-            n = 1
-            while n < self.concurrency and self.free.acquire(blocking=False):
-                n += 1
-            body = {"worker": self.name, "topics": self.topics, "max": n, "wait_seconds": 5,
-                    "lease_seconds": self.lease_seconds}
+
+def emit(event, **fields):
+    """Prints the event as one JSON line, whole, whichever thread calls."""
+    line = json.dumps(dict(fields, event=event)) + "\n"
+    with _out:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+def consume(mq, m, lease_seconds):
+    """Handles m, extending its lease meanwhile, then settles it once."""
+    emit("leased", key=m.key, topic=m.topic, deliveries=m.deliveries)
+    done = threading.Event()
+
+    def extend():
+        while not done.wait(lease_seconds / 4.0):
             try:
-                status, ans = self.api.post(self.base + "/leases", body, timeout=40)
-            except OSError as e:
-                status, ans = 0, {"error": {"message": str(e)}}
-            leases = ans["leases"] if status == 200 else []
-            if status != 200:
-                emit("error", status=status, error=ans.get("error", {}).get("message"))
-                time.sleep(1)
-            for _ in range(n - len(leases)):
-                self.free.release()
-            for lease in leases:
-                threading.Thread(target=self.execute, args=(lease,), daemon=True).start()
-
-    def execute(self, lease):
-        try:
-            self.run_one(lease)
-        finally:
-            self.free.release()
-
-    def run_one(self, lease):
-        token = lease["lease"]
-        emit("leased", key=lease["key"], topic=lease["topic"], deliveries=lease["deliveries"])
-        lost, done = threading.Event(), threading.Event()
-        extender = threading.Thread(target=self.extend, args=(token, lease, lost, done), daemon=True)
-        extender.start()
-        try:
-            handle(lease)
-            verb, body, event = "ack", None, "acked"
-        except Refused as e:
-            verb, body, event = "term", {"reason": str(e)}, "termed"
-        except Exception as e:  # noqa: BLE001 — any other failure is delivered again
-            verb, body, event = "nak", {"delay_seconds": 0.05}, "nacked"
-        done.set()
-        extender.join()
-        if lost.is_set():
-            return
-        deadline = time.monotonic() + self.lease_seconds
-        while True:
-            try:
-                status, _ = self.api.post("%s/leases/%s/%s" % (self.base, token, verb), body)
-            except OSError:
-                status = 0
-            if status == 200:
-                emit(event, key=lease["key"], deliveries=lease["deliveries"])
+                m.extend()
+            except dtq.LeaseLost:
                 return
-            if status == 409 or time.monotonic() > deadline:
-                emit("lost", key=lease["key"], on=verb)
-                return
-            time.sleep(0.2)
+            except dtq.DtqError:
+                continue  # the next try, before the deadline
 
-    def extend(self, token, lease, lost, done):
-        while not done.wait(self.lease_seconds / 4.0):
-            try:
-                status, _ = self.api.post("%s/leases/%s/extend" % (self.base, token))
-            except OSError:
-                continue
-            if status == 409:
-                lost.set()
-                emit("lost", key=lease["key"], on="extend")
-                return
+    threading.Thread(target=extend, daemon=True).start()
+    try:
+        handle(m)
+        settle, event = m.ack, "acked"
+    except Refused as e:
+        reason = str(e)
+        settle, event = (lambda: m.term(reason)), "termed"
+    except Exception:  # noqa: BLE001 — any other failure is delivered again
+        settle, event = (lambda: m.nak(0.05)), "nacked"
+    done.set()
+    try:
+        settle()
+        emit(event, key=m.key, deliveries=m.deliveries)
+    except dtq.LeaseLost:
+        emit("lost", key=m.key)
 
 
 def parse_args(argv=None):
@@ -135,13 +103,35 @@ def parse_args(argv=None):
 
 def main():
     a = parse_args()
-    c = Consumer(API(a.url, os.environ.get("DTQ_API_KEY")), a.queue, a.worker, a.topics.split(","),
-                 a.concurrency, a.lease_seconds)
-    try:
-        c.run()
-    except KeyboardInterrupt:
-        pass
+    mq = dtq.MessageQueue(a.queue, a.url, worker=a.worker)
+    free = threading.Semaphore(a.concurrency)
+    emit("ready", worker=a.worker, url=a.url)
+
+    def run(m):
+        try:
+            consume(mq, m, a.lease_seconds)
+        finally:
+            free.release()
+
+    while True:
+        free.acquire()
+        n = 1
+        while n < a.concurrency and free.acquire(blocking=False):
+            n += 1
+        try:
+            msgs = mq.receive(a.topics.split(","), max=n, wait=5, lease_seconds=a.lease_seconds)
+        except dtq.DtqError as e:
+            emit("error", error=str(e))
+            msgs = []
+            time.sleep(1)
+        for _ in range(n - len(msgs)):
+            free.release()
+        for m in msgs:
+            threading.Thread(target=run, args=(m,), daemon=True).start()
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        pass
