@@ -19,8 +19,10 @@ Measures, per system:
   Redis CPU    Redis's used_cpu_sys+user over the drain, per task (for dtq
                over HTTP this includes the API server's Redis work);
   start p50/99 LAT_N tasks submitted one by one at RATE/s to an idle
-               worker: handler start - submit call began (dtq: the task's
-               started_at; Celery: the handler's clock; same machine).
+               worker: handler start - submit call began (dtq: the Python
+               library's Client.submit over HTTP), both on this
+               machine's clock (the conformance workers' echo notes its
+               start in $DTQ_BENCH_STARTS; Celery's task in Redis).
 Numbers compare within one run on one quiet machine.
 """
 
@@ -149,6 +151,7 @@ def dtq_drain(rig, system, c):
     for i in range(0, N, 1000):
         tasks = [{"task_type": "echo", "queue": queue, "payload": {"i": j}} for j in range(i, min(N, i + 1000))]
         http("POST", rig.url + "/api/v1/tasks/batch", {"tasks": tasks})
+    rig.redis("CONFIG", "RESETSTAT")
     cpu0, t0 = rig.redis_cpu(), time.time()
     p = rig.start(worker_argv(rig, system, queue, c), "%s-drain-%d" % (system, c), env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
     while succeeded(rig, queue) < N:
@@ -157,35 +160,55 @@ def dtq_drain(rig, system, c):
         time.sleep(0.01)
     el, cpu = time.time() - t0, rig.redis_cpu() - cpu0
     rig.stop(p)
+    if os.environ.get("CMDSTATS"):
+        print_cmdstats(rig, "%s c=%d" % (system, c))
     return N / el, cpu / N * 1e6
+
+
+def print_cmdstats(rig, what):
+    """Redis's commandstats over the drain, per task (CMDSTATS=1): which
+    commands a task costs Redis (those run by scripts count twice: under
+    their own name and in the script's time)."""
+    rows = []
+    for line in rig.redis("INFO", "commandstats").splitlines():
+        if not line.startswith("cmdstat_"):
+            continue
+        name, rest = line[len("cmdstat_"):].split(":", 1)
+        f = dict(kv.split("=") for kv in rest.split(","))
+        rows.append((float(f["usec"]) / N, float(f["calls"]) / N, name))
+    print("commandstats of %s, per task:" % what, file=sys.stderr)
+    for usec, calls, name in sorted(rows, reverse=True)[:12]:
+        print("  %-20s %6.2f us %6.2f calls" % (name, usec, calls), file=sys.stderr)
 
 
 def dtq_latency(rig, system, c):
     queue = "l%s%d" % (system[:2], c)
-    p = rig.start(worker_argv(rig, system, queue, c), "%s-latency-%d" % (system, c), env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    starts_file = os.path.join(rig.tmp, "starts-%s" % queue)
+    p = rig.start(worker_argv(rig, system, queue, c), "%s-latency-%d" % (system, c),
+                  env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", DTQ_BENCH_STARTS=starts_file))
     time.sleep(2)  # the worker is up and polling
+    # Submitted with the Python library's Client (a kept-alive connection),
+    # as a Python producer would.
+    sys.path.insert(0, os.path.join(ROOT, "clients", "python"))
+    import dtq
+    client = dtq.Client(rig.url)
     began = {}
     t = time.time()
     for i in range(LAT_N):
         t += 1.0 / RATE
         time.sleep(max(0.0, t - time.time()))
         t0 = time.time()
-        _, task = http("POST", rig.url + "/api/v1/tasks", {"task_type": "echo", "queue": queue, "payload": {"i": i}})
-        began[task["id"]] = t0
+        began[client.submit("echo", {"i": i}, queue=queue).id] = t0
+    client.close()
     wait_for(lambda: succeeded(rig, queue) >= LAT_N, "the latency run's tasks", timeout=120)
     rig.stop(p)
-    starts = []
-    for tid, t0 in began.items():
-        _, task = http("GET", "%s/api/v1/tasks/%s" % (rig.url, tid))
-        started = task["history"][0]["started_at"]
-        starts.append(parse_time(started) - t0)
+    handled = {}
+    with open(starts_file) as f:
+        for line in f:
+            tid, t = line.split()
+            handled.setdefault(tid, float(t))  # the first start of a task
+    starts = [handled[tid] - t0 for tid, t0 in began.items()]
     return percentile(starts, 50) * 1e3, percentile(starts, 99) * 1e3
-
-
-def parse_time(s):
-    # 2026-12-06T09:33:00.755Z: milliseconds, UTC
-    from datetime import datetime, timezone
-    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
 # ---------------------------------------------------------------- celery

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -108,6 +109,7 @@ func or(v *float64, def float64) float64 {
 
 var handlers = map[string]dtq.HandlerFunc{
 	"echo": func(_ context.Context, t *dtq.Task) (any, error) {
+		noteStart(t.ID)
 		return map[string]any{"echo": t.Payload, "attempt": t.Attempt}, nil
 	},
 	"fail": func(_ context.Context, t *dtq.Task) (any, error) {
@@ -213,4 +215,24 @@ func sleep(ctx context.Context, s float64) error {
 		}
 	}
 	return nil
+}
+
+// startsMu guards the file of noteStart.
+var startsMu sync.Mutex
+
+// noteStart appends "<task id> <unix time>" to $DTQ_BENCH_STARTS, when
+// set: bench/httpworkers' latency run reads the handlers' start times.
+func noteStart(id string) {
+	path := os.Getenv("DTQ_BENCH_STARTS")
+	if path == "" {
+		return
+	}
+	startsMu.Lock()
+	defer startsMu.Unlock()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s %.6f\n", id, float64(time.Now().UnixNano())/1e9)
+	f.Close()
 }

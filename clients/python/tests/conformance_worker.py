@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import threading
+import time
 from typing import Any, Dict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -54,7 +55,16 @@ def obj(payload: Any) -> Dict[str, Any]:
     return payload
 
 
+# bench/httpworkers' latency run: with DTQ_BENCH_STARTS set, echo appends
+# "<task id> <unix time>" to that file as it starts (the handler's clock).
+_starts = os.environ.get("DTQ_BENCH_STARTS")
+
+
 def echo(payload: Any, ctx: dtq.Context) -> Any:
+    if _starts:
+        line = "%s %.6f\n" % (ctx.task_id, time.time())
+        with _out, open(_starts, "a") as f:
+            f.write(line)
     return {"echo": payload, "attempt": ctx.attempt}
 
 

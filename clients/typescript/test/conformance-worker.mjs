@@ -7,7 +7,10 @@
 //   node clients/typescript/test/conformance-worker.mjs --url URL --queues a,b \
 //     [--types t1,t2] [--concurrency 4] [--lease-seconds 30] [--worker NAME] [--grace-seconds 10]
 
+import { appendFileSync } from 'node:fs';
 import { Permanent, RetryAfter, Worker } from '../dist/index.js';
+
+const starts = process.env.DTQ_BENCH_STARTS;
 
 const emit = (event, fields = {}) => process.stdout.write(JSON.stringify({ event, ...fields }) + '\n');
 
@@ -43,7 +46,11 @@ async function sleepFor(seconds, ctx) {
 const obj = (p) => (p !== null && typeof p === 'object' && !Array.isArray(p) ? p : {});
 
 const handlers = {
-  echo: (payload, ctx) => ({ echo: payload, attempt: ctx.attempt }),
+  echo: (payload, ctx) => {
+    // bench/httpworkers' latency run: "<task id> <unix time>" as it starts
+    if (starts) appendFileSync(starts, `${ctx.task.id} ${((performance.timeOrigin + performance.now()) / 1000).toFixed(6)}\n`);
+    return { echo: payload, attempt: ctx.attempt };
+  },
 
   fail: (payload, ctx) => {
     const p = obj(payload);
