@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -27,26 +26,14 @@ import (
 var dtqBin, goWorkerBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "dtq-conformance-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	dtqBin, goWorkerBin = filepath.Join(dir, "dtq"), filepath.Join(dir, "goworker")
-	err = proctest.Build(dtqBin, nil)
-	if err == nil {
-		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", goWorkerBin, "./goworker")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		err = build.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "conformance:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := redistest.Main(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(proctest.Main(m, "conformance", nil, &dtqBin, func(m *testing.M) int {
+		goWorkerBin = filepath.Join(filepath.Dir(dtqBin), "goworker")
+		if err := proctest.BuildPackage(goWorkerBin, "github.com/dtq-dev/dtq/conformance/goworker", nil); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			return 1
+		}
+		return redistest.Main(m)
+	}))
 }
 
 // impl is a worker implementation: how to start its conformance worker.

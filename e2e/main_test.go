@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,20 +19,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "dtq-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "dtq")
-	if err := proctest.Build(binary, &proctest.BuildOpts{Race: true}); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := redistest.Main(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(proctest.Main(m, "e2e", &proctest.BuildOpts{Race: true}, &binary, redistest.Main))
 }
 
 // start runs `dtq args...` with env added to the environment, waits until

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
+	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
@@ -36,12 +37,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bins.dtq, bins.worker = filepath.Join(dir, "dtq"), filepath.Join(dir, "worker")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	for out, pkg := range map[string]string{bins.dtq: "github.com/dtq-dev/dtq/cmd/dtq", bins.worker: "github.com/dtq-dev/dtq/faults/worker"} {
-		build := exec.Command(goBin, "build", "-o", out, pkg)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "faults: building", pkg, err)
+		if err := proctest.BuildPackage(out, pkg, nil); err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
 			os.RemoveAll(dir)
 			os.Exit(1)
 		}

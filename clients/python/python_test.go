@@ -4,10 +4,8 @@
 package python_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -20,20 +18,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "dtq-python-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "dtq")
-	if err := proctest.Build(binary, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "python:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := redistest.Main(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(proctest.Main(m, "python", nil, &binary, redistest.Main))
 }
 
 // The server's API key and queue depth bound: the tests check that a wrong

@@ -9,7 +9,6 @@
 package typescript_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,20 +24,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "dtq-typescript-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "dtq")
-	if err := proctest.Build(binary, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "typescript:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := redistest.Main(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(proctest.Main(m, "typescript", nil, &binary, redistest.Main))
 }
 
 // testKey is the API key of the keyed server.

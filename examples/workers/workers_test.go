@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -28,20 +27,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "dtq-workers-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "dtq")
-	if err := proctest.Build(binary, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "workers:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := redistest.Main(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(proctest.Main(m, "workers", nil, &binary, redistest.Main))
 }
 
 // languages are the example workers: the command that runs each (its

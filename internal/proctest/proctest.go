@@ -34,6 +34,12 @@ type BuildOpts struct {
 // command of the toolchain running the test; the compiler's output goes to
 // os.Stderr. A nil opts means the defaults. It blocks until the build ends.
 func Build(out string, opts *BuildOpts) error {
+	return BuildPackage(out, "github.com/dtq-dev/dtq/cmd/dtq", opts)
+}
+
+// BuildPackage compiles the main package pkg to the file out, as Build
+// compiles dtq.
+func BuildPackage(out, pkg string, opts *BuildOpts) error {
 	if opts == nil {
 		opts = &BuildOpts{}
 	}
@@ -41,13 +47,35 @@ func Build(out string, opts *BuildOpts) error {
 	if opts.Race {
 		args = append(args, "-race")
 	}
-	args = append(args, "-o", out, "github.com/dtq-dev/dtq/cmd/dtq")
+	args = append(args, "-o", out, pkg)
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("proctest: building dtq: %w", err)
+		return fmt.Errorf("proctest: building %s: %w", pkg, err)
 	}
 	return nil
+}
+
+// Main is the TestMain of a package that tests the built dtq binary: it
+// builds dtq (with opts) into a temporary folder, sets *binary to its path,
+// runs run(m) — redistest.Main, or a function that builds more into the
+// same folder first — and removes the folder. A failed build prints why,
+// prefixed with name, and returns 1:
+//
+//	func TestMain(m *testing.M) { os.Exit(proctest.Main(m, "e2e", nil, &binary, redistest.Main)) }
+func Main(m *testing.M, name string, opts *BuildOpts, binary *string, run func(*testing.M) int) int {
+	dir, err := os.MkdirTemp("", "dtq-"+name+"-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*binary = filepath.Join(dir, "dtq")
+	if err := Build(*binary, opts); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return 1
+	}
+	return run(m)
 }
 
 // StartOpts are the options of Start.
