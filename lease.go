@@ -285,6 +285,7 @@ func (s *LeaseServer) ExtendLease(ctx context.Context, token string) (deadline t
 		if err := s.renewLeaseLimits(ctx, l); err != nil {
 			return time.Time{}, false, err
 		}
+		s.holders.touch(ctx, s.engine, l.consumer)
 		return time.Now().Add(l.timeout), res[0] == store.Cancelled, nil
 	}
 	return time.Time{}, false, ErrLeaseLost

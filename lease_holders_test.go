@@ -55,3 +55,46 @@ func TestLeaseHoldersAreWorkers(t *testing.T) {
 		}
 	})
 }
+
+// A holder busy with a long task makes no Lease call, yet it extends: it
+// stays listed while it extends, and goes HolderTTL after its last call.
+func TestBusyLeaseHolderStaysListed(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		const ttl = 1500 * time.Millisecond
+		ls, err := dtq.NewLeaseServer(e.c, &dtq.LeaseServerConfig{HolderTTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ls.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer ls.Stop(context.Background())
+		e.enqueue("render", nil, &dtq.EnqueueOpts{Queue: "long"})
+		got, err := ls.Lease(ctx, dtq.LeaseRequest{Worker: "py-busy", Queues: []string{"long"}, Library: "dtq-python/0.1.0", Concurrency: 1, Busy: 0})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("lease: %v %v", got, err)
+		}
+		listed := func() bool {
+			ws, err := e.a.Workers(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range ws {
+				if w.ID == "http:py-busy" {
+					return w.Library == "dtq-python/0.1.0" // the record the lease wrote, kept
+				}
+			}
+			return false
+		}
+		for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+			if _, _, err := ls.ExtendLease(ctx, got[0].Token); err != nil {
+				t.Fatal(err)
+			}
+			if !listed() {
+				t.Fatal("a holder that extends its lease, with no Lease call for longer than HolderTTL, was dropped from the workers")
+			}
+		}
+		eventually(t, 10*time.Second, "the holder expires after its last call", func() bool { return !listed() })
+	})
+}

@@ -45,7 +45,8 @@ type LeaseServerConfig struct {
 	// keeps running in this server (default one minute).
 	SchedulerIdle time.Duration
 	// HolderTTL is how long a lease holder stays listed among the workers
-	// (Admin.Workers) after its last Lease call (default one minute).
+	// (Admin.Workers) after its last Lease call or extension (default one
+	// minute).
 	HolderTTL time.Duration
 }
 

@@ -199,6 +199,24 @@ func (s *Store) Heartbeat(ctx context.Context, w WorkerRecord, ttl time.Duration
 	return nil
 }
 
+// TouchWorker refreshes worker id's heartbeat, leaving the rest of its
+// record as its last Heartbeat wrote it; a worker no longer registered (it
+// expired) is not listed again by it (its partial record expires too).
+func (s *Store) TouchWorker(ctx context.Context, id string, ttl time.Duration) error {
+	c := s.r
+	key := WorkerKey(s.ns, id)
+	now := time.Now().UnixMilli()
+	for _, r := range c.DoMulti(ctx,
+		c.B().Hset().Key(key).FieldValue().FieldValue(WorkerHeartbeat, strconv.FormatInt(now, 10)).Build(),
+		c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build(),
+		c.B().Zadd().Key(WorkersKey(s.ns)).Xx().ScoreMember().ScoreMember(float64(now+ttl.Milliseconds()), id).Build()) {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Deregister removes worker id from the registry.
 func (s *Store) Deregister(ctx context.Context, id string) error {
 	c := s.r
