@@ -68,6 +68,9 @@ export interface WorkerStats {
   leaseCalls: number;
 }
 
+/** How long a stop lets the long poll in flight bring its answer before abandoning it (ms), as the Python library does. */
+const abandonPollMs = 100;
+
 const optionKeys = ['url', 'apiKey', 'timeoutSeconds', 'maxConnections', 'queues', 'concurrency', 'leaseSeconds', 'name',
   'graceSeconds', 'handleSignals', 'pollSeconds', 'onError', 'onEvent'];
 
@@ -224,7 +227,12 @@ export class Worker {
     if (this.stopping) return;
     this.stopping = true;
     this.stopped.abort();
-    this.poll?.abort();
+    // The long poll in flight is abandoned a moment later, not at once: an
+    // answer already on its way holds leases the server has started, which
+    // would otherwise run nowhere until their lease time ran out. What it
+    // brings is run and reported, as every running task is on a stop.
+    const poll = this.poll;
+    if (poll) setTimeout(() => poll.abort(), abandonPollMs).unref();
     this.wake();
   }
 

@@ -387,6 +387,7 @@ test('graceful stop: the running handler finishes and is recorded; no new task i
   const t = await c.submit('slow', null, { queue: q });
   await isStarted;
   const stopping = w.stop();
+  await sleep(150); // the poll in flight is abandoned 100 ms after the stop (an answer on its way is taken)
   const after = await c.submit('slow', null, { queue: q });
   await stopping;
   const d = await c.get(t.id);
