@@ -276,8 +276,11 @@ func signal(e *env) {
 // says stopped and exits 0.
 func gracefulStop(e *env) {
 	w := e.start("--grace-seconds", "10")
-	id := e.submit("sleep", `{"seconds":2}`)
-	e.awaitStatus(id, "RUNNING")
+	// SIGTERM once the handler runs (its progress shows), not merely once
+	// the task is RUNNING: a task started the instant a stop begins, before
+	// any handler took it, is the reclaim's (after the visibility timeout).
+	id := e.submit("progress", `{"seconds":2}`)
+	e.await(id, "running its handler", func(t task) bool { return t.Status == "RUNNING" && t.Progress != nil })
 	w.signal(e.t, syscall.SIGTERM)
 	time.Sleep(500 * time.Millisecond)
 	after := e.submit("echo", `5`)
