@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -415,6 +416,29 @@ func (r *rig) okAfter(since time.Time, n int, d time.Duration) {
 	})
 }
 
+// listedAll reports whether s lists every task the ledger has that still
+// exists: a paged List reads its sections (running and queued, then
+// scheduled, dead, finished) one after the other, so a task promoted from
+// a later section into one already read while it pages — a retry coming
+// due — is missed by that read though it runs on. A task the list missed
+// that Get finds means the state is not final yet; one Get does not find
+// is gone (the check then reports it).
+func (r *rig) listedAll(ctx context.Context, s *State) bool {
+	listed := make(map[string]bool, len(s.Tasks))
+	for _, t := range s.Tasks {
+		listed[t.ID] = true
+	}
+	for _, sub := range r.ledger.Entries() {
+		if sub.TaskID == "" || listed[sub.TaskID] {
+			continue
+		}
+		if _, err := r.client.Get(ctx, sub.TaskID); !errors.Is(err, dtq.ErrNotFound) {
+			return false
+		}
+	}
+	return true
+}
+
 // finish drains the run, checks it and returns the report: it waits until
 // no task of the queue is unfinished, then reads Redis and the effect
 // logs.
@@ -425,11 +449,12 @@ func (r *rig) finish(flushed map[string]dtq.Status) *Report {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		s, err := ReadState(ctx, r.client, queue)
-		cancel()
-		if err == nil && len(s.Unfinished()) == 0 {
+		if err == nil && len(s.Unfinished()) == 0 && r.listedAll(ctx, s) {
+			cancel()
 			st = s
 			break
 		}
+		cancel()
 		if time.Now().After(deadline) {
 			if err != nil {
 				r.t.Fatalf("reading the final state: %v", err)
