@@ -29,7 +29,11 @@ type LeaseEnded struct {
 	Status Status
 	Err    error
 
-	task *Task // what the lease knew of its task (endOne's answer when it is deleted)
+	// task is the task as the outcome left it: what the lease knew of it
+	// (current reports read it again), or, for an outcome recorded before,
+	// the task as read (current).
+	task    *Task
+	current bool
 }
 
 // EndLeases records the outcomes of many leases, as CompleteLease and
@@ -208,7 +212,7 @@ func (s *LeaseServer) endedBefore(ctx context.Context, l leaseToken) LeaseEnded 
 	got, err := s.get(ctx, l.id)
 	switch {
 	case err == nil && got.run == l.run && got.Status.Finished():
-		return LeaseEnded{Status: got.Status}
+		return LeaseEnded{Status: got.Status, task: got, current: true}
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return LeaseEnded{Err: err}
 	}
@@ -221,13 +225,16 @@ func (s *LeaseServer) endOne(ctx context.Context, o LeaseOutcome) (*Task, error)
 	if err != nil {
 		return nil, err
 	}
-	if ans[0].Err != nil {
-		return nil, ans[0].Err
+	a := ans[0]
+	if a.Err != nil {
+		return nil, a.Err
 	}
-	l, _ := parseLeaseToken(o.Token) // parsed by EndLeases
-	got, err := s.get(ctx, l.id)
-	if errors.Is(err, ErrNotFound) && ans[0].task != nil {
-		return ans[0].task, nil // deleted as it succeeded (no retention of succeeded tasks)
+	if a.current {
+		return a.task, nil
+	}
+	got, err := s.get(ctx, a.task.ID)
+	if errors.Is(err, ErrNotFound) {
+		return a.task, nil // deleted as it succeeded (no retention of succeeded tasks)
 	}
 	return got, err
 }

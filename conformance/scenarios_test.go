@@ -37,7 +37,11 @@ var scenarios = []struct {
 // An idle worker picks up a task submitted after it started polling.
 func longPoll(e *env) {
 	w := e.start()
+	before := e.leaseCalls()
 	time.Sleep(1500 * time.Millisecond) // idle: in its long poll
+	if idle := e.leaseCalls() - before; e.impl.http && idle > 2 {
+		e.t.Fatalf("%d lease calls in 1.5 s idle: polling again and again, not one long poll", idle)
+	}
 	id := e.submit("echo", `{"x":[1,"two"]}`)
 	t := e.awaitStatus(id, "SUCCEEDED")
 	if !sameJSON(string(t.Result), `{"echo":{"x":[1,"two"]},"attempt":1}`) || t.Worker != e.holder(w) {
