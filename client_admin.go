@@ -232,6 +232,9 @@ type QueueStats struct {
 	// task type or limit key holds back (SetTypeLimits, SetKeyLimits);
 	// counted in Queued too.
 	LimitWaiting int64 `json:"limit_waiting"`
+	// OrderWaiting counts the queued tasks waiting for their order key
+	// (EnqueueOpts.OrderKey); counted in Queued too.
+	OrderWaiting int64 `json:"order_waiting"`
 	// Suspended counts the SCHEDULED tasks whose execution suspended
 	// (Sleep, WaitFor): part of Scheduled.
 	Suspended int64 `json:"suspended"`
@@ -290,8 +293,8 @@ func (c *engine) statsMany(ctx context.Context, names []string) ([]*QueueStats, 
 		s := &QueueStats{Name: n, Paused: ct.Paused, Scheduled: ct.Scheduled, Running: ct.Running, Dead: ct.Dead,
 			QueuedByPriority: ct.QueuedByPriority, Submitted: ct.Submitted, Succeeded: ct.Succeeded,
 			Retried: ct.Retried, Failed: ct.Failed, Cancelled: ct.Cancelled, GroupWaiting: ct.GroupWaiting,
-			LimitWaiting: ct.ScopeWaiting, Suspended: ct.Suspended}
-		s.Queued = ct.GroupWaiting + ct.ScopeWaiting
+			LimitWaiting: ct.ScopeWaiting, OrderWaiting: ct.OrderWaiting, Suspended: ct.Suspended}
+		s.Queued = ct.GroupWaiting + ct.ScopeWaiting + ct.OrderWaiting
 		for _, q := range ct.QueuedByPriority {
 			s.Queued += q
 		}

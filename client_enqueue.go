@@ -86,6 +86,16 @@ type EnqueueOpts struct {
 	// worker. A task with a limit key has a record from its submission.
 	// Defaults to none.
 	LimitKey string
+
+	// OrderKey makes the task one of an ordered key (the rule of queue
+	// names; an account's or a document's id, say): the tasks of one key
+	// start one at a time, in submission order, across every worker of
+	// both kinds. A task that fails and will retry holds its key until it
+	// ends; one that succeeds, goes DEAD or is cancelled lets the next
+	// start; its delay delays the whole key (docs/flow-control.md, "Ordered
+	// keys"). Keys are independent. Exclusive with Unique. Defaults to
+	// none.
+	OrderKey string
 }
 
 // UniqueOpts says what makes a task unique. A unique task holds its lock
@@ -311,6 +321,12 @@ func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	if o.LimitKey != "" && !keys.ValidName(o.LimitKey) {
 		return nil, item, invalid("limit_key", "must be %s (got %q)", keys.NameRule, o.LimitKey)
 	}
+	if o.OrderKey != "" && !keys.ValidName(o.OrderKey) {
+		return nil, item, invalid("order_key", "must be %s (got %q)", keys.NameRule, o.OrderKey)
+	}
+	if o.OrderKey != "" && o.Unique != nil {
+		return nil, item, invalid("order_key", "and unique are exclusive")
+	}
 	data, err := marshalPayload(payload)
 	if err != nil {
 		return nil, item, err
@@ -322,7 +338,7 @@ func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 	item = store.EnqueueItem{
 		Type: taskType, Payload: data, Priority: prio,
 		MaxAttempts: o.MaxAttempts, Timeout: o.Timeout, Delay: roundUpMs(o.Delay), Group: o.Group,
-		LimitKey: o.LimitKey, Parent: o.parent,
+		LimitKey: o.LimitKey, Parent: o.parent, OrderKey: o.OrderKey,
 	}
 	if !o.RunAt.IsZero() {
 		item.RunAt = o.RunAt.UnixMilli()
@@ -338,10 +354,14 @@ func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 // fingerprintExtra is the part of a request's fingerprint newer options
 // make: "" without them, so that the fingerprints of before stand.
 func fingerprintExtra(o *EnqueueOpts) string {
-	if o.LimitKey == "" {
-		return o.Group
+	x := o.Group
+	if o.LimitKey != "" {
+		x += "\x00" + o.LimitKey
 	}
-	return o.Group + "\x00" + o.LimitKey
+	if o.OrderKey != "" {
+		x += "\x00o:" + o.OrderKey
+	}
+	return x
 }
 
 // fingerprint identifies a request for idempotent replay.
@@ -372,6 +392,7 @@ func (c *engine) enqueueResult(ctx context.Context, q *queueState, item store.En
 			ID: res.ID, Queue: q.name, Type: item.Type, Payload: item.Payload, Priority: item.Priority,
 			Status: res.Status, MaxAttempts: item.MaxAttempts, Timeout: item.Timeout, Created: res.Created, Due: res.Due,
 			Group: item.Group, GroupWaiting: res.GroupWaiting, LimitKey: item.LimitKey,
+			OrderKey: item.OrderKey, OrderWaiting: res.OrderWaiting,
 		})}, nil
 	case store.Replay:
 		t, err := c.get(ctx, res.ID)

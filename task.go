@@ -96,6 +96,12 @@ type Task struct {
 	LimitKey string `json:"limit_key,omitempty"`
 	HeldBy   string `json:"held_by,omitempty"`
 
+	// OrderKey is the order key the task was submitted with
+	// (EnqueueOpts.OrderKey); OrderWaiting says that, QUEUED, it waits for
+	// the tasks of its key submitted before it.
+	OrderKey     string `json:"order_key,omitempty"`
+	OrderWaiting bool   `json:"order_waiting,omitempty"`
+
 	// Workflow is the id of the workflow the task is a node of ("" for
 	// none), WorkflowNode the number of that node (WorkflowNode.Node in
 	// GetWorkflow). Previous is what the node before it produced: the
@@ -273,6 +279,8 @@ func taskOf(r *store.Record) *Task {
 		GroupWaiting:    r.GroupWaiting,
 		LimitKey:        r.LimitKey,
 		HeldBy:          heldBy(r.Throttled),
+		OrderKey:        r.OrderKey,
+		OrderWaiting:    r.OrderWaiting,
 		Suspended:       suspensionOf(r.Wait, r.Due),
 	}
 	if r.Schedule != "" {

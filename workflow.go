@@ -247,6 +247,8 @@ func (p *planner) task(n *store.PlanNode, t *NodeTask, path string) error {
 		return invalid(path+".idempotency_key", "and unique are not taken by a workflow's task")
 	case o.Group != "" || o.LimitKey != "":
 		return invalid(path+".group", "and limit_key are not taken by a workflow's task (its task type's limits apply)")
+	case o.OrderKey != "":
+		return invalid(path+".order_key", "is not taken by a workflow's task (the workflow orders its steps)")
 	}
 	o.Queue = p.queue
 	_, item, err := p.c.prepare(t.Type, t.Payload, &o)

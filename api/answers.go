@@ -23,7 +23,7 @@ func taskOf(t *dtq.Task) *wire.Task {
 	w := &wire.Task{ID: t.ID, Queue: t.Queue, TaskType: t.Type, Payload: t.Payload, Priority: t.Priority, Status: string(t.Status),
 		Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Crashes: t.Crashes, Result: t.Result, LastError: t.LastError, Worker: t.Worker,
 		CancelRequested: t.CancelRequested, Schedule: t.Schedule, Group: t.Group, GroupWaiting: t.GroupWaiting,
-		LimitKey: t.LimitKey, HeldBy: t.HeldBy, Workflow: t.Workflow, WorkflowNode: t.WorkflowNode, Previous: t.Previous,
+		LimitKey: t.LimitKey, OrderKey: t.OrderKey, OrderWaiting: t.OrderWaiting, HeldBy: t.HeldBy, Workflow: t.Workflow, WorkflowNode: t.WorkflowNode, Previous: t.Previous,
 		TraceParent: t.TraceParent, Progress: progressOf(t.Progress), Suspended: suspensionOf(t.Suspended), Duplicate: t.Duplicate, TimeoutSeconds: t.Timeout.Seconds(),
 		CreatedAt: wiretime.Time(t.CreatedAt), ScheduledAt: wiretime.Ptr(t.ScheduledAt), StartedAt: wiretime.Ptr(t.StartedAt),
 		FinishedAt: wiretime.Ptr(t.FinishedAt), ScheduleTick: wiretime.Ptr(t.ScheduleTick)}
@@ -89,7 +89,8 @@ func deadLetterOf(d *dtq.DeadLetter) wire.DeadLetter {
 func queueStatsOf(q *dtq.QueueStats) wire.QueueStats {
 	return wire.QueueStats{Name: q.Name, Paused: q.Paused, Queued: q.Queued, Scheduled: q.Scheduled, Running: q.Running,
 		Dead: q.Dead, QueuedByPriority: q.QueuedByPriority[:], GroupWaiting: q.GroupWaiting, LimitWaiting: q.LimitWaiting,
-		Suspended: q.Suspended, SubmittedTotal: q.Submitted, SucceededTotal: q.Succeeded, RetriedTotal: q.Retried, DeadTotal: q.Failed,
+		OrderWaiting: q.OrderWaiting,
+		Suspended:    q.Suspended, SubmittedTotal: q.Submitted, SucceededTotal: q.Succeeded, RetriedTotal: q.Retried, DeadTotal: q.Failed,
 		CancelledTotal: q.Cancelled}
 }
 

@@ -132,7 +132,7 @@ func TestShapes(t *testing.T) {
 	for _, f := range s.fields {
 		names = append(names, f.name)
 	}
-	if !s.object || strings.Join(names, ",") != "task_type,payload,queue,priority,delay_seconds,max_attempts,timeout_seconds,unique,group,limit_key" {
+	if !s.object || strings.Join(names, ",") != "task_type,payload,queue,priority,delay_seconds,max_attempts,timeout_seconds,unique,group,limit_key,order_key" {
 		t.Fatalf("submission: %v", names)
 	}
 	if p := s.fields[1].shape; p != free {

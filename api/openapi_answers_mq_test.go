@@ -98,9 +98,11 @@ func (p *prober) messages(e *env) {
 	p.do(e, 200, opMQAck, base+"/leases/"+last+"/ack", "")
 	p.do(e, 409, opMQAck, base+"/leases/"+last+"/ack", "")
 	p.do(e, 409, opMQExtend, base+"/leases/"+last+"/extend", "")
-	// an empty long poll
+	// an empty long poll: it waits (the bound is loose — a blocking read's
+	// timer may fire a fraction of a millisecond early: 199.85 ms seen on
+	// the embedded backend under load — the point is that it waited)
 	start := time.Now()
-	if r := p.do(e, 200, opMQLease, base+"/leases", `{"worker":"py-1","topics":["empty"],"wait_seconds":0.2}`); string(r.raw) != "{\"leases\":[]}\n" || time.Since(start) < 200*time.Millisecond {
+	if r := p.do(e, 200, opMQLease, base+"/leases", `{"worker":"py-1","topics":["empty"],"wait_seconds":0.2}`); string(r.raw) != "{\"leases\":[]}\n" || time.Since(start) < 150*time.Millisecond {
 		p.t.Errorf("an empty lease after %v: %s", time.Since(start), r.raw)
 	}
 

@@ -348,6 +348,19 @@ func (p *prober) tasks(e *env) string {
 	}
 	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","group":""}`)
 	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","group":"a|b"}`)
+	// an order key: the second task of a key waits for the first (held
+	// by a queue no worker serves)
+	ordered := `{"task_type":"echo","queue":"idle","order_key":"acct-7"}`
+	p.do(e, 201, opSubmit, "/api/v1/tasks", ordered)
+	second := p.do(e, 201, opSubmit, "/api/v1/tasks", ordered)
+	if second.body["order_key"] != "acct-7" || second.body["order_waiting"] != true {
+		p.t.Errorf("the second task of an order key: %s, want order_waiting", second.raw)
+	}
+	if r := p.do(e, 200, opQueue, "/api/v1/queues/idle", ""); r.body["order_waiting"] != 1.0 {
+		p.t.Errorf("queue stats with a task waiting for its order key: %s", r.raw)
+	}
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","order_key":""}`)
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","order_key":"a b"}`)
 
 	once := `{"task_type":"echo","payload":"once"}`
 	first := p.do(e, 201, opSubmit, "/api/v1/tasks", once, "Idempotency-Key", "k1").str("id")

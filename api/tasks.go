@@ -104,6 +104,12 @@ func request(b *wire.Submission, idemKey string) (dtq.EnqueueRequest, error) {
 		}
 		o.LimitKey = *b.LimitKey
 	}
+	if b.OrderKey != nil { // null: none, as the field left out
+		if *b.OrderKey == "" {
+			return dtq.EnqueueRequest{}, invalidField("order_key", `must be `+keys.NameRule+` (got ""; leave it out for none)`)
+		}
+		o.OrderKey = *b.OrderKey
+	}
 	payload := b.Payload
 	if payload == nil {
 		payload = json.RawMessage("null")

@@ -69,6 +69,7 @@ type QueueStats struct {
 	QueuedByPriority []int64 `json:"queued_by_priority"`
 	GroupWaiting     int64   `json:"group_waiting"`
 	LimitWaiting     int64   `json:"limit_waiting"`
+	OrderWaiting     int64   `json:"order_waiting"`
 	// Suspended counts the SCHEDULED tasks whose execution suspended (a
 	// durable sleep, a wait for a signal): part of Scheduled.
 	Suspended      int64 `json:"suspended"`

@@ -22,6 +22,7 @@ type Submission struct {
 	Unique         *Unique         `json:"unique,omitempty"`
 	Group          *string         `json:"group,omitempty"`
 	LimitKey       *string         `json:"limit_key,omitempty"`
+	OrderKey       *string         `json:"order_key,omitempty"`
 }
 
 // Unique is a Submission's "unique" object: the task is not created while
@@ -82,6 +83,8 @@ type Task struct {
 	LimitKey     string `json:"limit_key,omitempty"`
 	// HeldBy names the limit that holds the task back now.
 	HeldBy       string          `json:"held_by,omitempty"`
+	OrderKey     string          `json:"order_key,omitempty"`
+	OrderWaiting bool            `json:"order_waiting,omitempty"`
 	Workflow     string          `json:"workflow,omitempty"`
 	WorkflowNode int             `json:"workflow_node,omitempty"`
 	Previous     json.RawMessage `json:"previous,omitempty"`

@@ -49,6 +49,13 @@ func groupOf(t *wire.Task) string {
 	return t.Group
 }
 
+func orderKeyOf(t *wire.Task) string {
+	if t.OrderWaiting {
+		return t.OrderKey + " (waiting for the key's earlier tasks)"
+	}
+	return t.OrderKey
+}
+
 // printTask writes a task's fields, then its durable steps and its
 // execution history.
 func printTask(out io.Writer, t *wire.Task) error {
@@ -66,6 +73,7 @@ func printTask(out io.Writer, t *wire.Task) error {
 		"priority", strconv.Itoa(t.Priority),
 		"group", groupOf(t),
 		"limit key", t.LimitKey,
+		"order key", orderKeyOf(t),
 		"held by", t.HeldBy,
 		"attempt", attempts(t),
 		"crashes", nonZero(t.Crashes),

@@ -31,6 +31,7 @@ type submitOptions struct {
 	uniqueStates   []string
 	group          string
 	limitKey       string
+	orderKey       string
 }
 
 // newSubmitCmd builds `dtq submit TYPE`: POST /api/v1/tasks.
@@ -118,6 +119,7 @@ task holds its lock only while it is kept (the server's --retention,
 		"statuses, comma-separated, in which a unique task holds its lock (default QUEUED,SCHEDULED,RUNNING; add SUCCEEDED,DEAD,CANCELLED to keep it after the task ends) (implies --unique)")
 	f.StringVar(&o.group, "group", "", "serve the task fairly among the groups (tenants) with work: its group's name")
 	f.StringVar(&o.limitKey, "limit-key", "", "put the task under the limits of this key (dtq limit set QUEUE --limit-key)")
+	f.StringVar(&o.orderKey, "order-key", "", "run the task after every earlier task of this key has ended, one at a time")
 	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
 	addAPIFlags(cmd, &o.api)
 	return cmd
@@ -181,6 +183,9 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*wire.Submiss
 	}
 	if changed("limit-key") {
 		b.LimitKey = &o.limitKey
+	}
+	if changed("order-key") {
+		b.OrderKey = &o.orderKey
 	}
 	if o.unique || o.uniqueKey != "" || changed("unique-period") || changed("unique-states") {
 		b.Unique = &wire.Unique{Key: o.uniqueKey}

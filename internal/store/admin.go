@@ -26,15 +26,16 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
 		q.k.GroupWait(), q.k.ScopeWait()}
 	ks = q.k.bands(ks)
-	ks = append(ks, "", q.k.GroupCount(), q.k.Suspended()) // "": the workflow's hash, below
+	ks = append(ks, "", q.k.GroupCount(), q.k.Suspended(), q.k.OrderHold(), q.k.OrderWait(), q.k.Wakeup())
+	const wfAt = 19 // ks[wfAt]: the workflow's hash, below (KEYS[20])
 	// A step of a workflow is cancelled together with its step's end in the
 	// workflow: the script names the workflow, and is called again with it.
 	wf := ""
 	for range 2 {
 		args := []string{id, q.k.Events(), q.k.Cancels(), ms(retention), Group, eid, itoa(band), ulid, wf, q.name}
-		ks[len(ks)-3] = q.k.Workflow(invalidULID)
+		ks[wfAt] = q.k.Workflow(invalidULID)
 		if wf != "" {
-			ks[len(ks)-3] = q.k.Workflow(wf)
+			ks[wfAt] = q.k.Workflow(wf)
 		}
 		v, err := cancelScript.Exec(ctx, q.s.r, ks, args).AsStrSlice()
 		if err != nil {
@@ -85,7 +86,7 @@ func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retenti
 	ks := make([]string, 0, 15+len(ids))
 	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done())
 	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.OrderHold(), q.k.OrderWait())
 	args := append(make([]string, 0, 4+len(ids)), string(action), q.k.Events(), ms(retention), itoa(len(ids)))
 	for _, id := range ids {
 		ks = append(ks, q.k.Task(ulidOf(id)))

@@ -15,6 +15,9 @@
 --                step of one (else any key of the queue)
 -- KEYS[21]       gcount hash (per group: admitted entries not started)
 -- KEYS[22]       suspended zset (Keys.Suspended)
+-- KEYS[23]       ohold hash (per order key: the task in flight)
+-- KEYS[24]       owait zset (tasks waiting for their order key)
+-- KEYS[25]       wakeup stream (the scheduler re-reads the earliest due time)
 --
 -- ARGV[1]        task id
 -- ARGV[2]        events channel
@@ -40,7 +43,9 @@
 -- — deleted unless a worker has claimed it (pending: that worker's start
 -- skips it, acknowledging and deleting it); an entry admitted under its
 -- group's window and deleted here is counted out of gcount, and the
--- group's best waiters for the room it has are returned. Anything else is
+-- group's best waiters for the room it has are returned. A task of an
+-- order key leaves it: a waiter leaves owait, the key's holder passes it to
+-- the next waiter (lib_order.lua's order_leave). Anything else is
 -- left as it is. A cancelled task expires after the retention and is
 -- listed in the done stream.
 --
@@ -132,6 +137,9 @@ if f[9] then
     end
   end
   redis.call('HDEL', tk, 'entry')
+end
+if order_leave(KEYS[23], KEYS[24], schedule, ARGV[10], tk, ulid, now) then
+  redis.call('XADD', KEYS[25], 'MAXLEN', '1', '*', 'w', '1')
 end
 redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
 redis.call('PEXPIRE', tk, retention)

@@ -6,7 +6,9 @@
 -- KEYS[4..13]    band streams of priority 0..9
 -- KEYS[14]       gwait zset (tasks waiting for their group's turn)
 -- KEYS[15]       gcount hash (per group: admitted entries not started)
--- KEYS[16..]     the task hash of each item, in order
+-- KEYS[16]       ohold hash (per order key: the task in flight)
+-- KEYS[17]       owait zset (tasks waiting for their order key)
+-- KEYS[18..]     the task hash of each item, in order
 --
 -- ARGV[1]        "requeue" or "discard"
 -- ARGV[2]        events channel
@@ -17,7 +19,8 @@
 -- discarded task is DEAD, "discarded", no "dead_id": trim.lua's test).
 -- requeue: DEAD -> QUEUED with attempt and crash counts reset and its history
 --          kept; its dead-letter entry is removed (a task with a group
---          enters under its group's window, or waits in gwait).
+--          enters under its group's window, or waits in gwait; one of an
+--          order key enters it anew, at the tail: order_enter).
 -- discard: its dead-letter entry is removed; the task stays DEAD, marked
 --          "discarded", is listed in the done stream and expires after the
 --          retention.
@@ -36,7 +39,7 @@ local now, nowS = now_ms()
 
 local out, events, moved = {}, {}, 0
 for i = 0, n - 1 do
-  local id, tk = ARGV[5 + i], KEYS[16 + i]
+  local id, tk = ARGV[5 + i], KEYS[18 + i]
   local f = redis.call('HMGET', tk, 'status', 'dead_id', 'prio', 'type', 'group', 'discarded')
   local res = 0
   if f[1] == 'DEAD' and f[6] and not f[2] then
@@ -47,7 +50,10 @@ for i = 0, n - 1 do
       redis.call('HSET', tk, 'status', 'QUEUED', 'attempt', '0', 'crashes', '0', 'cancel', '0', 'requeued', nowS)
       redis.call('HDEL', tk, 'dead_id', 'finished', 'discarded')
       redis.call('PERSIST', tk)
-      if f[5] then
+      local okey = redis.call('HGET', tk, 'okey')
+      if okey and not order_enter(KEYS[16], KEYS[17], tk, string.sub(id, -26), okey, 0) then
+        -- waits for its key's turn
+      elseif f[5] then
         admit(KEYS[4 + tonumber(f[3])], tk, id, f[5], f[3], KEYS[14], KEYS[15])
       else
         readd(KEYS[4 + tonumber(f[3])], tk, id)

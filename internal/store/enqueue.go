@@ -43,12 +43,16 @@ type EnqueueItem struct {
 	// (dtq.Child; "" for none): woken when it ends. A task with one goes
 	// through the script.
 	Parent string
+	// OrderKey is the order key ("" for none): of the tasks of one key, one
+	// at a time is queued, scheduled or running, in submission order (see
+	// Keys.OrderHold). A task with one has a hash from its submission.
+	OrderKey string
 }
 
 // plain reports whether it needs no check inside Redis: no idempotency
 // key, delay or run-at.
 func (it *EnqueueItem) plain() bool {
-	return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 && it.Group == "" && it.LimitKey == "" && it.Parent == ""
+	return it.IdemHash == "" && it.Delay == 0 && it.RunAt == 0 && it.Group == "" && it.LimitKey == "" && it.Parent == "" && it.OrderKey == ""
 }
 
 // EnqueueConfig is the per-queue input of Enqueue.
@@ -112,6 +116,8 @@ type EnqueueResult struct {
 	Created, Due int64
 	// GroupWaiting: the created task waits for its group's turn.
 	GroupWaiting bool
+	// OrderWaiting: the created task waits for its order key.
+	OrderWaiting bool
 }
 
 // Enqueue creates items in one round trip: those that need no check inside
@@ -216,8 +222,8 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 	ks := make([]string, 0, 15+2*len(items))
 	ks = append(ks, q.k.Schedule(), q.k.Wakeup())
 	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info())
-	args := make([]string, 0, 3+15*len(items))
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info(), q.k.OrderHold(), q.k.OrderWait())
+	args := make([]string, 0, 3+16*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {
 		if it.RandomID == "" {
@@ -236,7 +242,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 		}
 		args = append(args, it.RandomID, itoa(taskIdx), itoa(idemIdx), fp, it.Type, rueidis.BinaryString(it.Payload),
 			itoa(it.Priority), itoa(it.MaxAttempts), ms(it.Timeout), strconv.FormatInt(it.RunAt, 10), ms(it.Delay), it.Group, it.LimitKey,
-			it.Trace, it.Parent)
+			it.Trace, it.Parent, it.OrderKey)
 	}
 	res, err := enqueueScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	if err != nil {
@@ -262,9 +268,10 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 		case 1:
 			r.Code, r.Status, r.Created = Created, StatusQueued, now
 			r.ID, err = q.idOfRef(ref)
-		case 4, 5:
+		case 4, 5, 6:
 			r.Code, r.Status, r.ID, r.Created = Created, StatusQueued, ref, now
 			r.GroupWaiting = code == 5
+			r.OrderWaiting = code == 6
 		case 3:
 			r.Code, r.Status, r.ID, r.Created = Created, StatusScheduled, ref, now
 			r.Due = it.RunAt

@@ -8,12 +8,14 @@
 -- KEYS[13]       gwait zset (tasks waiting for their group's turn)
 -- KEYS[14]       gcount hash (per group: admitted entries not started)
 -- KEYS[15]       info hash (fields b0..b9, for the depth bound)
--- KEYS[16..]     task hashes and idempotency records, referenced by index below
+-- KEYS[16]       ohold hash (per order key: the task in flight)
+-- KEYS[17]       owait zset (tasks waiting for their order key)
+-- KEYS[18..]     task hashes and idempotency records, referenced by index below
 --
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
 --                and is extended to this long after the task finishes)
--- ARGV[3]        N; then 15 values per task:
+-- ARGV[3]        N; then 16 values per task:
 --                random task id (used if it is scheduled or grouped), task
 --                key index, idempotency key index (0 = none), request
 --                fingerprint, type, payload, priority (0-9), max attempts,
@@ -21,7 +23,8 @@
 --                none), group ("" = none), limit key ("" = none), the
 --                submission's W3C traceparent ("" = none: entry field "x",
 --                hash field "trace"), the task awaiting it ("<id> <step>",
---                "" = none: entry field "a", hash field "parent")
+--                "" = none: entry field "a", hash field "parent"), the
+--                order key ("" = none)
 --
 -- A task due now is born as an entry of its band ("t" type, "p" payload,
 -- "m" max attempts, "o" timeout ms, "k" idempotency record hash): its id is
@@ -30,7 +33,9 @@
 -- random id, in the schedule zset. A task with a group or a limit key gets
 -- a hash under the random id too: due later it is SCHEDULED as above; due
 -- now it is QUEUED, its entry written from its hash (readd; a group's task
--- is admitted to its band, lib.lua's admit, or waits in gwait).
+-- is admitted to its band, lib.lua's admit, or waits in gwait). A task
+-- with an order key has a hash too, and enters so only when it holds its
+-- key (lib_order.lua's order_enter); else it waits in owait, QUEUED.
 -- Depth is what the bands hold (queued and running entries, not those
 -- acknowledged and left for a later trim) plus the schedule and gwait
 -- (lib.lua's queue_depth). An idempotency record holds
@@ -43,13 +48,15 @@
 --    4  created QUEUED with a hash (a group's or limit key's task), in its
 --       band: ref is the random id
 --    5  the same, waiting for its group's turn (in gwait)
+--    6  created QUEUED with a hash, waiting for its order key (in owait):
+--       ref is the random id
 --    2  idempotent replay: the key's record has the same fingerprint; ref
 --       is the record's
 --   -1  conflict: the key's record has another fingerprint; ref is the
 --       record's
 --   -2  queue full: depth would exceed max depth; nothing written
 
-local schedule, wakeup, gwait, gcount = KEYS[1], KEYS[2], KEYS[13], KEYS[14]
+local schedule, wakeup, gwait, gcount, ohold, owait = KEYS[1], KEYS[2], KEYS[13], KEYS[14], KEYS[16], KEYS[17]
 local maxDepth = tonumber(ARGV[1])
 local window = ARGV[2]
 local n = tonumber(ARGV[3])
@@ -57,14 +64,14 @@ local n = tonumber(ARGV[3])
 local now, nowS = now_ms()
 
 local depth = 0
-if maxDepth > 0 then depth = queue_depth(KEYS[15], 3, schedule, gwait) end
+if maxDepth > 0 then depth = queue_depth(KEYS[15], 3, schedule, gwait) + redis.call('ZCARD', owait) end
 local added, scheduled = 0, 0
 local out = {}
 for i = 0, n - 1 do
-  local a = 4 + i * 15
+  local a = 4 + i * 16
   local id, tk, ik, fp = ARGV[a], KEYS[tonumber(ARGV[a + 1])], tonumber(ARGV[a + 2]), ARGV[a + 3]
   local prio, runAt, delay, grp, lkey = ARGV[a + 6], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11], ARGV[a + 12]
-  local trace, parent = ARGV[a + 13], ARGV[a + 14]
+  local trace, parent, okey = ARGV[a + 13], ARGV[a + 14], ARGV[a + 15]
   local code, ret = nil, ''
   if ik > 0 then
     local v = redis.call('GET', KEYS[ik])
@@ -91,10 +98,15 @@ for i = 0, n - 1 do
       if lkey ~= '' then redis.call('HSET', tk, 'lkey', lkey) end
       if trace ~= '' then redis.call('HSET', tk, 'trace', trace) end
       if parent ~= '' then redis.call('HSET', tk, 'parent', parent) end
-      redis.call('ZADD', schedule, dueS, id)
-      scheduled = scheduled + 1
       code, ret, ref = 3, id, id
-    elseif grp ~= '' or lkey ~= '' then
+      if okey ~= '' and not order_enter(ohold, owait, tk, string.sub(id, -26), okey, due) then
+        redis.call('HDEL', tk, 'due')
+        code = 6
+      else
+        redis.call('ZADD', schedule, dueS, id)
+        scheduled = scheduled + 1
+      end
+    elseif grp ~= '' or lkey ~= '' or okey ~= '' then
       redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'QUEUED',
         'max_att', ARGV[a + 7], 'timeout', ARGV[a + 8], 'created', nowS)
       if ik > 0 then redis.call('HSET', tk, 'idem', string.sub(KEYS[ik], -64)) end
@@ -102,7 +114,10 @@ for i = 0, n - 1 do
       if trace ~= '' then redis.call('HSET', tk, 'trace', trace) end
       if parent ~= '' then redis.call('HSET', tk, 'parent', parent) end
       code, ret, ref = 4, id, id
-      if grp == '' then
+      if okey ~= '' and not order_enter(ohold, owait, tk, string.sub(id, -26), okey, 0) then
+        if grp ~= '' then redis.call('HSET', tk, 'group', grp) end
+        code = 6
+      elseif grp == '' then
         readd(KEYS[3 + tonumber(prio)], tk, id)
       else
         redis.call('HSET', tk, 'group', grp)

@@ -126,7 +126,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 			}
 		}
 	}
-	ks = append(ks, q.k.Progress())
+	ks = append(ks, q.k.OrderHold(), q.k.OrderWait(), q.k.Progress())
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	out, err := res.AsStrSlice()
 	if err != nil {

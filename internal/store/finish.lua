@@ -12,6 +12,8 @@
 -- KEYS[17+i]     item i's task hash (1..N; it ends with the task's ULID)
 -- KEYS[17+N+j]   idempotency records and workflow hashes, referenced by
 --                index below
+-- KEYS[#KEYS-2]  ohold hash (per order key: the task in flight)
+-- KEYS[#KEYS-1]  owait zset (tasks waiting for their order key)
 -- KEYS[#KEYS]    progress hash (the reports of running executions, by ULID)
 --
 -- ARGV[1]        consumer group
@@ -73,7 +75,9 @@
 -- are removed with their packed records (up to 8 entries per call; the
 -- scheduler trims the rest, and by count); a hash expires by itself. A DEAD task is dead-lettered and does not
 -- expire (the stream is capped by the scheduler, records with it); the
--- idempotency record is extended to the window. The entries are
+-- idempotency record is extended to the window. A task of an order key
+-- (kind "h") that ends — not a retry — passes its key to the next waiter
+-- (lib_order.lua's order_release). The entries are
 -- acknowledged and the bands trimmed (deleted at once when succeeded
 -- tasks are not kept: no record would tell a leftover entry from a new
 -- one).
@@ -93,6 +97,8 @@ local keepSucceeded = ARGV[6] == '1'
 local n = tonumber(ARGV[7])
 
 local now, nowS = now_ms()
+local ohold, owait = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
+local passed = false -- an order key was passed to a waiter: wake the scheduler
 
 local ulids = {}
 for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
@@ -244,6 +250,10 @@ for i = 1, n do
           if wprev ~= '' then fields[m + 5], fields[m + 6] = 'prev', wprev end
         end
       end
+      if kind == 'h' and res ~= 'SCHEDULED' and
+          order_release(ohold, owait, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now) then
+        passed = true
+      end
       if res == 'SUCCEEDED' and not keepSucceeded then
         redis.call('DEL', key)
       else
@@ -302,8 +312,6 @@ end
 if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
 if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
-if retried > 0 then
-  redis.call('HINCRBY', info, 'retried', retried)
-  redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1')
-end
+if retried > 0 then redis.call('HINCRBY', info, 'retried', retried) end
+if retried > 0 or passed then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
 return out

@@ -12,7 +12,9 @@
 --                schedule); then how long a steps hash made here is kept, ms
 --
 -- A candidate is promoted if its due time (its score) has passed on the
--- Redis clock and it is still SCHEDULED: an entry in its band, status QUEUED
+-- Redis clock and it is still SCHEDULED — or QUEUED with its order key
+-- passed to it (its "owait" member, which lib_order.lua's order_release
+-- took out of owait, goes) —: an entry in its band, status QUEUED
 -- (a task with a group enters under its group's window, or waits in gwait).
 -- A candidate no longer SCHEDULED (cancelled meanwhile) leaves the schedule.
 -- A suspended task (its "wait" field: suspend.lua) stops waiting: one
@@ -33,9 +35,10 @@ for i = 0, n - 1 do
   local id, tk = ARGV[3 + i], KEYS[14 + i]
   local due = redis.call('ZSCORE', schedule, id)
   if due and tonumber(due) <= now then
-    local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt', 'group', 'wait')
-    if f[1] == 'SCHEDULED' then
+    local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt', 'group', 'wait', 'owait')
+    if f[1] == 'SCHEDULED' or (f[1] == 'QUEUED' and f[7]) then
       redis.call('HSET', tk, 'status', 'QUEUED')
+      if f[7] then redis.call('HDEL', tk, 'owait') end
       if f[6] then
         redis.call('HDEL', tk, 'wait')
         redis.call('ZREM', KEYS[14 + 2 * n], id)

@@ -41,6 +41,10 @@ type Record struct {
 	// for its reserved start), "" when none does.
 	LimitKey  string
 	Throttled string
+	// OrderKey is the order key the task was submitted with, "" for none;
+	// OrderWaiting says it waits for its key (OrderWait).
+	OrderKey     string
+	OrderWaiting bool
 	// Wait is what a suspended task waits for, SCHEDULED until Due: "sleep
 	// <step>" or "signal <name>" (suspend.lua); "" otherwise.
 	Wait string
@@ -127,6 +131,7 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	r.Schedule, r.Tick = h[FieldSchedule], atoi64(h[FieldTick])
 	r.Group, r.GroupWaiting = h[FieldGroup], h[FieldGroupWait] != "" && r.Status == StatusQueued
 	r.LimitKey = h[FieldLimitKey]
+	r.OrderKey, r.OrderWaiting = h[FieldOrderKey], h[FieldOrderWait] != "" && r.Status == StatusQueued
 	if th := h[FieldThrottled]; th != "" && (r.Status == StatusQueued && h[FieldParked] != "" || r.Status == StatusScheduled) {
 		r.Throttled = th
 	}

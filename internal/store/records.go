@@ -304,6 +304,9 @@ type Counts struct {
 	// ScopeWaiting counts the QUEUED tasks full scoped concurrency limits
 	// hold back (ScopeWait).
 	ScopeWaiting int64
+	// OrderWaiting counts the QUEUED tasks waiting for their order key
+	// (OrderWait).
+	OrderWaiting int64
 	Running      int64
 	Dead         int64 // in the dead-letter stream
 	// Totals since the queue was created. Submitted is derived: every task
@@ -315,13 +318,14 @@ type Counts struct {
 // Counts reads what each queue of names holds, in one round trip.
 func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 	c := s.r
-	const per = 6 + 2*Bands
+	const per = 7 + 2*Bands
 	cmds := make(rueidis.Commands, 0, per*len(names))
 	for _, n := range names {
 		k := NewKeys(s.ns, n)
 		cmds = append(cmds, c.B().Hgetall().Key(k.Info()).Build(), c.B().Zcard().Key(k.Schedule()).Build(),
 			c.B().Xlen().Key(k.DLQ()).Build(), c.B().Zcard().Key(k.GroupWait()).Build(),
-			c.B().Zcard().Key(k.ScopeWait()).Build(), c.B().Zcard().Key(k.Suspended()).Build())
+			c.B().Zcard().Key(k.ScopeWait()).Build(), c.B().Zcard().Key(k.Suspended()).Build(),
+			c.B().Zcard().Key(k.OrderWait()).Build())
 		for p := range Bands {
 			cmds = append(cmds, c.B().Xlen().Key(k.Band(p)).Build(), c.B().Xpending().Key(k.Band(p)).Group(Group).Build())
 		}
@@ -346,11 +350,11 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		ct.Dead, _ = r[2].AsInt64()
 		var queued int64
 		for p := range Bands {
-			n, err := r[6+2*p].AsInt64()
+			n, err := r[7+2*p].AsInt64()
 			if err != nil {
 				return nil, err
 			}
-			pend, err := pendingCount(r[7+2*p])
+			pend, err := pendingCount(r[8+2*p])
 			if err != nil {
 				return nil, err
 			}
@@ -361,7 +365,8 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		ct.GroupWaiting, _ = r[3].AsInt64()
 		ct.ScopeWaiting, _ = r[4].AsInt64()
 		ct.Suspended, _ = r[5].AsInt64()
-		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.GroupWaiting+ct.ScopeWaiting+ct.Scheduled+ct.Running-
+		ct.OrderWaiting, _ = r[6].AsInt64()
+		ct.Submitted = max(0, ct.Succeeded+ct.Failed+ct.Cancelled+queued+ct.GroupWaiting+ct.ScopeWaiting+ct.OrderWaiting+ct.Scheduled+ct.Running-
 			num(InfoRequeued))
 	}
 	return out, nil

@@ -149,6 +149,24 @@ func (k Keys) Leases() string { return k.prefix + "leases" }
 // waiter in, so the bands interleave every group with work.
 func (k Keys) GroupWait() string { return k.prefix + "gwait" }
 
+// OrderHold is the hash of the order keys with a task in flight: field =
+// order key, value = the ULID of the one task of that key that may be
+// queued, scheduled or running (its holder); field OrderSeq counts the
+// waiters' sequence. A key's other tasks wait in OrderWait; the holder's end
+// (succeeded, dead, cancelled, deleted — not a retry) passes the key to the
+// next waiter, which enters the schedule due at once (or at its delay).
+func (k Keys) OrderHold() string { return k.prefix + "ohold" }
+
+// OrderWait is the sorted set of the tasks waiting for their order key:
+// equal scores, member OrderMember "<key>|<seq>|<due ms>|<ULID>" (seq 16
+// digits), so ZRANGEBYLEX walks a key's waiters in submission order. The
+// task's hash (status QUEUED) keeps its member in FieldOrderWait.
+func (k Keys) OrderWait() string { return k.prefix + "owait" }
+
+// OrderSeq is the field of OrderHold counting the waiters' sequence (no
+// order key is named so: names hold no "#").
+const OrderSeq = "#"
+
 // GroupCount is the hash of the entries each group has in the bands not
 // started yet (field = group, admitted entries carry EntryGroup).
 func (k Keys) GroupCount() string { return k.prefix + "gcount" }
@@ -231,6 +249,8 @@ const (
 	FieldGroup     = "group"     // the group (tenant) it was submitted with
 	FieldGroupWait = "gwait"     // its GroupWait member while it waits there
 	FieldLimitKey  = "lkey"      // the limit key it was submitted with
+	FieldOrderKey  = "okey"      // the order key it was submitted with
+	FieldOrderWait = "owait"     // its OrderWait member while it waits there
 	FieldParked    = "parked"    // its ScopeWait member while a scoped limit holds it back
 	FieldThrottled = "throttled" // the scope whose limit last held it back
 	FieldReserved  = "rslot"     // the scope whose rate it holds a reserved start of (SCHEDULED until then)

@@ -51,7 +51,7 @@ func TestLuaFields(t *testing.T) {
 	known := map[string]bool{}
 	for _, f := range []string{FieldType, FieldPayload, FieldPrio, FieldStatus, FieldAttempt, FieldMaxAtt, FieldTimeout,
 		FieldCreated, FieldRun, FieldCrashes, FieldStarted, FieldWorker, FieldDue, FieldResult, FieldError, FieldCancel,
-		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick, FieldUnique, FieldGroup, FieldGroupWait, FieldLimitKey, FieldParked, FieldThrottled, FieldReserved,
+		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick, FieldUnique, FieldGroup, FieldGroupWait, FieldLimitKey, FieldOrderKey, FieldOrderWait, FieldParked, FieldThrottled, FieldReserved,
 		FieldWorkflow, FieldStep, FieldPrev, FieldTrace, FieldParent, FieldWait, FieldResume, FieldEntry, WFStatus, WFCreated, WFFinished, WFCancel, WFNodes, WFTasks,
 		InfoPaused, InfoSucceeded, InfoRetried, InfoDead, InfoCancelled, InfoRequeued, InfoDone, LimitQueue, LimitRate, LimitTAT, LimitPause} {
 		known[f] = true

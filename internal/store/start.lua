@@ -16,6 +16,8 @@
 -- KEYS[13]       wakeup stream (the scheduler re-reads the earliest due time)
 -- KEYS[14]       limscope hash (the scoped limits: a task type's, a limit key's)
 -- KEYS[15..24]   band streams of priority 0..9
+-- KEYS[#KEYS-1]  ohold hash (per order key: the task in flight)
+-- KEYS[#KEYS]    owait zset (tasks waiting for their order key)
 -- KEYS[25..]     the task hash of each entry, in order (its last 26
 --                characters are the task's ULID)
 --
@@ -116,6 +118,7 @@
 local info, dlq, done, runs, fin, gwait, gcount = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local limits, use, leases, wait, schedule, wakeup = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 local sdefs = KEYS[14]
+local ohold, owait = KEYS[#KEYS - 1], KEYS[#KEYS]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
 local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
@@ -180,6 +183,7 @@ end
 -- end_cancelled ends task id (hash tk, of type typ; a step of the workflow
 -- in KEYS wfk, or nil) CANCELLED here, unstarted: its code, -2.
 local function end_cancelled(tk, id, typ, attempt, prio, wfk)
+  if order_release(ohold, owait, schedule, queue, redis.call('HGET', tk, 'okey'), string.sub(id, -26), now) then wake = true end
   redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
   redis.call('PEXPIRE', tk, retention)
   list_done(info, done, {id})
@@ -323,6 +327,7 @@ for i = 0, n - 1 do
       else
         local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
         local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
+        if order_release(ohold, owait, schedule, queue, redis.call('HGET', tk, 'okey'), ulid, now) then wake = true end
         redis.call('HSET', tk, 'status', 'DEAD', 'error', reason, 'finished', nowS, 'dead_id', did)
         dead = dead + 1
         code = -1

@@ -68,13 +68,15 @@ var (
 	libDone string
 	//go:embed lib_scope.lua
 	libScope string
+	//go:embed lib_order.lua
+	libOrder string
 	//go:embed lib_workflow.lua
 	libWorkflow string
 	// libSource is the store's library, by feature, in the order its
 	// definitions depend on one another: libFor takes from it what a
 	// script needs. It opens with the consumer-group recovery the queue
 	// primitive's scripts share (delivery.GroupLib).
-	libSource = delivery.GroupLib() + libCore + libGroup + libRun + libDone + libScope + libWorkflow
+	libSource = delivery.GroupLib() + libCore + libGroup + libOrder + libRun + libDone + libScope + libWorkflow
 	//go:embed enqueue.lua
 	enqueueSource string
 	//go:embed read.lua

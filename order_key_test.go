@@ -1,0 +1,252 @@
+package dtq_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dtq-dev/dtq"
+)
+
+// orderLog records, per order key, the starts and ends of its tasks'
+// executions: the order they started in and whether two ever overlapped.
+type orderLog struct {
+	mu       sync.Mutex
+	running  map[string]string   // key -> the task running now
+	starts   map[string][]int    // key -> seq of each start, in order
+	overlaps []string            // "key: a while b"
+	ran      map[string]struct{} // task ids that ran to an end
+}
+
+func newOrderLog() *orderLog {
+	return &orderLog{running: map[string]string{}, starts: map[string][]int{}, ran: map[string]struct{}{}}
+}
+
+type orderPayload struct {
+	Key string `json:"key"`
+	Seq int    `json:"seq"`
+}
+
+func (l *orderLog) begin(t *dtq.Task) orderPayload {
+	var p orderPayload
+	_ = json.Unmarshal(t.Payload, &p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if other, ok := l.running[p.Key]; ok {
+		l.overlaps = append(l.overlaps, fmt.Sprintf("%s: %s while %s", p.Key, t.ID, other))
+	}
+	l.running[p.Key] = t.ID
+	l.starts[p.Key] = append(l.starts[p.Key], p.Seq)
+	return p
+}
+
+func (l *orderLog) end(t *dtq.Task, p orderPayload) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running[p.Key] == t.ID {
+		delete(l.running, p.Key)
+	}
+}
+
+// check fails t when a key's tasks overlapped or started out of
+// submission order (a retry starts the same seq again, never an earlier).
+func (l *orderLog) check(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, o := range l.overlaps {
+		t.Errorf("overlap: %s", o)
+	}
+	for key, seqs := range l.starts {
+		for i := 1; i < len(seqs); i++ {
+			if seqs[i] < seqs[i-1] {
+				t.Errorf("key %s started out of order: %v", key, seqs)
+				break
+			}
+		}
+	}
+}
+
+// Tasks of one order key start one at a time in submission order, across
+// retries, a dead letter, a cancellation of a waiter, and a delay; keys run
+// side by side.
+func TestOrderKeyRunsInSubmissionOrder(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		log := newOrderLog()
+		var mu sync.Mutex
+		tries := map[string]int{}
+		e.worker(&dtq.WorkerConfig{Concurrency: 8}, map[string]dtq.HandlerFunc{
+			"step": func(_ context.Context, t *dtq.Task) (any, error) {
+				p := log.begin(t)
+				defer log.end(t, p)
+				time.Sleep(2 * time.Millisecond)
+				mu.Lock()
+				tries[t.ID]++
+				n := tries[t.ID]
+				mu.Unlock()
+				switch {
+				case p.Seq%7 == 3 && n == 1: // fails once: its key waits for its retry
+					return nil, dtq.RetryAfter(20*time.Millisecond, errors.New("first try"))
+				case p.Seq == 11: // goes DEAD: its key moves on
+					return nil, dtq.Permanent(errors.New("for good"))
+				}
+				return nil, nil
+			},
+		})
+		keys := []string{"acct-1", "acct-2", "acct-3"}
+		ids := map[string][]string{}
+		for seq := range 20 {
+			for _, k := range keys {
+				task := e.enqueue("step", orderPayload{k, seq}, &dtq.EnqueueOpts{OrderKey: k})
+				if task.OrderKey != k {
+					t.Fatalf("OrderKey %q, want %q", task.OrderKey, k)
+				}
+				ids[k] = append(ids[k], task.ID)
+			}
+		}
+		// a waiter cancelled leaves its key's line
+		cancelled := ids["acct-2"][19]
+		if _, err := e.c.Cancel(ctx, cancelled); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			for seq, id := range ids[k] {
+				want := dtq.StatusSucceeded
+				switch {
+				case id == cancelled:
+					want = dtq.StatusCancelled
+				case seq == 11:
+					want = dtq.StatusDead
+				}
+				task := e.waitStatus(id, want, 30*time.Second)
+				if task.OrderWaiting {
+					t.Errorf("%s: still order-waiting once %s", id, task.Status)
+				}
+			}
+		}
+		log.check(t)
+		for _, k := range keys {
+			want := 20 + 3 // 20 tasks, 3 of them retried once (seq 3, 10, 17)
+			if k == "acct-2" {
+				want-- // its last one cancelled before it ran
+			}
+			if got := len(log.starts[k]); got != want {
+				t.Errorf("key %s: %d starts, want %d: %v", k, got, want, log.starts[k])
+			}
+		}
+		st, err := dtq.NewAdmin(e.c).Stats(ctx, dtq.DefaultQueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.OrderWaiting != 0 || st.Queued != 0 {
+			t.Errorf("stats after: order waiting %d, queued %d", st.OrderWaiting, st.Queued)
+		}
+	})
+}
+
+// A waiting task says so (Get, Stats); the first task's delay delays the
+// whole key; a requeued dead letter enters its key again at the tail.
+func TestOrderKeyWaitingAndDelay(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		first := e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: "doc-9", Delay: 400 * time.Millisecond})
+		second := e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: "doc-9"})
+		other := e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: "doc-10"})
+		if first.Status != dtq.StatusScheduled || first.OrderWaiting {
+			t.Errorf("first: %s, order waiting %v; want SCHEDULED, holding its key", first.Status, first.OrderWaiting)
+		}
+		if second.Status != dtq.StatusQueued || !second.OrderWaiting {
+			t.Errorf("second: %s, order waiting %v; want QUEUED, waiting", second.Status, second.OrderWaiting)
+		}
+		if other.OrderWaiting {
+			t.Error("a task of another key waits")
+		}
+		if got, _ := e.c.Get(ctx, second.ID); got == nil || !got.OrderWaiting || got.OrderKey != "doc-9" {
+			t.Errorf("Get of the waiter: %+v", got)
+		}
+		st, err := dtq.NewAdmin(e.c).Stats(ctx, dtq.DefaultQueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.OrderWaiting != 1 || st.Queued != 2 {
+			t.Errorf("stats: order waiting %d, queued %d; want 1, 2", st.OrderWaiting, st.Queued)
+		}
+		var mu sync.Mutex
+		started := map[string]time.Time{}
+		e.worker(&dtq.WorkerConfig{Concurrency: 4}, map[string]dtq.HandlerFunc{
+			"k": func(_ context.Context, t *dtq.Task) (any, error) {
+				mu.Lock()
+				started[t.ID] = time.Now()
+				mu.Unlock()
+				return nil, nil
+			},
+		})
+		e.waitStatus(other.ID, dtq.StatusSucceeded, 10*time.Second)
+		e.waitStatus(second.ID, dtq.StatusSucceeded, 10*time.Second)
+		e.waitStatus(first.ID, dtq.StatusSucceeded, 10*time.Second)
+		mu.Lock()
+		if !started[first.ID].Before(started[second.ID]) {
+			t.Errorf("the second task started before the delayed first one of its key")
+		}
+		if !started[other.ID].Before(started[first.ID]) {
+			t.Errorf("another key waited for doc-9's delay")
+		}
+		mu.Unlock()
+	})
+}
+
+// A dead letter of an order key, requeued, waits for the key's task in
+// flight, then runs.
+func TestOrderKeyRequeueEntersAtTail(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		release := make(chan struct{})
+		e.worker(&dtq.WorkerConfig{Concurrency: 4}, map[string]dtq.HandlerFunc{
+			"die": func(context.Context, *dtq.Task) (any, error) { return nil, dtq.Permanent(errors.New("no")) },
+			"hold": func(ctx context.Context, _ *dtq.Task) (any, error) {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil, nil
+			},
+		})
+		dead := e.enqueue("die", nil, &dtq.EnqueueOpts{OrderKey: "k"})
+		e.waitStatus(dead.ID, dtq.StatusDead, 10*time.Second)
+		hold := e.enqueue("hold", nil, &dtq.EnqueueOpts{OrderKey: "k"})
+		e.waitStatus(hold.ID, dtq.StatusRunning, 10*time.Second)
+		if _, err := dtq.NewAdmin(e.c).Requeue(ctx, dead.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := e.c.Get(ctx, dead.ID); got == nil || got.Status != dtq.StatusQueued || !got.OrderWaiting {
+			t.Fatalf("requeued while its key runs: %+v, want QUEUED and order-waiting", got)
+		}
+		close(release)
+		e.waitStatus(hold.ID, dtq.StatusSucceeded, 10*time.Second)
+		e.waitStatus(dead.ID, dtq.StatusDead, 10*time.Second) // it ran again, and died again
+		if got, _ := e.c.Get(ctx, dead.ID); got == nil || len(got.History) != 2 {
+			t.Errorf("requeued dead letter: %+v, want 2 executions", got)
+		}
+	})
+}
+
+func TestOrderKeyValidation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		for _, o := range []dtq.EnqueueOpts{
+			{OrderKey: "bad key"},
+			{OrderKey: "k", Unique: &dtq.UniqueOpts{}},
+		} {
+			_, err := e.c.Enqueue(ctx, "t", nil, &o)
+			var ve *dtq.ValidationError
+			if !errors.As(err, &ve) || ve.Field != "order_key" {
+				t.Errorf("%+v: %v, want a ValidationError of order_key", o, err)
+			}
+		}
+	})
+}
