@@ -193,6 +193,7 @@ func runChildWorker() int {
 		return sum, nil
 	})
 	handleSuspending(w, id)
+	handleOrdered(w, id)
 	w.Start(context.Background())
 	fmt.Println("ready")
 	select {}

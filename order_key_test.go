@@ -250,3 +250,51 @@ func TestOrderKeyValidation(t *testing.T) {
 		}
 	})
 }
+
+// An HTTP worker's lease follows the order key too: of three tasks of one
+// key, a lease of ten gets the first; the second comes once it succeeded,
+// the third once the second failed for good.
+func TestOrderKeyLeases(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		var ids []string
+		for range 3 {
+			ids = append(ids, e.enqueue("http", nil, &dtq.EnqueueOpts{OrderKey: "acct"}).ID)
+		}
+		req := dtq.LeaseRequest{Worker: "w1", Max: 10, Wait: 50 * time.Millisecond}
+		first := e.lease(req, 1)[0]
+		if first.Task.ID != ids[0] {
+			t.Fatalf("leased %s, want the key's first %s", first.Task.ID, ids[0])
+		}
+		if ls, err := e.ls.Lease(ctx, req); err != nil || len(ls) != 0 {
+			t.Fatalf("a second lease while the key's first runs: %d, %v", len(ls), err)
+		}
+		if _, err := e.ls.CompleteLease(ctx, first.Token, nil); err != nil {
+			t.Fatal(err)
+		}
+		var second *dtq.Lease
+		eventually(t, 10*time.Second, "the key's second task leased", func() bool {
+			ls, err := e.ls.Lease(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ls) > 0 {
+				second = ls[0]
+			}
+			return second != nil
+		})
+		if second.Task.ID != ids[1] {
+			t.Fatalf("leased %s, want the key's second %s", second.Task.ID, ids[1])
+		}
+		if _, err := e.ls.FailLease(ctx, second.Token, dtq.LeaseFailure{Error: "no", Permanent: true}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "the key's third task leased after the second went dead", func() bool {
+			ls, err := e.ls.Lease(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(ls) == 1 && ls[0].Task.ID == ids[2]
+		})
+	})
+}
