@@ -304,6 +304,39 @@ func BenchmarkDrainGroups(b *testing.B) {
 	}
 }
 
+// BenchmarkDrainOrdered: BenchmarkDrain of tasks submitted with an order
+// key — 1,000 keys active at once, each task's key (i mod keys), so each
+// key has b.N/keys tasks in line — against none, at concurrency 50; the
+// enqueue is not measured. Issue 34's target: keys=1000 at least half of
+// keys=0's rate, in the same run.
+func BenchmarkDrainOrdered(b *testing.B) {
+	for _, keys := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			c, rc := benchClient(b)
+			reqs := make([]dtq.EnqueueRequest, 1000)
+			for done := 0; done < b.N; done += len(reqs) {
+				batch := reqs[:min(len(reqs), b.N-done)]
+				for i := range batch {
+					batch[i] = dtq.EnqueueRequest{Type: "noop", Payload: []byte(benchPayload)}
+					if keys > 0 {
+						batch[i].Opts = &dtq.EnqueueOpts{OrderKey: fmt.Sprintf("k%d", (done+i)%keys)}
+					}
+				}
+				res, err := c.EnqueueMany(context.Background(), batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range res {
+					if r.Err != nil {
+						b.Fatal(r.Err)
+					}
+				}
+			}
+			measure(b, rc, func() { drain(b, c, b.N, 50) })
+		})
+	}
+}
+
 // BenchmarkLifecycle: the whole life of a task — enqueue (50 goroutines)
 // and drain (concurrency 50) at once; Redis CPU per task covers enqueue +
 // claim + complete.

@@ -132,10 +132,16 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 	if err != nil {
 		return nil, err
 	}
-	if len(out) != len(items) {
+	if len(out) < len(items) {
 		return nil, unexpected("finish", out)
 	}
-	return out, replErr
+	if passed := out[len(items):]; len(passed) > 0 {
+		// Order keys passed on: their next tasks move into their bands now
+		// rather than at the scheduler's next pass (which does it, should
+		// this fail).
+		_, _, _ = q.promoteIDs(context.WithoutCancel(ctx), passed)
+	}
+	return out[:len(items)], replErr
 }
 
 // RenewItem is one running execution to renew.

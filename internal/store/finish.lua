@@ -88,7 +88,8 @@
 -- execution never matches.)
 --
 -- Returns one value per item: the new status (or the recorded one), or ""
--- when stale. (The caller publishes the lifecycle events.)
+-- when stale (the caller publishes the lifecycle events); then the ids of
+-- the waiters the ended tasks passed their order keys to, due now.
 
 local info, schedule, dlq, wakeup, done, runs, fin = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local group = ARGV[1]
@@ -98,7 +99,7 @@ local n = tonumber(ARGV[7])
 
 local now, nowS = now_ms()
 local ohold, owait = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
-local passed = false -- an order key was passed to a waiter: wake the scheduler
+local passedLater = false -- an order key was passed to a waiter due later: wake the scheduler
 
 local ulids = {}
 for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
@@ -250,9 +251,9 @@ for i = 1, n do
           if wprev ~= '' then fields[m + 5], fields[m + 6] = 'prev', wprev end
         end
       end
-      if kind == 'h' and res ~= 'SCHEDULED' and
-          order_release(ohold, owait, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now) then
-        passed = true
+      if kind == 'h' and res ~= 'SCHEDULED' then
+        local _, later = order_release(ohold, owait, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now)
+        if later then passedLater = true end
       end
       if res == 'SUCCEEDED' and not keepSucceeded then
         redis.call('DEL', key)
@@ -313,5 +314,9 @@ if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
 if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
 if retried > 0 then redis.call('HINCRBY', info, 'retried', retried) end
-if retried > 0 or passed then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
+if retried > 0 or passedLater then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
+-- the waiters the ended tasks passed their order keys to, due now: the
+-- caller moves them into their bands (promote.lua) — should it not, they
+-- are in the schedule, for the scheduler's next pass
+for _, id in ipairs(order_passed) do out[#out + 1] = id end
 return out

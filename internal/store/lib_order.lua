@@ -21,12 +21,18 @@ local function order_enter(ohold, owait, tk, ulid, okey, due)
   return false
 end
 
+-- order_passed lists the ids order_release scheduled due now, for a
+-- caller that moves them into their bands at once (Queue.Finish).
+local order_passed = {}
+
 -- order_release passes order key okey on from task ulid once that task has
 -- ended (nothing when it does not hold the key, or okey is nil): to the
 -- key's first waiter, which leaves owait and enters the schedule zset (as
 -- "<queue>-<ULID>") due at its own due time or now, so that the scheduler
 -- moves it into its band (promote.lua); with no waiter the key is free.
--- Returns true when it scheduled a waiter (the caller wakes the scheduler).
+-- Returns true when it scheduled a waiter (the caller wakes the scheduler,
+-- or moves those of order_passed in), and true again when that waiter is
+-- due later (its own delay: the scheduler must be woken).
 local function order_release(ohold, owait, schedule, queue, okey, ulid, now)
   if not okey or redis.call('HGET', ohold, okey) ~= ulid then return false end
   local nxt = waiters(owait, okey, '|', 1)
@@ -39,8 +45,10 @@ local function order_release(ohold, owait, schedule, queue, okey, ulid, now)
   redis.call('ZREM', owait, m)
   redis.call('HSET', ohold, okey, nu)
   local due = tonumber(string.match(m, '|(%d+)|[^|]*$') or '0') or 0
-  redis.call('ZADD', schedule, string.format('%d', math.max(now, due)), queue .. '-' .. nu)
-  return true
+  local id = queue .. '-' .. nu
+  redis.call('ZADD', schedule, string.format('%d', math.max(now, due)), id)
+  if due <= now then order_passed[#order_passed + 1] = id end
+  return true, due > now
 end
 
 -- order_leave takes task ulid (hash tk) out of its order key as it ends

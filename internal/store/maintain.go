@@ -22,6 +22,18 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	if len(ids) == 0 {
 		return 0, -1, false, nil
 	}
+	n, next, err := q.promoteIDs(ctx, ids)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return n, next, n == len(ids) && n == batch, nil
+}
+
+// promoteIDs runs promote.lua for ids, tasks of the schedule: those due
+// move into their bands. It returns how many moved and the time until the
+// earliest due time left (-1: none).
+func (q *Queue) promoteIDs(ctx context.Context, ids []string) (int, time.Duration, error) {
+	c := q.s.r
 	ks := make([]string, 0, 14+2*len(ids))
 	ks = append(ks, q.k.Schedule())
 	ks = q.k.bands(ks)
@@ -38,17 +50,16 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	args = append(args, ms(StepKeep))
 	v, err := promoteScript.Exec(ctx, c, ks, args).AsIntSlice()
 	if err != nil {
-		return 0, 0, false, err
+		return 0, 0, err
 	}
 	if len(v) != 2 {
-		return 0, 0, false, unexpected("promote", v)
+		return 0, 0, unexpected("promote", v)
 	}
 	next := time.Duration(v[1]) * time.Millisecond
 	if v[1] < 0 {
 		next = -1
 	}
-	n := int(v[0])
-	return n, next, n == len(ids) && n == batch, nil
+	return int(v[0]), next, nil
 }
 
 // LastWakeup returns the id of the queue's latest wakeup entry ("0-0" for
