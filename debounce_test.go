@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,6 +166,36 @@ func TestDebounceKeysIndependent(t *testing.T) {
 		res, err := e.c.Enqueue(t.Context(), "a", 9, &dtq.EnqueueOpts{Queue: "idle2", Debounce: &dtq.DebounceOpts{Key: "x", Period: time.Hour}})
 		if err != nil || res.Debounced {
 			t.Errorf("another queue: %+v %v, want a new task", res, err)
+		}
+	})
+}
+
+// 100 concurrent submissions of one key make one task: one creates it,
+// 99 join it.
+func TestDebounceUnderConcurrentSubmissions(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		var mu sync.Mutex
+		ids := map[string]int{}
+		joined := 0
+		var wg sync.WaitGroup
+		for i := range 100 {
+			wg.Go(func() {
+				res, err := e.c.Enqueue(t.Context(), "d", i, &dtq.EnqueueOpts{Queue: "idle", Debounce: &dtq.DebounceOpts{Key: "k", Period: time.Hour}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				ids[res.Task.ID]++
+				if res.Debounced {
+					joined++
+				}
+			})
+		}
+		wg.Wait()
+		if len(ids) != 1 || joined != 99 {
+			t.Errorf("%d tasks (%v), %d joined; want one task, 99 joined", len(ids), ids, joined)
 		}
 	})
 }
