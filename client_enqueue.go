@@ -71,7 +71,7 @@ type EnqueueOpts struct {
 	// Debounce makes the submission debounced (see DebounceOpts): it
 	// joins the pending task of its queue, type and key, if there is one
 	// (EnqueueResult.Debounced), and makes it due later. Exclusive with
-	// IdempotencyKey, Unique, Delay and RunAt. Defaults to none.
+	// IdempotencyKey, Unique, OrderKey, Delay and RunAt. Defaults to none.
 	Debounce *DebounceOpts
 
 	// parent is "<task id> <step>" of the task awaiting this one (Child):

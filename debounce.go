@@ -53,6 +53,8 @@ func checkDebounce(o *EnqueueOpts) error {
 		return invalid("debounce", "and idempotency_key are exclusive")
 	case o.Unique != nil:
 		return invalid("debounce", "and unique are exclusive")
+	case o.OrderKey != "":
+		return invalid("debounce", "and order_key are exclusive")
 	case o.Delay != 0 || !o.RunAt.IsZero():
 		return invalid("debounce", "and delay/run_at are exclusive: the debounce decides when the task is due")
 	case d.Key == "" || len(d.Key) > MaxDebounceKey || !utf8.ValidString(d.Key):

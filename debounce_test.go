@@ -226,6 +226,7 @@ func TestDebounceValidation(t *testing.T) {
 			{"debounce.max_wait", with(func(o *dtq.EnqueueOpts) { o.Debounce.MaxWait = dtq.MaxDelay + time.Second })},
 			{"debounce", with(func(o *dtq.EnqueueOpts) { o.IdempotencyKey = "i" })},
 			{"debounce", with(func(o *dtq.EnqueueOpts) { o.Unique = &dtq.UniqueOpts{} })},
+			{"debounce", with(func(o *dtq.EnqueueOpts) { o.OrderKey = "o" })},
 			{"debounce", with(func(o *dtq.EnqueueOpts) { o.Delay = time.Second })},
 			{"debounce", with(func(o *dtq.EnqueueOpts) { o.RunAt = time.Now().Add(time.Hour) })},
 		} {
