@@ -25,7 +25,7 @@ func (e *env) keysOf(queue string) []string {
 
 // A queue that holds work is not deleted without Force; with it, nothing of
 // the queue is left in Redis — task hashes, finished records, dead letters,
-// schedules, unique locks and idempotency records included — and a new
+// schedules, unique locks, debounced tasks and idempotency records included — and a new
 // submission with an old idempotency key makes a new task.
 func TestDeleteQueue(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
@@ -61,6 +61,7 @@ func TestDeleteQueue(t *testing.T) {
 		}
 		later := e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: q, Delay: time.Hour, IdempotencyKey: "k2"})
 		e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: q, Unique: &dtq.UniqueOpts{Key: "u"}})
+		e.enqueue("ok", nil, &dtq.EnqueueOpts{Queue: q, Debounce: &dtq.DebounceOpts{Key: "d", Period: time.Hour}})
 		if _, err := dtq.NewAdmin(e.c).UpsertSchedule(ctx, dtq.Schedule{Name: "nightly", Queue: q, Cron: "@daily", TaskType: "ok"}); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestDeleteQueue(t *testing.T) {
 
 		_, err = dtq.NewAdmin(e.c).DeleteQueue(ctx, q, nil)
 		var ne *dtq.QueueNotEmptyError
-		if !errors.As(err, &ne) || !errors.Is(err, dtq.ErrQueueNotEmpty) || ne.Queued != 2 || ne.Scheduled != 2 || ne.Dead != 1 || ne.Running != 0 {
+		if !errors.As(err, &ne) || !errors.Is(err, dtq.ErrQueueNotEmpty) || ne.Queued != 2 || ne.Scheduled != 3 || ne.Dead != 1 || ne.Running != 0 {
 			t.Fatalf("DeleteQueue without Force: %v (%+v)", err, ne)
 		}
 		if _, err := e.c.Get(ctx, later.ID); err != nil {
@@ -78,7 +79,7 @@ func TestDeleteQueue(t *testing.T) {
 		}
 
 		got, err := dtq.NewAdmin(e.c).DeleteQueue(ctx, q, &dtq.DeleteQueueOpts{Force: true})
-		if err != nil || got.Queued != 2 || got.Scheduled != 2 || got.Dead != 1 {
+		if err != nil || got.Queued != 2 || got.Scheduled != 3 || got.Dead != 1 {
 			t.Fatalf("DeleteQueue with Force: %+v, %v", got, err)
 		}
 		if ks := e.keysOf(q); len(ks) != 0 {

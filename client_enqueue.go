@@ -68,6 +68,12 @@ type EnqueueOpts struct {
 	// Exclusive with IdempotencyKey.
 	Unique *UniqueOpts
 
+	// Debounce makes the submission debounced (see DebounceOpts): it
+	// joins the pending task of its queue, type and key, if there is one
+	// (EnqueueResult.Debounced), and makes it due later. Exclusive with
+	// IdempotencyKey, Unique, OrderKey, Delay and RunAt. Defaults to none.
+	Debounce *DebounceOpts
+
 	// parent is "<task id> <step>" of the task awaiting this one (Child):
 	// it is woken when this one ends.
 	parent string
@@ -132,6 +138,10 @@ type EnqueueResult struct {
 	// or another task holds the lock of a unique one: Task is that
 	// original task, as it is now.
 	Duplicate bool
+	// Debounced is set when the submission joined the pending task of its
+	// debounce key instead of creating one: Task is that task as it is
+	// now, with the payload it will run with.
+	Debounced bool
 }
 
 // Enqueue submits a task of taskType with payload (marshalled to JSON; a
@@ -166,6 +176,9 @@ func (c *engine) enqueueOne(ctx context.Context, q *queueState, item store.Enque
 	if opts != nil && opts.Unique != nil {
 		states, _ := checkUnique(opts.Unique, opts.IdempotencyKey) // checked by prepare
 		return c.enqueueUnique(ctx, q, item, opts, states)
+	}
+	if opts != nil && opts.Debounce != nil {
+		return c.enqueueDebounced(ctx, q, item, opts)
 	}
 	var res store.EnqueueResult
 	var err error
@@ -218,7 +231,7 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 			continue
 		}
 		item.Trace = trace
-		if r.Opts != nil && r.Opts.Unique != nil {
+		if r.Opts != nil && (r.Opts.Unique != nil || r.Opts.Debounce != nil) {
 			unique = append(unique, i) // one call each, below
 			continue
 		}
@@ -313,6 +326,9 @@ func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queu
 		return nil, item, invalid("idempotency_key", "must be valid UTF-8 of at most %d bytes", MaxIdempotencyKey)
 	}
 	if _, err := checkUnique(o.Unique, o.IdempotencyKey); err != nil {
+		return nil, item, err
+	}
+	if err := checkDebounce(&o); err != nil {
 		return nil, item, err
 	}
 	if o.Group != "" && !keys.ValidName(o.Group) {

@@ -153,3 +153,23 @@ func ExampleUniqueOpts() {
 	fmt.Println(a.Duplicate, b.Duplicate, b.Task.ID == a.Task.ID, c.Duplicate)
 	// Output: false true true false
 }
+
+// Submissions of one debounce key within the period become one task, which
+// runs once the key has been quiet for the period, with the last payload.
+func ExampleDebounceOpts() {
+	ctx := context.Background()
+	ran := make(chan string, 1)
+	client, stop := start(nil, map[string]dtq.HandlerFunc{
+		"reindex": func(_ context.Context, t *dtq.Task) (any, error) {
+			ran <- string(t.Payload)
+			return nil, nil
+		},
+	})
+	defer stop()
+
+	debounce := &dtq.EnqueueOpts{Debounce: &dtq.DebounceOpts{Key: "doc-7", Period: 100 * time.Millisecond}}
+	a, _ := client.Enqueue(ctx, "reindex", map[string]int{"edit": 1}, debounce)
+	b, _ := client.Enqueue(ctx, "reindex", map[string]int{"edit": 2}, debounce)
+	fmt.Println(a.Debounced, b.Debounced, b.Task.ID == a.Task.ID, <-ran)
+	// Output: false true true {"edit":2}
+}

@@ -136,6 +136,9 @@ type Task struct {
 	// it: an idempotent replay's original, or the task holding a unique
 	// task's lock (EnqueueResult.Duplicate).
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Debounced is set on the task a debounced Enqueue joined instead of
+	// creating one (EnqueueResult.Debounced).
+	Debounced bool `json:"debounced,omitempty"`
 
 	run     int    // execution number (the fence of this worker's run)
 	band    int    // priority band of the stream entry being run

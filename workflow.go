@@ -41,8 +41,8 @@ type Node struct {
 
 // NodeTask is the task of a task node. Opts may set Priority, MaxAttempts
 // and Timeout (a workflow's tasks run in its queue; they take no delay,
-// run-at, idempotency key, unique lock, fairness group (EnqueueOpts.Group)
-// or limit key of their own).
+// run-at, idempotency key, unique lock, debounce, fairness group
+// (EnqueueOpts.Group) or limit key of their own).
 type NodeTask struct {
 	Type    string
 	Payload any
@@ -245,6 +245,8 @@ func (p *planner) task(n *store.PlanNode, t *NodeTask, path string) error {
 		return invalid(path+".delay", "and run_at are not taken by a workflow's task: it starts when its turn comes")
 	case o.IdempotencyKey != "" || o.Unique != nil:
 		return invalid(path+".idempotency_key", "and unique are not taken by a workflow's task")
+	case o.Debounce != nil:
+		return invalid(path+".debounce", "is not taken by a workflow's task")
 	case o.Group != "" || o.LimitKey != "":
 		return invalid(path+".group", "and limit_key are not taken by a workflow's task (its task type's limits apply)")
 	case o.OrderKey != "":

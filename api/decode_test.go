@@ -132,7 +132,7 @@ func TestShapes(t *testing.T) {
 	for _, f := range s.fields {
 		names = append(names, f.name)
 	}
-	if !s.object || strings.Join(names, ",") != "task_type,payload,queue,priority,delay_seconds,max_attempts,timeout_seconds,unique,group,limit_key,order_key" {
+	if !s.object || strings.Join(names, ",") != "task_type,payload,queue,priority,delay_seconds,max_attempts,timeout_seconds,unique,debounce,group,limit_key,order_key" {
 		t.Fatalf("submission: %v", names)
 	}
 	if p := s.fields[1].shape; p != free {
@@ -140,6 +140,9 @@ func TestShapes(t *testing.T) {
 	}
 	if u := s.fields[7].shape; !u.object || len(u.fields) != 3 || u.fields[1].shape.object {
 		t.Errorf("unique: %+v", u)
+	}
+	if d := s.fields[8].shape; !d.object || len(d.fields) != 4 {
+		t.Errorf("debounce: %+v", d)
 	}
 	if sh := shapeOf(reflect.TypeFor[*wire.ScheduleBody]()); !sh.object || len(sh.fields) != 10 {
 		t.Errorf("ScheduleBody: %+v", sh)

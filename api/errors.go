@@ -159,7 +159,7 @@ func mqField(f string) string {
 // httpField names an engine field as the HTTP API spells it (the last
 // part of a path, "root.chain[0].task.timeout", too).
 func httpField(f string) string {
-	if i := strings.LastIndexByte(f, '.'); i >= 0 && f != "unique.period" {
+	if i := strings.LastIndexByte(f, '.'); i >= 0 && f != "unique.period" && f != "debounce.period" && f != "debounce.max_wait" {
 		return f[:i+1] + httpField(f[i+1:])
 	}
 	switch f {
@@ -171,6 +171,10 @@ func httpField(f string) string {
 		return "the Idempotency-Key header"
 	case "unique.period":
 		return "unique.period_seconds"
+	case "debounce.period":
+		return "debounce.period_seconds"
+	case "debounce.max_wait":
+		return "debounce.max_wait_seconds"
 	case "per":
 		return "per_seconds"
 	case "wait":

@@ -375,6 +375,16 @@ func (p *prober) tasks(e *env) string {
 	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","unique":{"states":["DONE"]}}`)
 	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","unique":{"period_seconds":0.5}}`)
 	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","unique":{}}`, "Idempotency-Key", "k-u")
+	deb := func(n int) string {
+		return `{"task_type":"echo","queue":"idle","payload":{"d":` + strconv.Itoa(n) + `},"debounce":{"key":"doc-7","period_seconds":3600,"max_wait_seconds":7200}}`
+	}
+	pending := p.do(e, 201, opSubmit, "/api/v1/tasks", deb(1))
+	if r := p.do(e, 200, opSubmit, "/api/v1/tasks", deb(2)); r.str("id") != pending.str("id") || r.body["debounced"] != true ||
+		r.body["status"] != "SCHEDULED" || string(r.raw) == "" || r.body["payload"].(map[string]any)["d"] != float64(2) {
+		p.t.Errorf("debounced submission: %s, want %s joined (debounced true) with payload {\"d\":2}", r.raw, pending.str("id"))
+	}
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","debounce":{"key":"k","period_seconds":1,"max_wait_seconds":0.5}}`)
+	p.do(e, 400, opSubmit, "/api/v1/tasks", `{"task_type":"echo","debounce":{"key":"k","period_seconds":1}}`, "Idempotency-Key", "k-d")
 	idle := `{"task_type":"echo","queue":"idle"}` // no worker takes it
 	p.do(e, 201, opSubmit, "/api/v1/tasks", idle, "Idempotency-Key", "k2")
 	p.do(e, 409, opSubmit, "/api/v1/tasks", idle, "Idempotency-Key", "k2")

@@ -38,6 +38,28 @@ func uniqueOpts(u *wire.Unique) (*dtq.UniqueOpts, error) {
 	return o, nil
 }
 
+// debounceOpts turns a submission's "debounce" object into the engine's.
+func debounceOpts(d *wire.Debounce) (*dtq.DebounceOpts, error) {
+	if d == nil {
+		return nil, nil
+	}
+	o := &dtq.DebounceOpts{Key: d.Key, KeepFirst: d.KeepFirst}
+	if !given(d.PeriodSeconds) {
+		return nil, invalidField("debounce.period_seconds", "is required")
+	}
+	p, err := secondsField("debounce.period_seconds", d.PeriodSeconds)
+	if err != nil {
+		return nil, err
+	}
+	o.Period = p
+	if given(d.MaxWaitSeconds) {
+		if o.MaxWait, err = secondsField("debounce.max_wait_seconds", d.MaxWaitSeconds); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
 // request turns a submission into engine arguments, naming a bad field.
 func request(b *wire.Submission, idemKey string) (dtq.EnqueueRequest, error) {
 	if b.TaskType == nil {
@@ -92,6 +114,9 @@ func request(b *wire.Submission, idemKey string) (dtq.EnqueueRequest, error) {
 		return dtq.EnqueueRequest{}, err
 	}
 	o.Unique = u
+	if o.Debounce, err = debounceOpts(b.Debounce); err != nil {
+		return dtq.EnqueueRequest{}, err
+	}
 	if b.Group != nil { // null: none, as the field left out
 		if *b.Group == "" {
 			return dtq.EnqueueRequest{}, invalidField("group", `must be `+keys.NameRule+` (got ""; leave it out for none)`)
@@ -166,7 +191,8 @@ func shorten(raw json.RawMessage) string {
 // submit: POST /api/v1/tasks → 201 + task; with Idempotency-Key, a replay
 // → 200 + the original task (409 while it is still queued, scheduled or
 // running; 410 once it has expired); the same key with a different body →
-// 422.
+// 422. A debounced submission that joined the pending task → 200 + that
+// task (debounced).
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	var b wire.Submission
 	if err := readJSON(w, r, s.cfg.MaxBodyBytes, &b); err != nil {
@@ -185,6 +211,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case res.Debounced: // the pending task it joined, as it is now
+		writeJSON(w, http.StatusOK, taskOf(res.Task))
 	case !res.Duplicate:
 		w.Header().Set("Location", "/api/v1/tasks/"+res.Task.ID)
 		writeJSON(w, http.StatusCreated, taskOf(res.Task))
@@ -240,8 +268,8 @@ func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		status := http.StatusCreated
-		if res[k].Duplicate {
-			status = http.StatusOK // a unique task's holder (a batch takes no idempotency key)
+		if res[k].Duplicate || res[k].Debounced {
+			status = http.StatusOK // a unique task's holder, a debounced task joined (a batch takes no idempotency key)
 		}
 		out[i] = wire.BatchItem{Status: status, Task: taskOf(res[k].Task)}
 	}

@@ -62,6 +62,14 @@ func TestSubmitRejectsBadInput(t *testing.T) {
 			{"zero attempts", `{"task_type":"echo","max_attempts":0}`, "", 400, "max_attempts"},
 			{"zero timeout", `{"task_type":"echo","timeout_seconds":0}`, "", 400, "timeout_seconds"},
 			{"bad queue name", `{"task_type":"echo","queue":"a b{c}"}`, "", 400, "queue"},
+			{"debounce without key", `{"task_type":"echo","debounce":{"period_seconds":1}}`, "", 400, "debounce.key"},
+			{"debounce without period", `{"task_type":"echo","debounce":{"key":"k"}}`, "", 400, "debounce.period_seconds"},
+			{"debounce period 0", `{"task_type":"echo","debounce":{"key":"k","period_seconds":0}}`, "", 400, "debounce.period_seconds"},
+			{"debounce period a string", `{"task_type":"echo","debounce":{"key":"k","period_seconds":"2s"}}`, "", 400, "debounce.period_seconds"},
+			{"debounce max wait short", `{"task_type":"echo","debounce":{"key":"k","period_seconds":2,"max_wait_seconds":1}}`, "", 400, "debounce.max_wait_seconds"},
+			{"debounce and delay", `{"task_type":"echo","delay_seconds":1,"debounce":{"key":"k","period_seconds":1}}`, "", 400, "debounce"},
+			{"debounce and unique", `{"task_type":"echo","unique":{},"debounce":{"key":"k","period_seconds":1}}`, "", 400, "debounce"},
+			{"debounce unknown field", `{"task_type":"echo","debounce":{"key":"k","period":"2s"}}`, "", 400, "debounce.period"},
 			{"payload too large", `{"task_type":"echo","payload":"` + strings.Repeat("x", 2000) + `"}`, "", 413, "payload"},
 			{"body too large", `{"task_type":"echo","payload":"` + strings.Repeat("x", 5000) + `"}`, "", 413, "body"},
 			{"text content type", `{"task_type":"echo"}`, "text/plain", 415, "application/json"},
@@ -93,6 +101,35 @@ func TestSubmitRejectsBadInput(t *testing.T) {
 		}
 		// A charset parameter is fine.
 		e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"echo"}`, "Content-Type", "application/json; charset=utf-8")
+	})
+}
+
+// A debounced submission answers 201 when it created the task and 200
+// with that task (debounced, its new payload) when it joined it; in a
+// batch too.
+func TestDebouncedSubmit(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		body := func(n int) string {
+			return fmt.Sprintf(`{"task_type":"echo","queue":"idle","payload":%d,"debounce":{"key":"doc-7","period_seconds":3600,"keep_first":%v}}`, n, n == 3)
+		}
+		first := e.must(http.StatusCreated, "POST", "/api/v1/tasks", body(1))
+		if first.body["debounced"] != nil || first.str("status") != "SCHEDULED" || first.header.Get("Location") == "" {
+			t.Fatalf("created: %s", first.raw)
+		}
+		joined := e.must(http.StatusOK, "POST", "/api/v1/tasks", body(2))
+		if joined.str("id") != first.str("id") || joined.body["debounced"] != true || joined.body["payload"] != 2.0 {
+			t.Fatalf("joined: %s, want %s with payload 2", joined.raw, first.str("id"))
+		}
+		if kept := e.must(http.StatusOK, "POST", "/api/v1/tasks", body(3)); kept.body["payload"] != 2.0 {
+			t.Fatalf("keep_first: %s, want payload 2", kept.raw)
+		}
+		r := e.must(http.StatusOK, "POST", "/api/v1/tasks/batch", `{"tasks":[`+body(4)+`,`+body(5)+`]}`)
+		for _, it := range r.body["results"].([]any) {
+			item := it.(map[string]any)
+			if item["status"] != 200.0 || item["task"].(map[string]any)["id"] != first.str("id") {
+				t.Errorf("batch item: %v, want 200 with %s", item, first.str("id"))
+			}
+		}
 	})
 }
 

@@ -20,6 +20,7 @@ type Submission struct {
 	MaxAttempts    json.RawMessage `json:"max_attempts,omitempty"`
 	TimeoutSeconds json.RawMessage `json:"timeout_seconds,omitempty"`
 	Unique         *Unique         `json:"unique,omitempty"`
+	Debounce       *Debounce       `json:"debounce,omitempty"`
 	Group          *string         `json:"group,omitempty"`
 	LimitKey       *string         `json:"limit_key,omitempty"`
 	OrderKey       *string         `json:"order_key,omitempty"`
@@ -33,6 +34,16 @@ type Unique struct {
 	States []string `json:"states,omitempty"`
 	// PeriodSeconds is a number of seconds.
 	PeriodSeconds json.RawMessage `json:"period_seconds,omitempty"`
+}
+
+// Debounce is a Submission's "debounce" object: the submissions of one
+// queue, type and key within the period become one task.
+type Debounce struct {
+	Key string `json:"key"`
+	// PeriodSeconds and MaxWaitSeconds are numbers of seconds.
+	PeriodSeconds  json.RawMessage `json:"period_seconds,omitempty"`
+	MaxWaitSeconds json.RawMessage `json:"max_wait_seconds,omitempty"`
+	KeepFirst      bool            `json:"keep_first,omitempty"`
 }
 
 // BatchRequest is the body of POST /api/v1/tasks/batch.
@@ -98,7 +109,10 @@ type Task struct {
 	Suspended *Suspension `json:"suspended,omitempty"`
 	// Duplicate is set on a task a submission returned without creating it
 	// (an idempotent replay's original, a unique task's lock holder).
-	Duplicate      bool    `json:"duplicate,omitempty"`
+	Duplicate bool `json:"duplicate,omitempty"`
+	// Debounced is set on the task a debounced submission joined instead
+	// of creating one.
+	Debounced      bool    `json:"debounced,omitempty"`
 	TimeoutSeconds float64 `json:"timeout_seconds"`
 	CreatedAt      Time    `json:"created_at"`
 	ScheduledAt    *Time   `json:"scheduled_at,omitempty"`

@@ -32,6 +32,12 @@ type submitOptions struct {
 	group          string
 	limitKey       string
 	orderKey       string
+	// debounce: --debounce-key, --debounce-period, --debounce-max-wait,
+	// --debounce-keep-first
+	debounceKey       string
+	debouncePeriod    time.Duration
+	debounceMaxWait   time.Duration
+	debounceKeepFirst bool
 }
 
 // newSubmitCmd builds `dtq submit TYPE`: POST /api/v1/tasks.
@@ -55,12 +61,20 @@ multiple of the period): a task submitted in the next period is never a
 duplicate of one in this period. For at most one task per period whatever
 became of the first, add the end states, as in the last example. A finished
 task holds its lock only while it is kept (the server's --retention,
-24h by default; 0 deletes a succeeded task, and its lock, at once).`,
+24h by default; 0 deletes a succeeded task, and its lock, at once).
+
+A debounced submission (--debounce-key and --debounce-period) joins the
+pending task of its queue, type and key, if there is one: the submissions
+that come while it is pending become that one task, which runs once the key
+has been quiet for --debounce-period, or --debounce-max-wait after the first
+submission, whichever is earlier, with the last payload (the first with
+--debounce-keep-first). The answer is that task: "joined" when it existed.`,
 		Example: `  dtq submit email.send --payload '{"to":"a@example.com"}' --priority 7
   dtq submit report.build --payload-file job.json --delay 10m --max-attempts 5
   dtq submit report.build --payload '{"id":7}' --group customer-42
   echo '{"n":1}' | dtq submit echo -
   dtq submit reindex --payload '{"doc":7}' --unique
+  dtq submit reindex --payload '{"doc":7,"rev":12}' --debounce-key doc-7 --debounce-period 2s --debounce-max-wait 10s
   dtq submit digest.send --unique-key user-7 --unique-period 24h \
     --unique-states QUEUED,SCHEDULED,RUNNING,SUCCEEDED,DEAD,CANCELLED`,
 		Args: cobra.RangeArgs(1, 2),
@@ -91,6 +105,8 @@ task holds its lock only while it is kept (the server's --retention,
 			}, func() error {
 				verb := "submitted"
 				switch {
+				case ans.status == http.StatusOK && task.Debounced:
+					verb = "joined the pending debounced task"
 				case ans.status == http.StatusOK && body.Unique != nil:
 					verb = "not submitted: a unique task holds the lock:"
 				case ans.status == http.StatusOK:
@@ -120,6 +136,10 @@ task holds its lock only while it is kept (the server's --retention,
 	f.StringVar(&o.group, "group", "", "serve the task fairly among the groups (tenants) with work: its group's name")
 	f.StringVar(&o.limitKey, "limit-key", "", "put the task under the limits of this key (dtq limit set QUEUE --limit-key)")
 	f.StringVar(&o.orderKey, "order-key", "", "run the task after every earlier task of this key has ended, one at a time")
+	f.StringVar(&o.debounceKey, "debounce-key", "", "debounce: join the pending task of this key (and type and queue) instead of creating one (needs --debounce-period)")
+	f.DurationVar(&o.debouncePeriod, "debounce-period", 0, "debounce: run the task once its key has been quiet this long")
+	f.DurationVar(&o.debounceMaxWait, "debounce-max-wait", 0, "debounce: run the task at most this long after its first submission (default no bound)")
+	f.BoolVar(&o.debounceKeepFirst, "debounce-keep-first", false, "debounce: keep the pending task's payload instead of this one (default: the last payload wins)")
 	cmd.MarkFlagsMutuallyExclusive("payload", "payload-file")
 	addAPIFlags(cmd, &o.api)
 	return cmd
@@ -196,6 +216,15 @@ func (o *submitOptions) body(cmd *cobra.Command, taskType string) (*wire.Submiss
 		}
 		if changed("unique-period") {
 			b.Unique.PeriodSeconds = number(o.uniquePeriod.Seconds())
+		}
+	}
+	if changed("debounce-key") || changed("debounce-period") || changed("debounce-max-wait") || changed("debounce-keep-first") {
+		if !changed("debounce-key") || !changed("debounce-period") {
+			return nil, fmt.Errorf("a debounced submission needs --debounce-key and --debounce-period")
+		}
+		b.Debounce = &wire.Debounce{Key: o.debounceKey, PeriodSeconds: number(o.debouncePeriod.Seconds()), KeepFirst: o.debounceKeepFirst}
+		if changed("debounce-max-wait") {
+			b.Debounce.MaxWaitSeconds = number(o.debounceMaxWait.Seconds())
 		}
 	}
 	return b, nil

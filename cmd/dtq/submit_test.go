@@ -109,6 +109,8 @@ func TestSubmitChecksLocally(t *testing.T) {
 		{[]string{"--delay", "soon"}, `invalid argument "soon" for "--delay"`},
 		{[]string{"--payload", "1", "--payload-file", "x"}, "[payload payload-file] were all set"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--debounce-key", "k"}, "needs --debounce-key and --debounce-period"},
+		{[]string{"--debounce-period", "2s", "--debounce-keep-first"}, "needs --debounce-key and --debounce-period"},
 	} {
 		e.fails(append([]string{"submit", "echo"}, tc.args...), tc.want)
 	}
@@ -182,6 +184,33 @@ func TestSubmitUnique(t *testing.T) {
 		}
 		e.fails([]string{"submit", "echo", "--unique-period", "10ms"}, "400 invalid_field: unique.period_seconds")
 		e.fails([]string{"submit", "echo", "--unique", "--idempotency-key", "x"}, "400 invalid_field: unique")
+	})
+}
+
+// A debounced submission prints "submitted" when it created the task and
+// "joined" when it joined the pending one; the flags come together.
+func TestSubmitDebounce(t *testing.T) {
+	forEachAPI(t, &apiEnvOpts{noWorker: true}, func(t *testing.T, e *apiEnv) {
+		deb := []string{"--debounce-key", "doc-7", "--debounce-period", "1h", "--debounce-max-wait", "2h"}
+		out := e.ok(append([]string{"submit", "echo", "--payload", "1"}, deb...)...)
+		if !strings.HasPrefix(out, "submitted ") || !strings.Contains(out, "SCHEDULED") {
+			t.Fatalf("first debounced submit printed %q", out)
+		}
+		id := strings.Fields(lines(out)[0])[1]
+		out = e.ok(append([]string{"submit", "echo", "--payload", "2"}, deb...)...)
+		if !strings.HasPrefix(out, "joined the pending debounced task "+id) {
+			t.Errorf("second debounced submit printed %q", out)
+		}
+		v := e.json(append([]string{"submit", "echo", "--payload", "3", "--debounce-keep-first"}, deb...)...)
+		if v["debounced"] != true || v["id"] != id || v["payload"] != 2.0 {
+			t.Errorf("--debounce-keep-first: %v, want %s with payload 2", v, id)
+		}
+		if v := e.json("submit", "echo", "--payload", "4", "--debounce-key", "doc-8", "--debounce-period", "1h"); v["debounced"] != nil || v["id"] == id {
+			t.Errorf("another key: %v", v)
+		}
+		e.fails([]string{"submit", "echo", "--debounce-key", "k", "--debounce-period", "2s", "--debounce-max-wait", "1s"}, "400 invalid_field: debounce.max_wait_seconds")
+		e.fails([]string{"submit", "echo", "--debounce-key", "k", "--debounce-period", "2s", "--idempotency-key", "x"}, "400 invalid_field: debounce")
+		e.fails([]string{"submit", "echo", "--debounce-key", "k", "--debounce-period", "0s"}, "400 invalid_field: debounce.period_seconds")
 	})
 }
 

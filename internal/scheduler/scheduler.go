@@ -48,6 +48,8 @@ type Scheduler struct {
 	wake chan error
 	// uniqCursor is where the sweep of unique locks goes on.
 	uniqCursor string
+	// debounceCursor is where the sweep of debounced tasks goes on.
+	debounceCursor string
 	// groupCursor is where the sweep of groups goes on (the last group
 	// visited; "" from the first).
 	groupCursor string
@@ -119,6 +121,7 @@ func (s *Scheduler) lead(ctx context.Context, lock store.Lock) {
 			}
 			trimDue = err == nil && n >= trimLimit
 			s.sweepUnique(ctx)
+			s.sweepDebounce(ctx)
 			s.sweepGroups(ctx)
 			s.sweepProgress(ctx)
 			s.sweepScopes(ctx)
@@ -194,6 +197,29 @@ func (s *Scheduler) sweepUnique(ctx context.Context) {
 			return
 		}
 		s.uniqCursor = next
+		if next == "0" {
+			return
+		}
+	}
+}
+
+// sweepDebounce deletes the debounce fields of tasks no longer pending
+// (come due, cancelled, gone): a whole scan of the queue's fields per pass,
+// up to trimLimit of them (a pass that stops short goes on from its cursor
+// at the next).
+func (s *Scheduler) sweepDebounce(ctx context.Context) {
+	if s.debounceCursor == "" {
+		s.debounceCursor = "0"
+	}
+	for range trimLimit / 500 {
+		next, _, err := s.Queue.SweepDebounce(ctx, s.debounceCursor, 500)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.Log.Warn("sweeping debounced tasks failed", "error", err)
+			}
+			return
+		}
+		s.debounceCursor = next
 		if next == "0" {
 			return
 		}

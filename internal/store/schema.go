@@ -130,6 +130,14 @@ func (k Keys) PeriodicFired() string { return k.prefix + "periodic:fired" }
 // value = the task id holding it (see unique.lua).
 func (k Keys) Unique() string { return k.prefix + "uniq" }
 
+// Debounce is the hash of the queue's debounced tasks still pending: field
+// = the debounce identity (hex, of the task type and the key), value
+// "<task id> <first submission ms> <due ms>" (see debounce.lua). A field
+// whose task has come due, was cancelled or is gone means nothing: the
+// next submission of its identity replaces it, and the scheduler's sweep
+// (debounce_sweep.lua) deletes it.
+func (k Keys) Debounce() string { return k.prefix + "debounce" }
+
 // Limits is the hash of the queue's flow-control limits (Limit* fields,
 // see lease.lua): a concurrency limit across every worker, a rate limit,
 // a pause.

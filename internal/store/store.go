@@ -141,7 +141,8 @@ var (
 var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScript, finishScript, renewScript,
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript,
 	dropScript, dropSweepScript, leaseScript, gpromoteScript, gsweepScript, scopeScript, workflowScript, workflowCancelScript,
-	progressScript, stepScript, suspendScript, signalScript, wakeScript}
+	progressScript, stepScript, suspendScript, signalScript, wakeScript,
+	debounceScript, debounceSweepScript}
 
 // ScriptSHA returns the SHA1 by which EVALSHA calls the script of this
 // name ("start" for start.lua), "" for none: for tests that fail a
