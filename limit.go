@@ -28,6 +28,45 @@ type LimitSpec struct {
 	Rate  int64
 	Per   time.Duration
 	Burst int64
+	// OnFull is what the start of a task does when the concurrency limit
+	// is full — of a task type's or a limit key's limit (SetTypeLimits,
+	// SetKeyLimits; a queue's own limits wait): WaitWhenFull (the default)
+	// or CancelRunning, CancelNewest, ReplaceWaiting
+	// (docs/flow-control.md, "When a limit is full"). Needs MaxRunning.
+	OnFull OnFull
+}
+
+// OnFull is the rule of a full concurrency limit (LimitSpec.OnFull).
+type OnFull string
+
+// The rules of a full concurrency limit, Hatchet's set.
+const (
+	// WaitWhenFull: the task waits QUEUED until a task under the limit
+	// ends (the default).
+	WaitWhenFull OnFull = "queue"
+	// CancelRunning ("cancel in progress"): the oldest run under the limit
+	// is cancelled, and the task starts once it has ended.
+	CancelRunning OnFull = "cancel_running"
+	// CancelNewest ("refuse the newest"): the task is CANCELLED at its
+	// start, with error "cancelled: limit <scope> full"; the runs go on.
+	CancelNewest OnFull = "cancel_newest"
+	// ReplaceWaiting ("keep the newest queued"): the task waits, and the
+	// tasks that waited for the limit before it are CANCELLED.
+	ReplaceWaiting OnFull = "replace_waiting"
+)
+
+// onFullLetters maps OnFull to the store's letters.
+var onFullLetters = map[OnFull]string{"": store.OnFullWait, WaitWhenFull: store.OnFullWait,
+	CancelRunning: store.OnFullCancelRunning, CancelNewest: store.OnFullCancelNewest, ReplaceWaiting: store.OnFullReplaceWaiting}
+
+// onFullOf is the OnFull of a store letter.
+func onFullOf(letter string) OnFull {
+	for o, l := range onFullLetters {
+		if l == letter && o != "" {
+			return o
+		}
+	}
+	return WaitWhenFull
 }
 
 // LimitInfo is a queue's limits and their use.
@@ -77,6 +116,9 @@ type LimitInfo struct {
 func (a *Admin) SetLimits(ctx context.Context, queue string, spec LimitSpec) error {
 	if err := checkLimits(spec); err != nil {
 		return err
+	}
+	if spec.OnFull != "" && spec.OnFull != WaitWhenFull {
+		return invalid("on_full", "is for a task type's or a limit key's limits: a queue's own wait when full")
 	}
 	return a.putLimits(ctx, queue, spec)
 }
@@ -136,6 +178,12 @@ func checkLimits(spec LimitSpec) error {
 		return invalid("per", "must be whole milliseconds from %v to %v (got %v)", MinRatePer, MaxRatePer, spec.Per)
 	case spec.Burst < 0 || spec.Burst > max(spec.Rate, 1):
 		return invalid("burst", "must be from 1 to the rate, %d (got %d)", spec.Rate, spec.Burst)
+	}
+	if _, ok := onFullLetters[spec.OnFull]; !ok {
+		return invalid("on_full", "must be %q, %q, %q or %q (got %q)", WaitWhenFull, CancelRunning, CancelNewest, ReplaceWaiting, spec.OnFull)
+	}
+	if spec.OnFull != "" && spec.OnFull != WaitWhenFull && spec.MaxRunning == 0 {
+		return invalid("on_full", "needs max_running: it is what a start does when the concurrency limit is full")
 	}
 	return nil
 }

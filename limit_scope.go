@@ -36,6 +36,8 @@ type ScopeLimitInfo struct {
 	Burst   int64         `json:"burst,omitempty"`
 	// PausedUntil is set while a RetryAfter of one of its tasks holds it.
 	PausedUntil *time.Time `json:"paused_until,omitempty"`
+	// OnFull is what a start does when its concurrency limit is full.
+	OnFull OnFull `json:"on_full"`
 }
 
 // SetTypeLimits replaces the limits of queue's tasks of taskType with
@@ -110,9 +112,12 @@ func (c *engine) setScopeLimits(ctx context.Context, queue, scope, what string, 
 		per = 0
 	}
 	detail := fmt.Sprintf("%s max_running=%d %s", what, spec.MaxRunning, rateDetail(spec))
+	if spec.OnFull != "" && spec.OnFull != WaitWhenFull {
+		detail += " on_full=" + string(spec.OnFull)
+	}
 	return c.setLimits(ctx, queue, detail, func(q *store.Queue) error {
 		return q.SetScopeLimit(ctx, store.ScopeDef{Scope: scope, MaxRunning: spec.MaxRunning, Rate: spec.Rate, Per: per,
-			Burst: max(spec.Burst, 1)})
+			Burst: max(spec.Burst, 1), OnFull: onFullLetters[spec.OnFull]})
 	})
 }
 
@@ -124,7 +129,8 @@ func (c *engine) scopeInfos(ctx context.Context, queue string) ([]ScopeLimitInfo
 	}
 	out := make([]ScopeLimitInfo, len(ss))
 	for i, s := range ss {
-		info := ScopeLimitInfo{MaxRunning: s.MaxRunning, InUse: s.InUse, Waiting: s.Waiting, Rate: s.Rate, Per: s.Per}
+		info := ScopeLimitInfo{MaxRunning: s.MaxRunning, InUse: s.InUse, Waiting: s.Waiting, Rate: s.Rate, Per: s.Per,
+			OnFull: onFullOf(s.OnFull)}
 		if s.Rate > 0 {
 			info.Burst = s.Burst
 		}

@@ -156,7 +156,7 @@ func limitOf(l *dtq.LimitInfo) wire.Limit {
 		Burst: l.Burst, PausedUntil: wiretime.Ptr(l.PausedUntil)}
 	for _, s := range l.Scopes {
 		sv := wire.ScopeLimit{TaskType: s.TaskType, LimitKey: s.LimitKey, MaxRunning: s.MaxRunning, InUse: s.InUse, Waiting: s.Waiting,
-			Rate: s.Rate, Burst: s.Burst, PausedUntil: wiretime.Ptr(s.PausedUntil)}
+			Rate: s.Rate, Burst: s.Burst, PausedUntil: wiretime.Ptr(s.PausedUntil), OnFull: string(s.OnFull)}
 		if s.Rate > 0 {
 			sv.PerSeconds = s.Per.Seconds()
 		}

@@ -134,6 +134,9 @@ func (s *Server) readLimitBody(w http.ResponseWriter, r *http.Request) (dtq.Limi
 			spec.Burst = *b.Burst
 		}
 	}
+	if b.OnFull != nil {
+		spec.OnFull = dtq.OnFull(*b.OnFull)
+	}
 	return spec, true
 }
 

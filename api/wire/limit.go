@@ -12,6 +12,10 @@ type LimitRequest struct {
 	// PerSeconds is a number of seconds (1 when left out).
 	PerSeconds json.RawMessage `json:"per_seconds,omitempty"`
 	Burst      *int64          `json:"burst,omitempty"`
+	// OnFull is what a start does when the concurrency limit is full (a
+	// task type's or limit key's limits): "queue" (the default),
+	// "cancel_running", "cancel_newest" or "replace_waiting".
+	OnFull *string `json:"on_full,omitempty"`
 }
 
 // Limit is a queue's limits and their use.
@@ -39,6 +43,7 @@ type ScopeLimit struct {
 	PerSeconds  float64 `json:"per_seconds,omitempty"`
 	Burst       int64   `json:"burst,omitempty"`
 	PausedUntil *Time   `json:"paused_until,omitempty"`
+	OnFull      string  `json:"on_full"`
 }
 
 // LimitList is the answer of GET /api/v1/limits.

@@ -96,6 +96,7 @@ func newLimitListCmd(out io.Writer, api *apiOptions) *cobra.Command {
 func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	var maxRunning, rate, burst int64
 	var per time.Duration
+	var onFull string
 	var sf scopeFlags
 	cmd := &cobra.Command{
 		Use:   "set QUEUE",
@@ -125,6 +126,9 @@ func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 			if body.MaxRunning == nil && body.Rate == nil {
 				return fmt.Errorf("give --max-running, --rate or both (dtq limit rm removes the limits)")
 			}
+			if cmd.Flags().Changed("on-full") {
+				body.OnFull = &onFull
+			}
 			path, err := sf.path(cmd, name)
 			if err != nil {
 				return err
@@ -140,6 +144,8 @@ func newLimitSetCmd(out io.Writer, api *apiOptions) *cobra.Command {
 	f.Int64Var(&rate, "rate", 0, "at most this many of the queue's tasks starting per --per")
 	f.DurationVar(&per, "per", time.Second, "the rate's period")
 	f.Int64Var(&burst, "burst", 1, "the most starts at once after an idle spell (1 to --rate)")
+	f.StringVar(&onFull, "on-full", "queue", "what a start does when the concurrency limit of a --type or --limit-key is full: "+
+		"queue (wait), cancel_running (cancel the oldest running), cancel_newest (cancel this one), replace_waiting (cancel those waiting)")
 	sf.add(cmd)
 	return cmd
 }
@@ -160,6 +166,9 @@ func printLimit(out io.Writer, l *wire.Limit) error {
 			of = "limit key " + sc.LimitKey
 		}
 		lim := describeLimit(sc.MaxRunning, sc.InUse, sc.Rate, sc.PerSeconds, sc.Burst)
+		if sc.OnFull != "" && sc.OnFull != "queue" {
+			lim += ", when full: " + sc.OnFull
+		}
 		if _, err := fmt.Fprintf(out, "  %s: %s, %d waiting\n", of, lim, sc.Waiting); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/delivery"
@@ -569,6 +570,7 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 	}
 	ks = append(ks, wfKeys...)
 	ks = append(ks, q.k.OrderHold(), q.k.OrderWait())
+	args = append(args, q.k.Cancels())
 	res, err := startScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	var nre *NotReplicatedError
 	if err != nil && !errors.As(err, &nre) {
@@ -588,14 +590,26 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		return nil, unexpected("start", flat)
 	}
 	started, _ := flat[4*len(entries)].ToString()
-	if waiters := flat[4*len(entries)+1:]; len(waiters) > 0 {
-		// The starts gave their groups room: their next waiters move in.
-		// Should this fail, the scheduler's SweepGroups does it.
-		ms := make([]string, len(waiters))
-		for i, w := range waiters {
-			ms[i], _ = w.ToString()
+	if tail := flat[4*len(entries)+1:]; len(tail) > 0 {
+		// The starts gave their groups room: their next waiters move in
+		// (should this fail, the scheduler's SweepGroups does it). Those
+		// marked "x:" are waiters a limit that replaces its waiting tasks
+		// replaced: they are cancelled (should this fail, they wait on).
+		var ms, replaced []string
+		for _, w := range tail {
+			s, _ := w.ToString()
+			if id, ok := strings.CutPrefix(s, "x:"); ok {
+				replaced = append(replaced, id)
+			} else {
+				ms = append(ms, s)
+			}
 		}
-		_, _ = q.promoteWaiters(ctx, ms)
+		if len(ms) > 0 {
+			_, _ = q.promoteWaiters(ctx, ms)
+		}
+		for _, id := range replaced {
+			_, _, _ = q.Cancel(context.WithoutCancel(ctx), id, cfg.Retention)
+		}
 	}
 	out := make([]Started, len(entries))
 	for i := range entries {

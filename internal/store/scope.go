@@ -28,7 +28,19 @@ type ScopeDef struct {
 	Rate       int64         // at most Rate starts per Per; 0: none
 	Per        time.Duration // the rate's period
 	Burst      int64         // the most starts at once within the rate (≥ 1)
+	// OnFull is what a start does when the concurrency limit is full: ""
+	// (or OnFullWait) it waits; OnFullCancelRunning, OnFullCancelNewest,
+	// OnFullReplaceWaiting (lib_scope.lua's letters).
+	OnFull string
 }
+
+// The rules of a full scoped concurrency limit (ScopeDef.OnFull).
+const (
+	OnFullWait           = "q" // the task waits QUEUED for a lease
+	OnFullCancelRunning  = "r" // the oldest run under it is cancelled; the task waits for its lease
+	OnFullCancelNewest   = "n" // the task is cancelled at its start
+	OnFullReplaceWaiting = "w" // the task waits; those waiting before it are cancelled
+)
 
 // ScopeState is a scoped limit with what it holds now.
 type ScopeState struct {
@@ -39,23 +51,32 @@ type ScopeState struct {
 }
 
 func (d ScopeDef) value() string {
-	return strconv.FormatInt(d.MaxRunning, 10) + "/" + strconv.FormatInt(d.Rate, 10) + "/" +
+	v := strconv.FormatInt(d.MaxRunning, 10) + "/" + strconv.FormatInt(d.Rate, 10) + "/" +
 		strconv.FormatInt(d.Per.Milliseconds(), 10) + "/" + strconv.FormatInt(max(1, d.Burst), 10)
+	if d.OnFull != "" && d.OnFull != OnFullWait {
+		v += "/" + d.OnFull // (the value of before otherwise)
+	}
+	return v
 }
 
 func parseScopeDef(scope, v string) (ScopeDef, bool) {
 	p := strings.Split(v, "/")
-	if len(p) != 4 {
+	if len(p) != 4 && len(p) != 5 {
 		return ScopeDef{}, false
 	}
 	n := make([]int64, 4)
-	for i, s := range p {
+	for i, s := range p[:4] {
 		var err error
 		if n[i], err = strconv.ParseInt(s, 10, 64); err != nil {
 			return ScopeDef{}, false
 		}
 	}
-	return ScopeDef{Scope: scope, MaxRunning: n[0], Rate: n[1], Per: time.Duration(n[2]) * time.Millisecond, Burst: n[3]}, true
+	d := ScopeDef{Scope: scope, MaxRunning: n[0], Rate: n[1], Per: time.Duration(n[2]) * time.Millisecond, Burst: n[3],
+		OnFull: OnFullWait}
+	if len(p) == 5 {
+		d.OnFull = p[4]
+	}
+	return d, true
 }
 
 // SetScopeLimit replaces the scoped limit of d.Scope (one with neither a

@@ -29,6 +29,7 @@
 -- ARGV[5]        retention of finished tasks, ms
 -- ARGV[6]        the queue's name (a task's id is "<queue>-<ULID>")
 -- ARGV[7]        scoped lease lifetime, ms (the visibility timeout)
+-- ARGV[9+3N]     cancels channel (a limit that cancels its oldest run)
 -- ARGV[8]        N; then 3 values per entry: band, entry id, and how it
 --                came: a letter for its kind — "b" the task was born as this
 --                entry (which carries no "i"), "h" an entry written again for
@@ -109,7 +110,12 @@
 --   deleted (a running task's duplicate is left to its execution), skipped
 --
 -- Returns 4 values per entry — code, run, attempt, crashes — then the start
--- time (Unix ms), then the gwait members to move into the bands. Code is 1 when started (the caller publishes the RUNNING
+-- time (Unix ms), then the gwait members to move into the bands, then
+-- "x:<id>" for each waiter a full limit that replaces its waiting tasks
+-- ("w") replaced (the caller cancels them). A full limit that cancels the
+-- newest ("n") ends the task here CANCELLED; one that cancels its oldest
+-- run ("r") requests that run's cancellation (scope_cancel_oldest) and
+-- holds the task back as a full limit does. Code is 1 when started (the caller publishes the RUNNING
 -- event), 0 when skipped, -1 when it went DEAD, -2 when it went CANCELLED
 -- (events of both published here), 3 when a scoped concurrency limit holds
 -- it back, 4 when a scoped rate or pause defers it. The band an entry came
@@ -124,6 +130,8 @@ local maxCrashes = tonumber(ARGV[3])
 local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
 local ttl = tonumber(ARGV[7])
 local n = tonumber(ARGV[8])
+local cancels = ARGV[9 + 3 * n]
+local replaced = {} -- ids of waiters a start of a "replace the waiting" limit replaces (the caller cancels them)
 
 local now, nowS = now_ms()
 local inf = redis.call('HMGET', info, 'paused', 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
@@ -153,12 +161,28 @@ local function giveback(band, tk, id, eid, prio, born, grp)
 end
 
 local swept, wake = false, false
+-- end_cancelled ends task id (hash tk, of type typ; a step of the workflow
+-- in KEYS wfk, or nil) CANCELLED here, unstarted, with error why (nil:
+-- "cancelled"): its code, -2.
+local function end_cancelled(tk, id, typ, attempt, prio, wfk, why)
+  if order_release(ohold, owait, schedule, queue, redis.call('HGET', tk, 'okey'), string.sub(id, -26), now) then wake = true end
+  redis.call('HSET', tk, 'status', 'CANCELLED', 'error', why or 'cancelled', 'finished', nowS)
+  redis.call('PEXPIRE', tk, retention)
+  list_done(info, done, {id})
+  cancelled = cancelled + 1
+  events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
+  if wfk then
+    wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'CANCELLED', nil, why or 'cancelled')
+  end
+  return -2
+end
+
 local NO_SCOPES = {} -- an entry's scopes when the queue has no scoped limit (never written)
 -- held checks the scoped limits of a task about to start (scopes): nil
 -- when it may (its leases and tokens taken), else it is held back — its
 -- hash made from its entry when born — and its code (3 waiting in limwait
 -- for a lease, 4 SCHEDULED for its reserved rate slot or a pause's end).
-local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved)
+local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved, wfk)
   if #scopes == 0 then return nil end
   if not swept then
     scope_sweep(use, leases, now)
@@ -169,6 +193,16 @@ local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved)
   if born then copy_spec(tk, band, eid, prio) end
   ack_del(band, group, eid)
   if why == 'wait' then
+    -- the limit's rule when full (its OnFull letter, in at here)
+    if at == 'n' then
+      -- cancel the newest: this task ends here, unstarted
+      local f = redis.call('HMGET', tk, 'type', 'attempt')
+      return end_cancelled(tk, id, f[1] or '', f[2] or '0', prio, wfk, 'cancelled: limit ' .. scope .. ' full')
+    end
+    if at == 'r' then scope_cancel_oldest(leases, runs, scope, queue, cancels) end
+    if at == 'w' then
+      for _, m in ipairs(scope_waiters(wait, scope, 100)) do replaced[#replaced + 1] = queue .. '-' .. string.sub(m, -26) end
+    end
     scope_park(wait, use, tk, id, prio, scope)
     return 3
   end
@@ -180,26 +214,12 @@ local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved)
   return 4
 end
 
--- end_cancelled ends task id (hash tk, of type typ; a step of the workflow
--- in KEYS wfk, or nil) CANCELLED here, unstarted: its code, -2.
-local function end_cancelled(tk, id, typ, attempt, prio, wfk)
-  if order_release(ohold, owait, schedule, queue, redis.call('HGET', tk, 'okey'), string.sub(id, -26), now) then wake = true end
-  redis.call('HSET', tk, 'status', 'CANCELLED', 'error', 'cancelled', 'finished', nowS)
-  redis.call('PEXPIRE', tk, retention)
-  list_done(info, done, {id})
-  cancelled = cancelled + 1
-  events[#events + 1] = id .. '\tCANCELLED\t' .. typ .. '\t' .. attempt .. '\t' .. prio .. '\t' .. nowS
-  if wfk then
-    wf_task_end(wfk, 15, queue, retention, true, redis.call('HGET', tk, 'wstep'), id, 'CANCELLED', nil, 'cancelled')
-  end
-  return -2
-end
 
 -- start_born starts a task born as its entry, in its first run, unless
 -- its scoped limits hold it back: the code, run, attempt and crashes to
 -- answer.
-local function start_born(scopes, tk, id, ulid, band, eid, prio)
-  local code = held(scopes, tk, id, ulid, '1', band, eid, prio, true)
+local function start_born(scopes, tk, id, ulid, band, eid, prio, wfk)
+  local code = held(scopes, tk, id, ulid, '1', band, eid, prio, true, nil, wfk)
   if code then return code, '', '', '' end
   starts[#starts + 1] = ulid
   starts[#starts + 1] = '1|1|0|' .. nowS .. '|0|' .. worker
@@ -293,7 +313,7 @@ for i = 0, n - 1 do
     -- pass hands it on after the visibility timeout, counting the crash
   elseif born and mode == '0' and not paused and not rv then
     -- the common case: a new task's first start
-    code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
+    code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio, wfk)
   elseif mode == '3' then
     local m = entry_fields(band, eid) or {}
     local parts = {}
@@ -346,7 +366,7 @@ for i = 0, n - 1 do
       run, attempt, crashes = '', '', ''
     else
       run = tostring(tonumber(rs.run) + 1)
-      code = held(scopes, tk, id, ulid, run, band, eid, prio, not typ, nil)
+      code = held(scopes, tk, id, ulid, run, band, eid, prio, not typ, nil, wfk)
       if code then
         -- its limit is full (the lost run's lease expired and a start took
         -- the slot): it waits as a new task would, its next start keeping
@@ -375,7 +395,7 @@ for i = 0, n - 1 do
     if paused or mode == '2' or giveAfter then
       giveback(band, tk, id, eid, prio, true)
     else -- claimed and not started yet (a blocking read's entries)
-      code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio)
+      code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio, wfk)
     end
   else
     local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot', 'resume')
@@ -386,7 +406,7 @@ for i = 0, n - 1 do
     if f[1] == 'QUEUED' and (paused or mode == '2' or giveAfter) then
       giveback(band, tk, id, eid, prio, false, grp)
     elseif f[1] == 'QUEUED' then
-      code = held(scopes, tk, id, ulid, tostring(tonumber(f[2] or '0') + 1), band, eid, prio, false, f[6])
+      code = held(scopes, tk, id, ulid, tostring(tonumber(f[2] or '0') + 1), band, eid, prio, false, f[6], wfk)
       if not code then
         if f[6] or #scopes > 0 then redis.call('HDEL', tk, 'rslot', 'throttled') end
         run = tostring(tonumber(f[2] or '0') + 1)
@@ -415,6 +435,7 @@ out[#out + 1] = nowS
 for grp, r in pairs(room) do
   for _, m in ipairs(group_waiters(gwait, grp, r)) do out[#out + 1] = m end
 end
+for _, id in ipairs(replaced) do out[#out + 1] = 'x:' .. id end
 
 if #starts > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(starts)) end
 if wake then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
