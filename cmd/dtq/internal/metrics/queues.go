@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// CollectQueues adds dtq_queue_depth, dtq_queue_suspended and
-// dtq_queue_paused, read from client (Admin.Queues: every queue of its
+// CollectQueues adds dtq_queue_depth, dtq_queue_waiting,
+// dtq_queue_suspended and dtq_queue_paused, read from client (Admin.Queues: every queue of its
 // namespace) at each scrape, within Config.ScrapeTimeout. When that read
 // fails the scrape has none of them (nothing stale) and
 // dtq_redis_errors_total{op="queues"} counts it. Call it once, with the
@@ -28,6 +28,9 @@ var (
 	suspendedDesc = prometheus.NewDesc("dtq_queue_suspended",
 		"Suspended tasks of a queue now (a durable sleep, a wait for a signal): part of dtq_queue_depth{state=\"scheduled\"}; all workers of the namespace.",
 		[]string{"queue"}, nil)
+	waitingDesc = prometheus.NewDesc("dtq_queue_waiting",
+		"QUEUED tasks of a queue held back from its priority bands now, by what holds them: group (waiting for their group's turn), limit (a task type's or limit key's full concurrency limit), order_key (the earlier tasks of their order key); not in dtq_queue_depth{state=\"queued\"}; all workers of the namespace.",
+		[]string{"queue", "reason"}, nil)
 	pausedDesc = prometheus.NewDesc("dtq_queue_paused",
 		"1 if the queue is paused (workers start none of its tasks), else 0.",
 		[]string{"queue"}, nil)
@@ -41,6 +44,7 @@ type queueCollector struct {
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- depthDesc
+	ch <- waitingDesc
 	ch <- suspendedDesc
 	ch <- pausedDesc
 }
@@ -66,6 +70,7 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	paused := map[string]bool{}
 	suspended := map[string]int64{}
+	waiting := map[string]*[3]int64{} // group, limit, order_key
 	var names []string
 	for _, s := range stats {
 		name := q.m.queues.get(s.Name)
@@ -74,6 +79,11 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		paused[name] = paused[name] || s.Paused
 		suspended[name] += s.Suspended
+		if waiting[name] == nil {
+			waiting[name] = &[3]int64{}
+		}
+		w := waiting[name]
+		w[0], w[1], w[2] = w[0]+s.GroupWaiting, w[1]+s.LimitWaiting, w[2]+s.OrderWaiting
 		for p, n := range s.QueuedByPriority {
 			add(key{name, "queued", strconv.Itoa(p)}, n)
 		}
@@ -86,6 +96,9 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, name := range names {
 		ch <- prometheus.MustNewConstMetric(suspendedDesc, prometheus.GaugeValue, float64(suspended[name]), name)
+		for i, reason := range []string{"group", "limit", "order_key"} {
+			ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(waiting[name][i]), name, reason)
+		}
 	}
 	for _, name := range names {
 		v := 0.0

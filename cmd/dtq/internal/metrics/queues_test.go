@@ -33,3 +33,20 @@ func TestQueueSuspended(t *testing.T) {
 		})
 	})
 }
+
+// dtq_queue_waiting counts the QUEUED tasks held back, by what holds them:
+// the second and third tasks of an order key wait for the first (no worker
+// serves the queue).
+func TestQueueWaiting(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, e *env) {
+		for range 3 {
+			e.enqueue("job", &dtq.EnqueueOpts{Queue: "lines", OrderKey: "acct"})
+		}
+		e.waitFor(map[string]float64{
+			`dtq_queue_waiting{queue="lines",reason="order_key"}`:        2,
+			`dtq_queue_waiting{queue="lines",reason="group"}`:            0,
+			`dtq_queue_waiting{queue="lines",reason="limit"}`:            0,
+			`dtq_queue_depth{priority="5",queue="lines",state="queued"}`: 1,
+		})
+	})
+}
