@@ -13,6 +13,12 @@ import (
 // Set it before w starts.
 func StallClaims(w *Worker, stall func()) { w.stallClaims = stall }
 
+// LoseReply makes w call lose when a read returns claimed entries: when
+// it returns true the read's reply is dropped as lost, as a stop with the
+// read in flight loses it (lose returns once the worker's run context
+// ended).
+func LoseReply(w *Worker, lose func(context.Context) bool) { w.loseReply = lose }
+
 // SetEventLinger makes c's event lines wait d for a submission to take
 // them before its timer publishes them (eventLinger otherwise).
 func SetEventLinger(c *Client, d time.Duration) { c.pub.linger = d }

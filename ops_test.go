@@ -256,6 +256,46 @@ func TestStopIsGraceful(t *testing.T) {
 	})
 }
 
+// A stop that cancels a read whose reply was in flight — Redis claimed a
+// task for the worker (an idle reader's blocking read: its implicit start;
+// or a read script that started it) and the worker never saw it — runs
+// the task to its end as a claim made before the stop (once, no crash),
+// rather than leaving it RUNNING without a handler until the visibility
+// timeout. (Without the recovery on the stop the task stays RUNNING.)
+func TestStopRunsClaimsOfALostReply(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ran := make(chan string, 4)
+		handler := func(_ context.Context, t *dtq.Task) (any, error) { ran <- t.ID; return "ok", nil }
+		var lost atomic.Bool
+		var w *dtq.Worker
+		w = e.workerSet(&dtq.WorkerConfig{Concurrency: 1, VisibilityTimeout: time.Hour}, map[string]dtq.HandlerFunc{"job": handler},
+			func(w0 *dtq.Worker) {
+				dtq.LoseReply(w0, func(ctx context.Context) bool {
+					if !lost.CompareAndSwap(false, true) {
+						return false
+					}
+					go w.Stop(context.Background())
+					<-ctx.Done()
+					return true
+				})
+			})
+		task := e.enqueue("job", nil, nil)
+		eventually(t, 10*time.Second, "the reply lost", lost.Load)
+		sctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		if err := w.Stop(sctx); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitStatus(task.ID, dtq.StatusSucceeded, 5*time.Second) // (well within the visibility timeout, an hour)
+		if len(got.History) != 1 || got.Crashes != 0 {
+			t.Fatalf("after the stop: %d runs, %d crashes; want one run, no crash", len(got.History), got.Crashes)
+		}
+		if id := <-ran; id != task.ID {
+			t.Fatalf("ran %s", id)
+		}
+	})
+}
+
 // StopAndCancel cancels running handlers (cause ErrStopped); their tasks are
 // retried.
 func TestStopAndCancel(t *testing.T) {

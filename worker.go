@@ -189,6 +189,8 @@ type Worker struct {
 	// returns claims: a worker frozen with the read's reply on its way or
 	// before starting its claims (SIGSTOP, a long pause).
 	stallClaims func()
+	// loseReply, set by tests only: claim.RunConfig.LoseReply.
+	loseReply func(context.Context) bool
 	// aheadBelow is the handlers' average below which a queue claims
 	// ahead (the constant aheadBelow; tests on a loaded host raise it).
 	aheadBelow time.Duration
@@ -324,7 +326,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.stopReading, w.stopUpkeep, w.stopRuns, w.runBase = stopReading, stopUpkeep, stopRuns, runBase
 	w.recordBase, w.stopRecords = context.WithCancel(base)
 	for _, q := range w.queues {
-		rc := claim.RunConfig{Types: w.types, TypeList: w.typeList, AheadBelow: w.aheadBelow, Stall: w.stallClaims}
+		rc := claim.RunConfig{Types: w.types, TypeList: w.typeList, AheadBelow: w.aheadBelow, Stall: w.stallClaims, LoseReply: w.loseReply}
 		w.readers.Go(func() { q.reader.Run(readCtx, rc) })
 		w.upkeep.Go(func() { q.schedule(upkeepCtx) })
 	}

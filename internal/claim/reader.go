@@ -52,6 +52,10 @@ type RunConfig struct {
 	// Stall, set by tests only, runs when a read returns claims: a worker
 	// frozen with the read's reply on its way (SIGSTOP, a long pause).
 	Stall func()
+	// LoseReply, set by tests only, runs when a read returns claims: true
+	// drops the reply as lost with the read in flight (a stop's, when the
+	// run's context has ended).
+	LoseReply func(context.Context) bool
 }
 
 // Reader is a Go worker's claimer of one queue: one goroutine (Run) claims
@@ -190,10 +194,21 @@ func (r *Reader) Run(ctx context.Context, rc RunConfig) {
 		if r.run.Stall != nil && len(entries) > 0 {
 			r.run.Stall()
 		}
+		if r.run.LoseReply != nil && err == nil && len(entries) > 0 && r.run.LoseReply(ctx) {
+			entries, pre, err = nil, nil, context.Cause(ctx)
+		}
 		if err != nil {
 			r.Slots.Release(n)
 			r.giveBack(context.WithoutCancel(ctx), mode, n)
 			if ctx.Err() != nil {
+				// Stopping: the read, cancelled in flight, may have claimed
+				// (and a read script started) tasks whose reply it lost:
+				// they are found and run now, as claims made before the
+				// stop — not left RUNNING without a handler until the
+				// visibility timeout. (Should that fail, they are.)
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recoverOnStopWithin)
+				_ = r.recoverClaims(rctx)
+				cancel()
 				return
 			}
 			r.hooks.RedisError("read", err)
