@@ -53,6 +53,5 @@ func (r *Reader) recoverClaims(ctx context.Context) error {
 	return nil
 }
 
-
 // recoverOnStopWithin bounds the recovery of a read a stop cancelled.
 const recoverOnStopWithin = 2 * time.Second
