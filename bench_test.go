@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/dtq-dev/dtq"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/internal/store"
 	"github.com/redis/rueidis"
 )
 
@@ -68,9 +70,49 @@ func reportCPU(b *testing.B, c rueidis.Client, before cpu, start time.Time, n in
 	if os.Getenv("DTQ_BENCH_CMDSTATS") != "" {
 		logCommandStats(b, c, n)
 	}
+	if os.Getenv("DTQ_BENCH_SCRIPTS") != "" {
+		logScriptTimes(b, c, n)
+	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "tasks/s")
 	b.ReportMetric((after.proc-before.proc)/float64(n), "redis-cpu-µs/task")
 	b.ReportMetric((after.self-before.self)/float64(n), "go-cpu-µs/task")
+}
+
+// logScriptTimes logs, from the slow log (every command, DTQ_BENCH_SCRIPTS
+// set), the Redis time per task of each script and of the commands sent
+// on their own. (The slow log's own cost slows the run: read the shares,
+// not the rate.)
+func logScriptTimes(b *testing.B, c rueidis.Client, n int) {
+	ctx := context.Background()
+	entries, err := c.Do(ctx, c.B().SlowlogGet().Count(-1).Build()).ToArray()
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("slowlog-log-slower-than", "10000").Build())
+	usec, calls := map[string]int64{}, map[string]int64{}
+	for _, e := range entries {
+		f, err := e.ToArray()
+		if err != nil || len(f) < 4 {
+			continue
+		}
+		d, _ := f[2].AsInt64()
+		args, _ := f[3].AsStrSlice()
+		if len(args) == 0 {
+			continue
+		}
+		name := strings.ToLower(args[0])
+		if name == "evalsha" && len(args) > 1 {
+			name = "script " + store.ScriptName(args[1])
+		}
+		usec[name] += d
+		calls[name]++
+	}
+	var lines []string
+	for name, u := range usec {
+		lines = append(lines, fmt.Sprintf("%-22s %7.2f µs/task %6.3f calls/task", name, float64(u)/float64(n), float64(calls[name])/float64(n)))
+	}
+	sort.Strings(lines)
+	fmt.Fprintf(os.Stderr, "%s: Redis time by script over %d tasks (%d commands logged):\n%s\n", b.Name(), n, len(entries), strings.Join(lines, "\n"))
 }
 
 // logCommandStats logs INFO commandstats as µs and calls per task (with
@@ -191,6 +233,17 @@ func measure(b *testing.B, rc rueidis.Client, work func()) {
 		// commandstats of the measured work only
 		if err := rc.Do(context.Background(), rc.B().ConfigResetstat().Build()).Error(); err != nil {
 			b.Fatal(err)
+		}
+	}
+	if os.Getenv("DTQ_BENCH_SCRIPTS") != "" {
+		// every command in the slow log: Redis time per script
+		for _, cmd := range []rueidis.Completed{
+			rc.B().ConfigSet().ParameterValue().ParameterValue("slowlog-log-slower-than", "0").ParameterValue("slowlog-max-len", "1000000").Build(),
+			rc.B().SlowlogReset().Build(),
+		} {
+			if err := rc.Do(context.Background(), cmd).Error(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	b.ResetTimer()

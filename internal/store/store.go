@@ -156,6 +156,17 @@ func ScriptSHA(name string) string {
 	return ""
 }
 
+// ScriptName returns the name of the script EVALSHA calls by sha ("" for
+// none): for benchmarks that account Redis time per script.
+func ScriptName(sha string) string {
+	for _, s := range scripts {
+		if s.SHA() == sha {
+			return s.Name()
+		}
+	}
+	return ""
+}
+
 // bands appends the queue's ten band streams, priority 0 to 9.
 func (k Keys) bands(ks []string) []string {
 	for p := range Bands {
