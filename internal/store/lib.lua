@@ -45,6 +45,24 @@ local function copy_spec(tk, band, eid, prio)
   return m['t']
 end
 
+-- readd_entry appends task id's entry to band from s[o+1..o+14], the
+-- values of its hash's fields type, payload, max_att, timeout, created,
+-- idem, sched, tick, lkey, wf, wstep, prev, trace, parent (as readd reads
+-- them), and returns the entry's id; with group, the entry is one
+-- admitted under that group's window.
+local function readd_entry(band, id, s, o, group)
+  local f = { 'i', id, 't', s[o + 1], 'p', s[o + 2], 'm', s[o + 3], 'o', s[o + 4], 'c', s[o + 5] }
+  if s[o + 6] then f[#f + 1], f[#f + 2] = 'k', s[o + 6] end
+  if s[o + 7] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 's', s[o + 7], 'g', s[o + 8] or '0' end
+  if s[o + 9] then f[#f + 1], f[#f + 2] = 'l', s[o + 9] end
+  if s[o + 10] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 'w', s[o + 10], 'n', s[o + 11] or '0' end
+  if s[o + 12] then f[#f + 1], f[#f + 2] = 'v', s[o + 12] end
+  if s[o + 13] then f[#f + 1], f[#f + 2] = 'x', s[o + 13] end
+  if s[o + 14] then f[#f + 1], f[#f + 2] = 'a', s[o + 14] end
+  if group then f[#f + 1], f[#f + 2] = 'f', group end
+  return redis.call('XADD', band, '*', unpack(f))
+end
+
 -- readd appends task id's entry to band from its hash (type, payload, max
 -- attempts, timeout, created, and the idempotency hash, the schedule tick
 -- that fired it, its limit key, its workflow step, its trace and the task
@@ -55,16 +73,6 @@ end
 local function readd(band, tk, id, group)
   local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick', 'lkey',
     'wf', 'wstep', 'prev', 'trace', 'parent')
-  local f = { 'i', id, 't', s[1], 'p', s[2], 'm', s[3], 'o', s[4], 'c', s[5] }
-  if s[6] then f[#f + 1], f[#f + 2] = 'k', s[6] end
-  if s[7] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 's', s[7], 'g', s[8] or '0' end
-  if s[9] then f[#f + 1], f[#f + 2] = 'l', s[9] end
-  if s[10] then f[#f + 1], f[#f + 2], f[#f + 3], f[#f + 4] = 'w', s[10], 'n', s[11] or '0' end
-  if s[12] then f[#f + 1], f[#f + 2] = 'v', s[12] end
-  if s[13] then f[#f + 1], f[#f + 2] = 'x', s[13] end
-  if s[14] then f[#f + 1], f[#f + 2] = 'a', s[14] end
-  if group then f[#f + 1], f[#f + 2] = 'f', group end
-  local eid = redis.call('XADD', band, '*', unpack(f))
-  redis.call('HSET', tk, 'entry', eid)
+  redis.call('HSET', tk, 'entry', readd_entry(band, id, s, 0, group))
 end
 

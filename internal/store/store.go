@@ -113,6 +113,8 @@ var (
 	gpromoteSource string
 	//go:embed gsweep.lua
 	gsweepSource string
+	//go:embed opromote.lua
+	opromoteSource string
 
 	enqueueScript = script.New("enqueue", libFor(enqueueSource), enqueueSource)
 	readScript    = script.New("read", libFor(readSource), readSource)
@@ -135,6 +137,8 @@ var (
 	// fair scheduling across groups
 	gpromoteScript = script.New("gpromote", libFor(gpromoteSource), gpromoteSource)
 	gsweepScript   = script.New("gsweep", libFor(gsweepSource), gsweepSource)
+	// ordered keys
+	opromoteScript = script.New("opromote", libFor(opromoteSource), opromoteSource)
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
@@ -142,7 +146,7 @@ var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScrip
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript,
 	dropScript, dropSweepScript, leaseScript, gpromoteScript, gsweepScript, scopeScript, workflowScript, workflowCancelScript,
 	progressScript, stepScript, suspendScript, signalScript, wakeScript,
-	debounceScript, debounceSweepScript}
+	debounceScript, debounceSweepScript, opromoteScript}
 
 // ScriptSHA returns the SHA1 by which EVALSHA calls the script of this
 // name ("start" for start.lua), "" for none: for tests that fail a
