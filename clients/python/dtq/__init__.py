@@ -17,6 +17,7 @@
 Standard library only; everything goes over dtq's HTTP API (docs/python.md).
 """
 
+from ._submission import Debounce
 from .client import Client, chain, node, parallel
 from .context import Cancelled, Context, LeaseDropped, Suspended
 from .errors import (BadRequest, ChildFailed, Conflict, ConnectionFailed, DtqError, Expired, ForbiddenOrigin,
@@ -32,7 +33,7 @@ from .version import LIBRARY, __version__
 from .worker import Worker
 
 __all__ = [
-    "Client", "Worker", "Context", "MessageQueue", "Message", "node", "chain", "parallel",
+    "Client", "Worker", "Context", "MessageQueue", "Message", "Debounce", "node", "chain", "parallel",
     "Permanent", "RetryAfter", "Cancelled", "Suspended", "LeaseDropped", "WaitTimedOut", "ChildFailed",
     "DtqError", "ConnectionFailed", "BadRequest", "Invalid", "Unauthorized", "ForbiddenOrigin", "NotFound",
     "MethodNotAllowed", "Conflict", "InProgress", "NotCancellable", "NotDead", "QueueNotEmpty", "LeaseLost",

@@ -9,13 +9,14 @@ and the API refuse the same requests with the same words (the server's
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import dataclass
 from typing import Any, Dict, Optional, Sequence, Union
 
 Json = Dict[str, Any]
 
 # The keyword arguments a submission takes (submit, submit_many items, ctx.child).
 SUBMIT_OPTIONS = ("payload", "queue", "priority", "delay", "run_at", "max_attempts", "timeout", "unique",
-                  "unique_states", "unique_period", "group", "limit_key")
+                  "unique_states", "unique_period", "group", "limit_key", "order_key", "debounce")
 
 
 def _number(name: str, v: Any) -> float:
@@ -36,6 +37,45 @@ def _str(name: str, v: Any) -> str:
     return v
 
 
+@dataclass(frozen=True)
+class Debounce:
+    """A submission's debounce (the API's ``debounce``; docs/api.md): the
+    submissions of one queue, task type and ``key`` that come while their task
+    is pending become that one task, due once the key has been quiet for
+    ``period`` seconds, and no later than ``max_wait`` seconds after the first
+    (None: no bound). A joining submission gives the task its payload unless
+    ``keep_first``. A dict with these keys works too."""
+    key: str
+    period: float
+    max_wait: Optional[float] = None
+    keep_first: bool = False
+
+
+_DEBOUNCE_KEYS = ("key", "period", "max_wait", "keep_first")
+
+
+def debounce_body(d: Union[Debounce, Dict[str, Any]]) -> Json:
+    """The API's debounce object of a Debounce (or a dict of its fields)."""
+    if isinstance(d, dict):
+        unknown = sorted(set(d) - set(_DEBOUNCE_KEYS), key=str)
+        if unknown:
+            raise TypeError("debounce: unknown key(s) %s (allowed: %s)"
+                            % (", ".join(map(str, unknown)), ", ".join(_DEBOUNCE_KEYS)))
+        if "key" not in d or "period" not in d:
+            raise TypeError("debounce: needs key and period, got %r" % (d,))
+        d = Debounce(**d)
+    elif not isinstance(d, Debounce):
+        raise TypeError("debounce: must be a dtq.Debounce or a dict of its fields, got %r" % (d,))
+    b: Json = {"key": _str("debounce.key", d.key), "period_seconds": _number("debounce.period", d.period)}
+    if d.max_wait is not None:
+        b["max_wait_seconds"] = _number("debounce.max_wait", d.max_wait)
+    if not isinstance(d.keep_first, bool):
+        raise TypeError("debounce.keep_first: must be a bool, got %r" % (d.keep_first,))
+    if d.keep_first:
+        b["keep_first"] = True
+    return b
+
+
 def seconds_until(run_at: Union[_dt.datetime, float], now: Optional[_dt.datetime] = None) -> float:
     """Seconds from now to run_at (a datetime, naive = UTC, or a Unix time); 0 if past."""
     if isinstance(run_at, _dt.datetime):
@@ -54,7 +94,8 @@ def submission(task_type: str, payload: Any = None, *, queue: Optional[str] = No
                run_at: Union[_dt.datetime, float, None] = None, max_attempts: Optional[int] = None,
                timeout: Optional[float] = None, unique: Union[bool, str, None] = None,
                unique_states: Optional[Sequence[str]] = None, unique_period: Optional[float] = None,
-               group: Optional[str] = None, limit_key: Optional[str] = None) -> Json:
+               group: Optional[str] = None, limit_key: Optional[str] = None, order_key: Optional[str] = None,
+               debounce: Union[Debounce, Dict[str, Any], None] = None) -> Json:
     """The JSON body of a submission; see Client.submit for the arguments."""
     if not isinstance(task_type, str) or not task_type:
         raise ValueError("task_type: must be a non-empty string, got %r" % (task_type,))
@@ -94,6 +135,10 @@ def submission(task_type: str, payload: Any = None, *, queue: Optional[str] = No
         body["group"] = _str("group", group)
     if limit_key is not None:
         body["limit_key"] = _str("limit_key", limit_key)
+    if order_key is not None:
+        body["order_key"] = _str("order_key", order_key)
+    if debounce is not None:
+        body["debounce"] = debounce_body(debounce)
     return body
 
 

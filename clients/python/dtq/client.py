@@ -14,7 +14,7 @@ import datetime as _dt
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from ._http import Transport, quote
-from ._submission import submission, submission_of
+from ._submission import Debounce, submission, submission_of
 from .errors import error_from_answer
 from .types import (BatchItem, DeadLetter, Page, QueueStats, RedriveResult, Schedule, SignalAnswer, Task,
                     WorkerInfo, Workflow)
@@ -72,7 +72,8 @@ class Client:
                timeout: Optional[float] = None, idempotency_key: Optional[str] = None,
                unique: Union[bool, str, None] = None, unique_states: Optional[Sequence[str]] = None,
                unique_period: Optional[float] = None, group: Optional[str] = None,
-               limit_key: Optional[str] = None) -> Task:
+               limit_key: Optional[str] = None, order_key: Optional[str] = None,
+               debounce: Union[Debounce, Dict[str, Any], None] = None) -> Task:
         """Submits a task of ``type`` with ``payload`` (any JSON value).
 
         queue (default "default"), priority 0-9 (default 5, higher first),
@@ -81,11 +82,17 @@ class Client:
         1800), idempotency_key (the Idempotency-Key header: a repeat answers
         the original task), unique=True (by payload) or unique="<key>" with
         unique_states and unique_period seconds, group (fair scheduling
-        among tenants), limit_key (the limits of that key). Returns the task;
-        ``task.duplicate`` is True when nothing new was created."""
+        among tenants), limit_key (the limits of that key), order_key (the
+        tasks of that key run one at a time, in submission order; a task
+        waiting for its turn shows ``order_waiting``), debounce (a
+        dtq.Debounce or a dict of its fields: a submission while the key's
+        task is pending joins it). Returns the task; ``task.duplicate`` is
+        True when nothing new was created, ``task.debounced`` when the
+        submission joined the pending debounced task."""
         body = submission(type, payload, queue=queue, priority=priority, delay=delay, run_at=run_at,
                           max_attempts=max_attempts, timeout=timeout, unique=unique, unique_states=unique_states,
-                          unique_period=unique_period, group=group, limit_key=limit_key)
+                          unique_period=unique_period, group=group, limit_key=limit_key, order_key=order_key,
+                          debounce=debounce)
         headers = None
         if idempotency_key is not None:
             if not isinstance(idempotency_key, str) or not idempotency_key:

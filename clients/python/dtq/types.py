@@ -133,6 +133,8 @@ class Task:
     group: Optional[str] = None
     group_waiting: bool = False
     limit_key: Optional[str] = None
+    order_key: Optional[str] = None
+    order_waiting: bool = False
     held_by: Optional[str] = None
     progress: Optional[TaskProgress] = None
     workflow: Optional[str] = None
@@ -142,6 +144,7 @@ class Task:
     suspended: Optional[Suspension] = None
     traceparent: Optional[str] = None
     duplicate: bool = False
+    debounced: bool = False
     history: List[Execution] = field(default_factory=list)
     raw: Json = field(default_factory=dict, repr=False)
 
@@ -282,6 +285,7 @@ class QueueStats:
     queued_by_priority: List[int] = field(default_factory=list)
     group_waiting: int = 0
     limit_waiting: int = 0
+    order_waiting: int = 0
     suspended: int = 0
     submitted_total: int = 0
     succeeded_total: int = 0

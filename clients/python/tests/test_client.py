@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import threading
 import time
 import unittest
 
@@ -63,6 +64,101 @@ class SubmitTest(unittest.TestCase):
         c1 = self.c.submit("u", {"same": True}, queue=self.q, unique=True)
         c2 = self.c.submit("u", {"same": True}, queue=self.q, unique=True, unique_states=["QUEUED"])
         self.assertEqual(c1.id, c2.id)
+
+    def test_order_key_runs_one_at_a_time(self) -> None:
+        a = self.c.submit("o", 1, queue=self.q, order_key="acct-1")
+        b = self.c.submit("o", 2, queue=self.q, order_key="acct-1")
+        other = self.c.submit("o", 3, queue=self.q, order_key="acct-2")
+        self.assertEqual((a.order_key, a.order_waiting, a.status), ("acct-1", False, "QUEUED"))
+        self.assertEqual((b.order_key, b.order_waiting, b.status), ("acct-1", True, "QUEUED"))
+        self.assertFalse(other.order_waiting)  # keys are independent
+        self.assertTrue(self.c.get(b.id).order_waiting)
+        st = self.c.queues.get(self.q)
+        self.assertEqual((st.order_waiting, st.queued), (1, 3))
+        # A worker runs the key's tasks in submission order, one at a time.
+        lock = threading.Lock()
+        ran: list = []
+        running = [0, 0]  # acct-1 tasks running now, the most at once
+
+        def handler(payload: int, ctx: dtq.Context) -> int:
+            if payload == 3:
+                return payload
+            with lock:
+                ran.append(payload)
+                running[0] += 1
+                running[1] = max(running)
+            time.sleep(0.05)
+            with lock:
+                running[0] -= 1
+            return payload
+        c = self.c.submit("o", 4, queue=self.q, order_key="acct-1")
+        start_worker(self, self.q, {"o": handler}, concurrency=4)
+        for t in (a, b, c, other):
+            wait_status(self.c, t.id, "SUCCEEDED")
+        self.assertEqual((ran, running[1]), ([1, 2, 4], 1))
+        self.assertFalse(self.c.get(c.id).order_waiting)
+        self.assertEqual(self.c.queues.get(self.q).order_waiting, 0)
+
+    def test_order_key_refusals(self) -> None:
+        with self.assertRaisesRegex(TypeError, "^order_key: must be a string"):
+            self.c.submit("o", queue=self.q, order_key=7)  # type: ignore[arg-type]
+        with self.assertRaises(dtq.Invalid) as cm:
+            self.c.submit("o", queue=self.q, order_key="")
+        self.assertEqual(cm.exception.field, "order_key")
+        with self.assertRaises(dtq.Invalid) as cm:
+            self.c.submit("o", queue=self.q, order_key="k", unique=True)
+        self.assertEqual(cm.exception.field, "order_key")
+
+    def test_debounce_joins_the_pending_task(self) -> None:
+        a = self.c.submit("d", {"v": 1}, queue=self.q, debounce=dtq.Debounce("doc-1", period=60, max_wait=600))
+        self.assertEqual((a.status, a.debounced, a.duplicate), ("SCHEDULED", False, False))
+        b = self.c.submit("d", {"v": 2}, queue=self.q, debounce={"key": "doc-1", "period": 60})
+        self.assertEqual((b.id, b.debounced, b.payload), (a.id, True, {"v": 2}))  # the last payload wins
+        kept = self.c.submit("d", {"v": 3}, queue=self.q, debounce=dtq.Debounce("doc-1", 60, keep_first=True))
+        self.assertEqual((kept.id, kept.debounced, kept.payload), (a.id, True, {"v": 2}))
+        self.assertEqual(self.c.get(a.id).payload, {"v": 2})
+        self.assertFalse(self.c.get(a.id).debounced)  # only a joining submission's answer says it
+        other = self.c.submit("d", queue=self.q, debounce=dtq.Debounce("doc-2", 60))
+        self.assertNotEqual(other.id, a.id)
+        self.assertFalse(other.debounced)
+        # In a batch: 201 for the item that creates the task, 200 for the one that joins it (the server
+        # submits a batch's debounced items side by side: which one comes first is not the items' order).
+        items = self.c.submit_many([{"type": "d", "queue": self.q, "debounce": {"key": "doc-3", "period": 60}},
+                                    {"type": "d", "queue": self.q, "debounce": dtq.Debounce("doc-3", 60)}])
+        self.assertEqual(sorted((i.status, i.task.debounced) for i in items), [(200, True), (201, False)])
+        self.assertEqual(items[0].task.id, items[1].task.id)
+        # A short period: the task comes due and runs; the next submission creates a new one.
+        short = self.c.submit("d", queue=self.q, debounce=dtq.Debounce("doc-4", 0.2))
+        start_worker(self, self.q, {"d": lambda payload, ctx: payload})
+        wait_status(self.c, short.id, "SUCCEEDED")
+        again = self.c.submit("d", queue=self.q, debounce=dtq.Debounce("doc-4", 60))
+        self.assertNotEqual(again.id, short.id)
+        self.assertFalse(again.debounced)
+
+    def test_debounce_refusals(self) -> None:
+        for bad, pattern in ((dtq.Debounce(7, 1), "^debounce.key: must be a string"),  # type: ignore[arg-type]
+                             (dtq.Debounce("k", "1s"), "^debounce.period: must be a number"),  # type: ignore
+                             (dtq.Debounce("k", 1, max_wait=True), "^debounce.max_wait: must be a number"),
+                             (dtq.Debounce("k", 1, keep_first=1), "^debounce.keep_first: must be a bool"),  # type: ignore
+                             ({"key": "k"}, "^debounce: needs key and period"),
+                             ({"key": "k", "period_seconds": 1}, "^debounce: unknown key"),
+                             ("k", "^debounce: must be a dtq.Debounce")):
+            with self.assertRaisesRegex(TypeError, pattern):
+                self.c.submit("d", queue=self.q, debounce=bad)  # type: ignore[arg-type]
+        with self.assertRaisesRegex(TypeError, r"^tasks\[0\]\.debounce.period: must be a number"):
+            self.c.submit_many([{"type": "d", "debounce": {"key": "k", "period": None}}])
+        # The server's rules, with its words.
+        for opts, field in (({"delay": 5}, "debounce"), ({"unique": True}, "debounce"),
+                            ({"order_key": "k"}, "debounce"), ({"idempotency_key": "i-" + self.q}, "debounce")):
+            with self.assertRaises(dtq.Invalid) as cm:
+                self.c.submit("d", queue=self.q, debounce=dtq.Debounce("k", 1), **opts)
+            self.assertEqual(cm.exception.field, field, opts)
+        with self.assertRaises(dtq.Invalid) as cm:
+            self.c.submit("d", queue=self.q, debounce=dtq.Debounce("k", 0))
+        self.assertEqual(cm.exception.field, "debounce.period_seconds")
+        with self.assertRaises(dtq.Invalid) as cm:
+            self.c.submit("d", queue=self.q, debounce=dtq.Debounce("k", 10, max_wait=5))
+        self.assertEqual(cm.exception.field, "debounce.max_wait_seconds")
 
     def test_idempotency_key(self) -> None:
         key = "idem-" + self.q
