@@ -110,7 +110,7 @@ export class TaskContext {
      */
     async child(step, type, payload, opts = {}) {
         checkString('step', step);
-        const task = submissionBody('', type, payload, opts, ['priority', 'maxAttempts', 'timeoutSeconds', 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey']);
+        const task = submissionBody('', type, payload, opts, ['priority', 'maxAttempts', 'timeoutSeconds', 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey', 'orderKey']);
         this.usable();
         const a = await this.call('POST', 'child', { step, task });
         if (!a.over || !a.child)

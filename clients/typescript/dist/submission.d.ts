@@ -8,6 +8,22 @@ export interface UniqueOptions {
     /** The lock lasts per period of this many seconds (≥ 1). */
     periodSeconds?: number;
 }
+/**
+ * A debounced submission: the submissions of one queue, task type and key that
+ * come while their task is pending become that one task, due once the key has
+ * been quiet for periodSeconds (and no later than maxWaitSeconds after the
+ * first). A submission that joins the pending task answers it with `debounced`.
+ */
+export interface DebounceOptions {
+    /** 1-256 bytes. */
+    key: string;
+    /** How long the key must be quiet before the task is due: 0.001 s - a year. */
+    periodSeconds: number;
+    /** Bounds the wait from the first submission (≥ periodSeconds); omitted or 0: no bound. */
+    maxWaitSeconds?: number;
+    /** Keep the pending task's payload instead of this submission's. Default false: the last payload wins. */
+    keepFirst?: boolean;
+}
 /** The options of a task, wherever one is submitted (submit, submitMany, a workflow's task, a child). */
 export interface TaskOptions {
     /** 0-9; a higher priority runs first. Default 5. */
@@ -31,6 +47,10 @@ export interface SubmitOptions extends TaskOptions {
     group?: string;
     /** Puts the task under the limits of this key besides its type's. */
     limitKey?: string;
+    /** The tasks of one order key (in a queue) start one at a time, in submission order. Exclusive with unique. */
+    orderKey?: string;
+    /** Joins the pending task of its key instead of creating one. Exclusive with idempotencyKey, unique, orderKey, delaySeconds, runAt. */
+    debounce?: DebounceOptions;
     /** Sent as Idempotency-Key (≤ 256 bytes): a repeat of the same submission returns the first task. submit only. */
     idempotencyKey?: string;
     /** A W3C trace context, sent as the traceparent header: the parent of the task's spans. submit only. */

@@ -3,7 +3,7 @@
 import { invalid } from './errors.js';
 import { checkInt, checkKeys, checkNumber, checkObject, checkString, describe } from './validate.js';
 const taskOptionKeys = ['priority', 'maxAttempts', 'timeoutSeconds'];
-const submitKeys = [...taskOptionKeys, 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey', 'idempotencyKey', 'traceparent'];
+const submitKeys = [...taskOptionKeys, 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey', 'orderKey', 'debounce', 'idempotencyKey', 'traceparent'];
 const batchKeys = ['type', 'payload', ...submitKeys.filter((k) => k !== 'idempotencyKey' && k !== 'traceparent')];
 const statuses = ['QUEUED', 'SCHEDULED', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
 /** taskBody is the body of a task (type, payload, and the options any task takes). */
@@ -55,6 +55,19 @@ export function submissionBody(where, type, payload, o, allowed = submitKeys) {
         checkString(f('limitKey'), o.limitKey);
         body['limit_key'] = o.limitKey;
     }
+    if (o.orderKey !== undefined) {
+        checkString(f('orderKey'), o.orderKey);
+        if (o.unique !== undefined)
+            throw invalid(f('orderKey'), 'and unique are exclusive: give one');
+        body['order_key'] = o.orderKey;
+    }
+    if (o.debounce !== undefined) {
+        for (const k of ['unique', 'orderKey', 'delaySeconds', 'runAt']) {
+            if (o[k] !== undefined)
+                throw invalid(f('debounce'), `and ${k} are exclusive: give one (the debounce decides when the task is due)`);
+        }
+        body['debounce'] = debounceBody(f('debounce'), o.debounce);
+    }
     return body;
 }
 /** batchBody is one item of POST /api/v1/tasks/batch. */
@@ -72,6 +85,8 @@ export function submitHeaders(o) {
         checkString('idempotencyKey', o.idempotencyKey);
         if (o.unique !== undefined)
             throw invalid('idempotencyKey', 'and unique are exclusive: give one');
+        if (o.debounce !== undefined)
+            throw invalid('idempotencyKey', 'and debounce are exclusive: give one');
         h['Idempotency-Key'] = o.idempotencyKey;
     }
     if (o.traceparent !== undefined) {
@@ -99,6 +114,23 @@ function uniqueBody(field, u) {
     if (u.periodSeconds !== undefined) {
         checkNumber(`${field}.periodSeconds`, u.periodSeconds, 1);
         b['period_seconds'] = u.periodSeconds;
+    }
+    return b;
+}
+function debounceBody(field, d) {
+    checkObject(field, d);
+    checkKeys(field, d, ['key', 'periodSeconds', 'maxWaitSeconds', 'keepFirst']);
+    checkString(`${field}.key`, d.key);
+    checkNumber(`${field}.periodSeconds`, d.periodSeconds, 0, { exclusive: true });
+    const b = { key: d.key, period_seconds: d.periodSeconds };
+    if (d.maxWaitSeconds !== undefined) {
+        checkNumber(`${field}.maxWaitSeconds`, d.maxWaitSeconds, 0);
+        b['max_wait_seconds'] = d.maxWaitSeconds;
+    }
+    if (d.keepFirst !== undefined) {
+        if (typeof d.keepFirst !== 'boolean')
+            throw invalid(`${field}.keepFirst`, `must be a boolean (got ${describe(d.keepFirst)})`);
+        b['keep_first'] = d.keepFirst;
     }
     return b;
 }

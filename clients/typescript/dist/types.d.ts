@@ -55,6 +55,9 @@ export interface Task {
     group?: string;
     groupWaiting: boolean;
     limitKey?: string;
+    orderKey?: string;
+    /** Set while the task, QUEUED, waits for the earlier tasks of its order key to end. */
+    orderWaiting: boolean;
     heldBy?: string;
     workflow?: string;
     workflowNode?: number;
@@ -66,6 +69,8 @@ export interface Task {
     suspended?: Suspension;
     /** Set when a submission returned an existing task (idempotent replay, unique lock holder). */
     duplicate: boolean;
+    /** Set when a debounced submission joined this pending task instead of creating one. */
+    debounced: boolean;
     timeoutSeconds: number;
     createdAt: Date;
     scheduledAt?: Date;
@@ -174,6 +179,8 @@ export interface QueueStats {
     queuedByPriority: number[];
     groupWaiting: number;
     limitWaiting: number;
+    /** QUEUED tasks waiting for the earlier tasks of their order key. */
+    orderWaiting: number;
     suspended: number;
     submittedTotal: number;
     succeededTotal: number;

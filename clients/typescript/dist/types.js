@@ -26,7 +26,9 @@ export function taskFromWire(w) {
         cancelRequested: w['cancel_requested'] === true,
         history: Array.isArray(w['history']) ? w['history'].map(executionFromWire) : [],
         groupWaiting: w['group_waiting'] === true,
+        orderWaiting: w['order_waiting'] === true,
         duplicate: w['duplicate'] === true,
+        debounced: w['debounced'] === true,
         timeoutSeconds: w['timeout_seconds'],
         createdAt: date(w['created_at']),
     };
@@ -38,6 +40,7 @@ export function taskFromWire(w) {
     set(t, 'scheduleTick', optDate(w['schedule_tick']));
     set(t, 'group', w['group']);
     set(t, 'limitKey', w['limit_key']);
+    set(t, 'orderKey', w['order_key']);
     set(t, 'heldBy', w['held_by']);
     set(t, 'workflow', w['workflow']);
     set(t, 'workflowNode', w['workflow_node']);
@@ -128,7 +131,7 @@ export function queueFromWire(w) {
     return {
         name: w['name'], paused: w['paused'] === true, queued: n('queued'), scheduled: n('scheduled'),
         running: n('running'), dead: n('dead'), queuedByPriority: w['queued_by_priority'] ?? [],
-        groupWaiting: n('group_waiting'), limitWaiting: n('limit_waiting'), suspended: n('suspended'),
+        groupWaiting: n('group_waiting'), limitWaiting: n('limit_waiting'), orderWaiting: n('order_waiting'), suspended: n('suspended'),
         submittedTotal: n('submitted_total'), succeededTotal: n('succeeded_total'), retriedTotal: n('retried_total'),
         deadTotal: n('dead_total'), cancelledTotal: n('cancelled_total'),
     };

@@ -144,7 +144,7 @@ export class TaskContext {
   async child(step: string, type: string, payload?: unknown, opts: SubmitOptions = {}): Promise<ChildEnd> {
     checkString('step', step);
     const task = submissionBody('', type, payload, opts,
-      ['priority', 'maxAttempts', 'timeoutSeconds', 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey']);
+      ['priority', 'maxAttempts', 'timeoutSeconds', 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey', 'orderKey']);
     this.usable();
     const a = await this.call<Waited>('POST', 'child', { step, task });
     if (!a.over || !a.child) this.suspendOn(a, `waiting for child ${step}`);

@@ -13,7 +13,7 @@ export { TaskContext, type AbortCode, type ChildEnd, type WaitResult } from './c
 export { Permanent, RetryAfter, Suspended, isSuspended } from './handler-errors.js';
 export { MessageQueue, Message, type MessageQueueOptions, type PutOptions, type ReceiveOptions, type TopicStats, type DeadMessage } from './mq.js';
 export { task, chain, parallel, type WorkflowNode, type TaskNode, type ChainNode, type ParallelNode } from './workflow.js';
-export type { SubmitOptions, TaskOptions, UniqueOptions, BatchItem } from './submission.js';
+export type { SubmitOptions, TaskOptions, UniqueOptions, DebounceOptions, BatchItem } from './submission.js';
 export type { ConnectionOptions } from './http.js';
 export { DEFAULT_URL } from './http.js';
 export { VERSION, LIBRARY } from './version.js';

@@ -15,6 +15,23 @@ export interface UniqueOptions {
   periodSeconds?: number;
 }
 
+/**
+ * A debounced submission: the submissions of one queue, task type and key that
+ * come while their task is pending become that one task, due once the key has
+ * been quiet for periodSeconds (and no later than maxWaitSeconds after the
+ * first). A submission that joins the pending task answers it with `debounced`.
+ */
+export interface DebounceOptions {
+  /** 1-256 bytes. */
+  key: string;
+  /** How long the key must be quiet before the task is due: 0.001 s - a year. */
+  periodSeconds: number;
+  /** Bounds the wait from the first submission (≥ periodSeconds); omitted or 0: no bound. */
+  maxWaitSeconds?: number;
+  /** Keep the pending task's payload instead of this submission's. Default false: the last payload wins. */
+  keepFirst?: boolean;
+}
+
 /** The options of a task, wherever one is submitted (submit, submitMany, a workflow's task, a child). */
 export interface TaskOptions {
   /** 0-9; a higher priority runs first. Default 5. */
@@ -39,6 +56,10 @@ export interface SubmitOptions extends TaskOptions {
   group?: string;
   /** Puts the task under the limits of this key besides its type's. */
   limitKey?: string;
+  /** The tasks of one order key (in a queue) start one at a time, in submission order. Exclusive with unique. */
+  orderKey?: string;
+  /** Joins the pending task of its key instead of creating one. Exclusive with idempotencyKey, unique, orderKey, delaySeconds, runAt. */
+  debounce?: DebounceOptions;
   /** Sent as Idempotency-Key (≤ 256 bytes): a repeat of the same submission returns the first task. submit only. */
   idempotencyKey?: string;
   /** A W3C trace context, sent as the traceparent header: the parent of the task's spans. submit only. */
@@ -52,7 +73,7 @@ export interface BatchItem extends Omit<SubmitOptions, 'idempotencyKey' | 'trace
 }
 
 const taskOptionKeys = ['priority', 'maxAttempts', 'timeoutSeconds'] as const;
-const submitKeys = [...taskOptionKeys, 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey', 'idempotencyKey', 'traceparent'] as const;
+const submitKeys = [...taskOptionKeys, 'queue', 'delaySeconds', 'runAt', 'unique', 'group', 'limitKey', 'orderKey', 'debounce', 'idempotencyKey', 'traceparent'] as const;
 const batchKeys = ['type', 'payload', ...submitKeys.filter((k) => k !== 'idempotencyKey' && k !== 'traceparent')] as const;
 const statuses = ['QUEUED', 'SCHEDULED', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
 
@@ -102,6 +123,17 @@ export function submissionBody(where: string, type: unknown, payload: unknown, o
     checkString(f('limitKey'), o.limitKey);
     body['limit_key'] = o.limitKey;
   }
+  if (o.orderKey !== undefined) {
+    checkString(f('orderKey'), o.orderKey);
+    if (o.unique !== undefined) throw invalid(f('orderKey'), 'and unique are exclusive: give one');
+    body['order_key'] = o.orderKey;
+  }
+  if (o.debounce !== undefined) {
+    for (const k of ['unique', 'orderKey', 'delaySeconds', 'runAt'] as const) {
+      if (o[k] !== undefined) throw invalid(f('debounce'), `and ${k} are exclusive: give one (the debounce decides when the task is due)`);
+    }
+    body['debounce'] = debounceBody(f('debounce'), o.debounce);
+  }
   return body;
 }
 
@@ -120,6 +152,7 @@ export function submitHeaders(o: SubmitOptions): Record<string, string> {
   if (o.idempotencyKey !== undefined) {
     checkString('idempotencyKey', o.idempotencyKey);
     if (o.unique !== undefined) throw invalid('idempotencyKey', 'and unique are exclusive: give one');
+    if (o.debounce !== undefined) throw invalid('idempotencyKey', 'and debounce are exclusive: give one');
     h['Idempotency-Key'] = o.idempotencyKey;
   }
   if (o.traceparent !== undefined) {
@@ -147,6 +180,23 @@ function uniqueBody(field: string, u: UniqueOptions | true): Record<string, unkn
   if (u.periodSeconds !== undefined) {
     checkNumber(`${field}.periodSeconds`, u.periodSeconds, 1);
     b['period_seconds'] = u.periodSeconds;
+  }
+  return b;
+}
+
+function debounceBody(field: string, d: DebounceOptions): Record<string, unknown> {
+  checkObject(field, d);
+  checkKeys(field, d, ['key', 'periodSeconds', 'maxWaitSeconds', 'keepFirst']);
+  checkString(`${field}.key`, d.key);
+  checkNumber(`${field}.periodSeconds`, d.periodSeconds, 0, { exclusive: true });
+  const b: Record<string, unknown> = { key: d.key, period_seconds: d.periodSeconds };
+  if (d.maxWaitSeconds !== undefined) {
+    checkNumber(`${field}.maxWaitSeconds`, d.maxWaitSeconds, 0);
+    b['max_wait_seconds'] = d.maxWaitSeconds;
+  }
+  if (d.keepFirst !== undefined) {
+    if (typeof d.keepFirst !== 'boolean') throw invalid(`${field}.keepFirst`, `must be a boolean (got ${describe(d.keepFirst)})`);
+    b['keep_first'] = d.keepFirst;
   }
   return b;
 }

@@ -63,6 +63,9 @@ export interface Task {
   group?: string;
   groupWaiting: boolean;
   limitKey?: string;
+  orderKey?: string;
+  /** Set while the task, QUEUED, waits for the earlier tasks of its order key to end. */
+  orderWaiting: boolean;
   heldBy?: string;
   workflow?: string;
   workflowNode?: number;
@@ -74,6 +77,8 @@ export interface Task {
   suspended?: Suspension;
   /** Set when a submission returned an existing task (idempotent replay, unique lock holder). */
   duplicate: boolean;
+  /** Set when a debounced submission joined this pending task instead of creating one. */
+  debounced: boolean;
   timeoutSeconds: number;
   createdAt: Date;
   scheduledAt?: Date;
@@ -116,7 +121,9 @@ export function taskFromWire(w: Wire): Task {
     cancelRequested: w['cancel_requested'] === true,
     history: Array.isArray(w['history']) ? (w['history'] as Wire[]).map(executionFromWire) : [],
     groupWaiting: w['group_waiting'] === true,
+    orderWaiting: w['order_waiting'] === true,
     duplicate: w['duplicate'] === true,
+    debounced: w['debounced'] === true,
     timeoutSeconds: w['timeout_seconds'] as number,
     createdAt: date(w['created_at']),
   };
@@ -127,6 +134,7 @@ export function taskFromWire(w: Wire): Task {
   set(t, 'scheduleTick', optDate(w['schedule_tick']));
   set(t, 'group', w['group'] as string | undefined);
   set(t, 'limitKey', w['limit_key'] as string | undefined);
+  set(t, 'orderKey', w['order_key'] as string | undefined);
   set(t, 'heldBy', w['held_by'] as string | undefined);
   set(t, 'workflow', w['workflow'] as string | undefined);
   set(t, 'workflowNode', w['workflow_node'] as number | undefined);
@@ -316,6 +324,8 @@ export interface QueueStats {
   queuedByPriority: number[];
   groupWaiting: number;
   limitWaiting: number;
+  /** QUEUED tasks waiting for the earlier tasks of their order key. */
+  orderWaiting: number;
   suspended: number;
   submittedTotal: number;
   succeededTotal: number;
@@ -329,7 +339,7 @@ export function queueFromWire(w: Wire): QueueStats {
   return {
     name: w['name'] as string, paused: w['paused'] === true, queued: n('queued'), scheduled: n('scheduled'),
     running: n('running'), dead: n('dead'), queuedByPriority: (w['queued_by_priority'] as number[] | undefined) ?? [],
-    groupWaiting: n('group_waiting'), limitWaiting: n('limit_waiting'), suspended: n('suspended'),
+    groupWaiting: n('group_waiting'), limitWaiting: n('limit_waiting'), orderWaiting: n('order_waiting'), suspended: n('suspended'),
     submittedTotal: n('submitted_total'), succeededTotal: n('succeeded_total'), retriedTotal: n('retried_total'),
     deadTotal: n('dead_total'), cancelledTotal: n('cancelled_total'),
   };

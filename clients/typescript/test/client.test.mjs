@@ -62,6 +62,83 @@ test('idempotency keys and unique tasks answer the first task', async () => {
   assert.notEqual(u3.id, u1.id);
 });
 
+test('order keys: a key\'s later tasks wait for the earlier ones, then run in order', async () => {
+  const c = client();
+  const q = queue();
+  const a = await c.submit('o', 1, { queue: q, orderKey: 'acct-1' });
+  const b = await c.submit('o', 2, { queue: q, orderKey: 'acct-1' });
+  const other = await c.submit('o', 3, { queue: q, orderKey: 'acct-2' });
+  assert.deepEqual([a.orderKey, a.orderWaiting, a.status], ['acct-1', false, 'QUEUED']);
+  assert.deepEqual([b.orderKey, b.orderWaiting, b.status], ['acct-1', true, 'QUEUED']);
+  assert.equal(other.orderWaiting, false, 'keys are independent');
+  assert.equal((await c.get(b.id)).orderWaiting, true);
+  const st = await c.queues.get(q);
+  assert.deepEqual([st.orderWaiting, st.queued], [1, 3]);
+  await assert.rejects(c.submit('o', 4, { queue: q, orderKey: 'bad key' }), (e) => e instanceof dtq.InvalidError && e.status === 400 && e.field === 'order_key');
+
+  const ran = [];
+  let running = 0;
+  let most = 0;
+  const d = await c.submit('o', 4, { queue: q, orderKey: 'acct-1' });
+  const w = await startWorker(q, {
+    o: async (p) => {
+      if (p === 3) return p;
+      ran.push(p);
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 50));
+      running--;
+      return p;
+    },
+  });
+  try {
+    for (const t of [a, b, d, other]) await waitStatus(c, t.id, 'SUCCEEDED');
+  } finally {
+    await w.stop();
+  }
+  assert.deepEqual(ran, [1, 2, 4], 'in submission order');
+  assert.equal(most, 1, 'one at a time');
+  assert.equal((await c.queues.get(q)).orderWaiting, 0);
+});
+
+test('debounce: a submission while the key\'s task is pending joins it', async () => {
+  const c = client();
+  const q = queue();
+  const first = await c.submit('d', { v: 1 }, { queue: q, debounce: { key: 'doc-1', periodSeconds: 60, maxWaitSeconds: 600 } });
+  assert.deepEqual([first.status, first.debounced, first.duplicate], ['SCHEDULED', false, false]);
+  const joined = await c.submit('d', { v: 2 }, { queue: q, debounce: { key: 'doc-1', periodSeconds: 60 } });
+  assert.deepEqual([joined.id, joined.debounced, joined.payload], [first.id, true, { v: 2 }], 'the last payload wins');
+  const kept = await c.submit('d', { v: 3 }, { queue: q, debounce: { key: 'doc-1', periodSeconds: 60, keepFirst: true } });
+  assert.deepEqual([kept.id, kept.debounced, kept.payload], [first.id, true, { v: 2 }], 'keepFirst keeps the pending payload');
+  assert.deepEqual((await c.get(first.id)).payload, { v: 2 });
+  const other = await c.submit('d', null, { queue: q, debounce: { key: 'doc-2', periodSeconds: 60 } });
+  assert.notEqual(other.id, first.id);
+
+  // A batch: the item that creates the task is 201, the one that joins it 200 (the server runs a
+  // batch's debounced items side by side, so which is which is not the items' order).
+  const res = await c.submitMany([
+    { type: 'd', queue: q, debounce: { key: 'doc-3', periodSeconds: 60 } },
+    { type: 'd', queue: q, debounce: { key: 'doc-3', periodSeconds: 60 } },
+  ]);
+  assert.deepEqual(res.map((r) => [r.status, r.task.debounced]).sort(), [[200, true], [201, false]]);
+  assert.equal(res[0].task.id, res[1].task.id);
+
+  // The server's ranges, named its way.
+  await assert.rejects(c.submit('d', null, { queue: q, debounce: { key: 'k', periodSeconds: 10, maxWaitSeconds: 5 } }),
+    (e) => e instanceof dtq.InvalidError && e.status === 400 && e.field === 'debounce.max_wait_seconds');
+
+  // Once the task came due and ran, the next submission creates a new one.
+  const short = await c.submit('d', null, { queue: q, debounce: { key: 'doc-4', periodSeconds: 0.2 } });
+  const w = await startWorker(q, { d: (p) => p });
+  try {
+    await waitStatus(c, short.id, 'SUCCEEDED');
+  } finally {
+    await w.stop();
+  }
+  const again = await c.submit('d', null, { queue: q, debounce: { key: 'doc-4', periodSeconds: 60 } });
+  assert.notEqual(again.id, short.id);
+  assert.equal(again.debounced, false);
+});
+
 test('submitMany: each item stands alone', async () => {
   const c = client();
   const q = queue();

@@ -44,6 +44,22 @@ test('bad input names its field', async () => {
   await refused(() => c.submit('echo', 1, { queueName: 'x' }), 'queueName');
   await refused(() => c.submit('echo', 1, { unique: { key: 'k', states: ['DONE'] } }), 'unique.states');
   await refused(() => c.submit('echo', 1, { unique: true, idempotencyKey: 'k' }), 'idempotencyKey');
+  await refused(() => c.submit('echo', 1, { orderKey: '' }), 'orderKey');
+  await refused(() => c.submit('echo', 1, { orderKey: 7 }), 'orderKey');
+  await refused(() => c.submit('echo', 1, { orderKey: 'k', unique: true }), 'orderKey');
+  const d = { key: 'doc-1', periodSeconds: 2 };
+  await refused(() => c.submit('echo', 1, { debounce: 'doc-1' }), 'debounce');
+  await refused(() => c.submit('echo', 1, { debounce: { periodSeconds: 2 } }), 'debounce.key');
+  await refused(() => c.submit('echo', 1, { debounce: { key: 'k' } }), 'debounce.periodSeconds');
+  await refused(() => c.submit('echo', 1, { debounce: { key: 'k', periodSeconds: 0 } }), 'debounce.periodSeconds');
+  await refused(() => c.submit('echo', 1, { debounce: { ...d, maxWaitSeconds: -1 } }), 'debounce.maxWaitSeconds');
+  await refused(() => c.submit('echo', 1, { debounce: { ...d, keepFirst: 'yes' } }), 'debounce.keepFirst');
+  await refused(() => c.submit('echo', 1, { debounce: { ...d, period: 2 } }), 'debounce.period');
+  for (const other of [{ unique: true }, { orderKey: 'k' }, { delaySeconds: 1 }, { runAt: new Date() }]) {
+    await refused(() => c.submit('echo', 1, { debounce: d, ...other }), 'debounce');
+  }
+  await refused(() => c.submit('echo', 1, { debounce: d, idempotencyKey: 'k' }), 'idempotencyKey');
+  await refused(() => c.submitMany([{ type: 'echo', debounce: { ...d, periodSeconds: '2' } }]), 'tasks[0].debounce.periodSeconds');
   await refused(() => c.submitMany([]), 'items');
   await refused(() => c.submitMany([{ type: 'echo' }, { payload: 1 }]), 'tasks[1].type');
   await refused(() => c.submitMany([{ type: 'echo', idempotencyKey: 'k' }]), 'tasks[0].idempotencyKey');
