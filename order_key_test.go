@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -296,5 +297,66 @@ func TestOrderKeyLeases(t *testing.T) {
 			}
 			return len(ls) == 1 && ls[0].Task.ID == ids[2]
 		})
+	})
+}
+
+// Admin.OrderKey reads a key's line — in flight, the waiters in order, their
+// count — and Admin.OrderKeys pages through the keys with a task in flight;
+// bad input is a ValidationError naming its field.
+func TestOrderKeyAdminReads(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		a := dtq.NewAdmin(e.c)
+		var ids []string
+		for range 4 {
+			ids = append(ids, e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: "acct-1"}).ID)
+		}
+		for i := range 30 {
+			e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: fmt.Sprintf("other-%02d", i)})
+		}
+		line, err := a.OrderKey(ctx, dtq.DefaultQueue, "acct-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line.InFlight != ids[0] || line.Waiting != 3 || !slices.Equal(line.Next, ids[1:]) || line.Key != "acct-1" || line.Queue != dtq.DefaultQueue {
+			t.Errorf("line: %+v, want %s in flight, then %v", line, ids[0], ids[1:])
+		}
+		if line, err := a.OrderKey(ctx, dtq.DefaultQueue, "idle"); err != nil || line.InFlight != "" || line.Waiting != 0 || len(line.Next) != 0 {
+			t.Errorf("a key without tasks: %+v, %v", line, err)
+		}
+		seen := map[string]dtq.OrderKeyInfo{}
+		cursor := ""
+		for pages := 0; ; pages++ {
+			ks, next, err := a.OrderKeys(ctx, dtq.DefaultQueue, 10, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pages > 20 {
+				t.Fatalf("still paging after %d pages", pages)
+			}
+			for _, k := range ks {
+				seen[k.Key] = k
+			}
+			if cursor = next; cursor == "" {
+				break
+			}
+		}
+		if len(seen) != 31 || seen["acct-1"] != (dtq.OrderKeyInfo{Key: "acct-1", InFlight: ids[0], Waiting: 3}) || seen["other-07"].Waiting != 0 {
+			t.Errorf("keys: %d, acct-1 %+v, other-07 %+v", len(seen), seen["acct-1"], seen["other-07"])
+		}
+		for _, c := range []struct {
+			field string
+			err   error
+		}{
+			{"key", func() error { _, err := a.OrderKey(ctx, dtq.DefaultQueue, "a|b"); return err }()},
+			{"queue", func() error { _, err := a.OrderKey(ctx, "bad queue", "k"); return err }()},
+			{"limit", func() error { _, _, err := a.OrderKeys(ctx, dtq.DefaultQueue, 1001, ""); return err }()},
+			{"cursor", func() error { _, _, err := a.OrderKeys(ctx, dtq.DefaultQueue, 10, "x"); return err }()},
+		} {
+			var ve *dtq.ValidationError
+			if !errors.As(c.err, &ve) || ve.Field != c.field {
+				t.Errorf("%s: %v, want a ValidationError of it", c.field, c.err)
+			}
+		}
 	})
 }
