@@ -2,7 +2,6 @@ package dtq
 
 import (
 	"context"
-	"sort"
 	"strconv"
 
 	"github.com/dtq-dev/dtq/internal/keys"
@@ -59,14 +58,14 @@ func (a *Admin) OrderKey(ctx context.Context, queue, key string) (*OrderKeyLine,
 	return &OrderKeyLine{Queue: queue, Key: key, InFlight: l.Holder, Waiting: l.Waiting, Next: l.Next}, nil
 }
 
-// OrderKeys lists about limit (1 to MaxOrderKeysLimit) of queue's order keys
-// that have a task in flight, from cursor ("" for the first page), each with
-// its task in flight and how many wait; next is the cursor of the following
-// page ("" at the end). It walks the keys as Redis HSCAN does: in no set
-// order (by name within a page), a page may hold a few more keys than limit,
-// and a key held or freed during the walk may be listed or not (one never
-// held during it is not listed; one held throughout is listed at least
-// once). A cursor not from a previous page is a ValidationError.
+// OrderKeys lists up to limit (1 to MaxOrderKeysLimit) of queue's order
+// keys that have a task in flight, from cursor ("" for the first page), each
+// with its task in flight and how many wait; next is the cursor of the
+// following page ("" at the end). It walks the keys as Redis HSCAN does, a
+// step at a time, each step's keys by name: a key held or freed during the
+// walk may be listed or not, one held throughout is listed (once, unless
+// Redis rehashes the hash meanwhile). A page may hold fewer than limit keys
+// before the end. A cursor not from a previous page is a ValidationError.
 func (a *Admin) OrderKeys(ctx context.Context, queue string, limit int, cursor string) (ks []OrderKeyInfo, next string, err error) {
 	if err := checkQueue("queue", queue); err != nil {
 		return nil, "", err
@@ -74,31 +73,52 @@ func (a *Admin) OrderKeys(ctx context.Context, queue string, limit int, cursor s
 	if limit <= 0 || limit > MaxOrderKeysLimit {
 		return nil, "", invalid("limit", "must be 1-%d (got %d)", MaxOrderKeysLimit, limit)
 	}
-	var cur uint64
-	if cursor != "" {
-		if cur, err = strconv.ParseUint(cursor, 10, 64); err != nil || cur == 0 {
-			return nil, "", invalid("cursor", "is not a cursor from a previous page")
-		}
+	cur, after, ok := parseOrderCursor(cursor)
+	if !ok {
+		return nil, "", invalid("cursor", "is not a cursor from a previous page")
 	}
 	q := a.store.Queue(queue)
 	ks = []OrderKeyInfo{}
-	// A scan step may return no key before the end: step on, a few times,
-	// so that a page is empty only at the end or after that many.
+	// A step returns the keys of some of the hash's buckets, sometimes none,
+	// sometimes more than asked (a small hash at once): a step's keys past
+	// the page's end are read again by the next page, which starts at the
+	// same step after the last key listed.
 	for range 8 {
 		got, c, err := q.OrderKeys(ctx, cur, limit-len(ks))
 		if err != nil {
 			return nil, "", err
 		}
 		for _, k := range got {
+			if k.Key <= after {
+				continue
+			}
+			if len(ks) == limit {
+				return ks, orderCursor(cur, ks[len(ks)-1].Key), nil
+			}
 			ks = append(ks, OrderKeyInfo{Key: k.Key, InFlight: k.Holder, Waiting: k.Waiting})
 		}
-		if cur = c; cur == 0 || len(ks) >= limit {
+		if cur, after = c, ""; cur == 0 {
+			return ks, "", nil
+		}
+		if len(ks) == limit {
 			break
 		}
 	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i].Key < ks[j].Key })
-	if cur != 0 {
-		next = strconv.FormatUint(cur, 10)
+	return ks, orderCursor(cur, ""), nil
+}
+
+// orderCursor is the cursor of OrderKeys' next page: the HSCAN cursor of
+// its first step and the last key listed of that step ("" for none).
+func orderCursor(scan uint64, after string) string {
+	return strconv.FormatUint(scan, 10) + ":" + after
+}
+
+// parseOrderCursor parses cursor, "" or an orderCursor.
+func parseOrderCursor(cursor string) (scan uint64, after string, ok bool) {
+	if cursor == "" {
+		return 0, "", true
 	}
-	return ks, next, nil
+	n, after, found := cutByte(cursor, ':')
+	scan, err := strconv.ParseUint(n, 10, 64)
+	return scan, after, found && err == nil && (after == "" || keys.ValidName(after))
 }

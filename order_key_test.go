@@ -311,8 +311,10 @@ func TestOrderKeyAdminReads(t *testing.T) {
 		for range 4 {
 			ids = append(ids, e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: "acct-1"}).ID)
 		}
-		for i := range 30 {
-			e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: fmt.Sprintf("other-%02d", i)})
+		// 150 keys more: past Redis' listpack hash (128 fields), HSCAN
+		// walks buckets.
+		for i := range 150 {
+			e.enqueue("k", nil, &dtq.EnqueueOpts{OrderKey: fmt.Sprintf("other-%03d", i)})
 		}
 		line, err := a.OrderKey(ctx, dtq.DefaultQueue, "acct-1")
 		if err != nil {
@@ -331,18 +333,24 @@ func TestOrderKeyAdminReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pages > 20 {
+			if pages > 100 {
 				t.Fatalf("still paging after %d pages", pages)
 			}
+			if len(ks) > 10 {
+				t.Errorf("a page of %d keys, limit 10", len(ks))
+			}
 			for _, k := range ks {
+				if _, twice := seen[k.Key]; twice {
+					t.Errorf("key %s listed twice", k.Key)
+				}
 				seen[k.Key] = k
 			}
 			if cursor = next; cursor == "" {
 				break
 			}
 		}
-		if len(seen) != 31 || seen["acct-1"] != (dtq.OrderKeyInfo{Key: "acct-1", InFlight: ids[0], Waiting: 3}) || seen["other-07"].Waiting != 0 {
-			t.Errorf("keys: %d, acct-1 %+v, other-07 %+v", len(seen), seen["acct-1"], seen["other-07"])
+		if len(seen) != 151 || seen["acct-1"] != (dtq.OrderKeyInfo{Key: "acct-1", InFlight: ids[0], Waiting: 3}) || seen["other-007"].InFlight == "" {
+			t.Errorf("keys: %d, acct-1 %+v, other-007 %+v", len(seen), seen["acct-1"], seen["other-007"])
 		}
 		for _, c := range []struct {
 			field string
@@ -352,6 +360,7 @@ func TestOrderKeyAdminReads(t *testing.T) {
 			{"queue", func() error { _, err := a.OrderKey(ctx, "bad queue", "k"); return err }()},
 			{"limit", func() error { _, _, err := a.OrderKeys(ctx, dtq.DefaultQueue, 1001, ""); return err }()},
 			{"cursor", func() error { _, _, err := a.OrderKeys(ctx, dtq.DefaultQueue, 10, "x"); return err }()},
+			{"cursor", func() error { _, _, err := a.OrderKeys(ctx, dtq.DefaultQueue, 10, "0:a|b"); return err }()},
 		} {
 			var ve *dtq.ValidationError
 			if !errors.As(c.err, &ve) || ve.Field != c.field {
