@@ -49,6 +49,8 @@ const (
 	opGroups     = "GET /api/v1/queues/{name}/groups"
 	opPutGroup   = "PUT /api/v1/queues/{name}/groups/{group}"
 	opDelGroup   = "DELETE /api/v1/queues/{name}/groups/{group}"
+	opOrderKeys  = "GET /api/v1/queues/{name}/order-keys"
+	opOrderKey   = "GET /api/v1/queues/{name}/order-keys/{key}"
 	opPutType    = "PUT /api/v1/limits/{queue}/types/{type}"
 	opDelType    = "DELETE /api/v1/limits/{queue}/types/{type}"
 	opPutKey     = "PUT /api/v1/limits/{queue}/keys/{key}"
@@ -106,6 +108,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.admin(open)
 		p.schedules(open)
 		p.limits(open)
+		p.orderKeys(open)
 		p.events(open)
 		p.closed(open)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)

@@ -172,6 +172,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/queues/{name}/groups", s.auth(read, s.listGroups))
 	m.HandleFunc("PUT /api/v1/queues/{name}/groups/{group}", s.auth(write, s.putGroup))
 	m.HandleFunc("DELETE /api/v1/queues/{name}/groups/{group}", s.auth(write, s.deleteGroup))
+	m.HandleFunc("GET /api/v1/queues/{name}/order-keys", s.auth(read, s.listOrderKeys))
+	m.HandleFunc("GET /api/v1/queues/{name}/order-keys/{key}", s.auth(read, s.getOrderKey))
 	m.HandleFunc("PUT /api/v1/limits/{queue}/types/{type}", s.auth(write, s.putTypeLimit))
 	m.HandleFunc("DELETE /api/v1/limits/{queue}/types/{type}", s.auth(write, s.deleteTypeLimit))
 	m.HandleFunc("PUT /api/v1/limits/{queue}/keys/{key}", s.auth(write, s.putKeyLimit))
