@@ -12,13 +12,13 @@ import (
 )
 
 // queueOptions are the flags of the queue group, shared by its
-// subcommands (none has flags of its own).
+// subcommands.
 type queueOptions struct {
 	api apiOptions
 }
 
-// newQueueCmd builds `dtq queue` and its subcommands list, stats, pause and
-// resume, which share the API flags of the group.
+// newQueueCmd builds `dtq queue` and its subcommands list, stats, pause,
+// resume, rm and order-keys, which share the API flags of the group.
 func newQueueCmd(out io.Writer) *cobra.Command {
 	var o queueOptions
 	api := &o.api
@@ -32,7 +32,7 @@ func newQueueCmd(out io.Writer) *cobra.Command {
 	cmd.AddCommand(newQueueListCmd(out, api), newQueueStatsCmd(out, api),
 		newQueuePauseCmd(out, api, "pause", "Stop workers from starting tasks of a queue (submits still succeed)"),
 		newQueuePauseCmd(out, api, "resume", "Let workers start tasks of a paused queue again"),
-		newQueueRmCmd(out, api))
+		newQueueRmCmd(out, api), newQueueOrderKeysCmd(out, api))
 	return cmd
 }
 
