@@ -1,9 +1,10 @@
 // Limits: each limit — a queue's own, a task type's or a limit key's in
 // it — with its concurrency limit (leases in use against it), rate limit,
-// the tasks waiting and a RetryAfter pause, with Remove; refreshed every
-// 5 s.
+// the tasks waiting, a RetryAfter pause and what a start does when it is
+// full, with Remove; and the order keys in use, per queue, each with its
+// task in flight and how many wait; refreshed every 5 s.
 
-import { h, replace, setText, routeHref } from '../dom.js';
+import { h, replace, setText, routeHref, taskHref } from '../dom.js';
 import { timeEl, plural } from '../fmt.js';
 
 export function mount(main, ctx) {
@@ -16,10 +17,20 @@ export function mount(main, ctx) {
     h('thead', {}, h('tr', {}, ['Queue', 'Limit of', 'Running at once', 'Rate', 'Waiting', 'Paused until', ''].map((c) => h('th', { scope: 'col' }, c)))),
     tbody);
   const summary = h('span', { class: 'muted' });
+  const orderStatus = h('p', { class: 'state', role: 'status' }, 'Loading order keys…');
+  const orderBody = h('tbody');
+  const orderTable = h('table', { class: 'rtable order-keys', hidden: true },
+    h('caption', { class: 'sr-only' }, 'Order keys in use'),
+    h('thead', {}, h('tr', {}, ['Queue', 'Order key', 'In flight', 'Waiting'].map((c) => h('th', { scope: 'col' }, c)))),
+    orderBody);
+  const orderMore = h('div');
   replace(main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Limits'),
       h('p', { class: 'muted' }, 'Flow control across every worker: how many of a queue\'s tasks run at once, and how often they start. ', summary)),
-    h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table)));
+    h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table)),
+    h('section', { class: 'card', 'aria-labelledby': 'okeys-h', id: 'order-keys' }, h('h2', { id: 'okeys-h' }, 'Ordered keys'),
+      h('p', { class: 'muted small card-help' }, 'Order keys with a task in flight: of the tasks of one key in a queue, one at a time is in flight, the others wait in submission order. The first 100 keys of each queue.'),
+      orderStatus, h('div', { class: 'table-wrap' }, orderTable), orderMore));
 
   const rows = new Map(); // limit key (see limitsOf) -> row
 
@@ -47,13 +58,14 @@ export function mount(main, ctx) {
     const l = e.lim;
     if (!r) {
       r = {
-        meter: h('meter', { min: 0, max: 1, value: 0 }), use: h('span'), rate: h('span'), waiting: h('span'), paused: h('span'),
+        meter: h('meter', { min: 0, max: 1, value: 0 }), use: h('span'), onFull: h('span', { class: 'on-full muted small' }),
+        rate: h('span'), waiting: h('span'), paused: h('span'),
         btn: h('button', { type: 'button', class: 'btn btn-small' }, 'Remove'),
       };
       r.tr = h('tr', { dataset: { limit: e.key } },
         h('td', { dataset: { label: 'Queue' } }, h('a', { href: routeHref('tasks', { queue: e.queue }) }, e.queue)),
         h('td', { dataset: { label: 'Limit of' } }, e.of),
-        h('td', { dataset: { label: 'Running at once' } }, r.meter, ' ', r.use),
+        h('td', { dataset: { label: 'Running at once' } }, r.meter, ' ', r.use, r.onFull),
         h('td', { dataset: { label: 'Rate' } }, r.rate),
         h('td', { dataset: { label: 'Waiting' } }, r.waiting),
         h('td', { dataset: { label: 'Paused until' } }, r.paused),
@@ -72,6 +84,9 @@ export function mount(main, ctx) {
       r.meter.hidden = true;
       replace(r.use, h('span', { class: 'muted' }, 'no limit'));
     }
+    const rule = ON_FULL[l.on_full];
+    r.onFull.hidden = !rule;
+    setText(r.onFull, rule ? ' · when full: ' + rule : '');
     if (l.rate > 0) {
       setText(r.rate, l.rate + ' per ' + l.per_seconds + ' s' + (l.burst > 1 ? ', bursts of ' + l.burst : ''));
     } else {
@@ -90,6 +105,7 @@ export function mount(main, ctx) {
   const load = async () => {
     try {
       const [res, qs] = await Promise.all([api.get('api/v1/limits'), api.get('api/v1/queues')]);
+      loadOrderKeys(qs.queues || []).catch((e) => setText(orderStatus, 'Could not load the order keys: ' + e.message));
       const queued = new Map((qs.queues || []).map((q) => [q.name, q.queued]));
       const list = (res.limits || []).flatMap((l) => limitsOf(l, queued.get(l.queue)));
       const keep = new Set();
@@ -113,7 +129,38 @@ export function mount(main, ctx) {
       setText(status, 'Could not load the limits: ' + e.message);
     }
   };
+  // loadOrderKeys reads the order keys in use of each queue that has tasks
+  // in flight (a key is held only by a task queued, scheduled or running,
+  // so an idle queue has none): one request per such queue, 100 keys each.
+  let orderSeen = '';
+  const loadOrderKeys = async (queues) => {
+    const busy = queues.filter((q) => q.queued + q.scheduled + q.running > 0).map((q) => q.name);
+    const pages = await Promise.all(busy.map((name) =>
+      api.get('api/v1/queues/' + api.seg(name) + '/order-keys', { limit: '100' })
+        .then((p) => ({ queue: name, keys: p.keys || [], more: !!p.next_cursor }))
+        .catch((e) => ({ queue: name, keys: [], error: e.message }))));
+    const shown = pages.filter((p) => p.keys.length || p.error);
+    const seen = JSON.stringify(shown);
+    if (seen === orderSeen) return; // unchanged: keep focus
+    orderSeen = seen;
+    replace(orderBody, shown.flatMap((p) => p.keys.map((k) => h('tr', { dataset: { order: p.queue + ' ' + k.key } },
+      h('td', { dataset: { label: 'Queue' } }, h('a', { href: routeHref('tasks', { queue: p.queue }) }, p.queue)),
+      h('td', { dataset: { label: 'Order key' }, class: 'mono' }, k.key),
+      h('td', { dataset: { label: 'In flight' } }, h('a', { class: 'mono', href: taskHref(k.in_flight) }, k.in_flight)),
+      h('td', { dataset: { label: 'Waiting' } }, String(k.waiting))))));
+    const n = shown.reduce((a, p) => a + p.keys.length, 0);
+    orderTable.hidden = !n;
+    replace(orderMore, shown.filter((p) => p.more || p.error).map((p) => h('p', { class: 'muted small' }, p.error
+      ? 'Could not read the order keys of ' + p.queue + ': ' + p.error
+      : 'Queue ' + p.queue + ' has more keys in use: ', p.error ? null : h('code', {}, 'dtq queue order-keys ' + p.queue), p.error ? null : ' lists them all.')));
+    orderStatus.hidden = !!n;
+    setText(orderStatus, n ? '' : 'No order keys in use.');
+  };
+
   const poll = setInterval(load, 5000);
   load();
   return () => clearInterval(poll);
 }
+
+// ON_FULL words a limit's on_full rule other than the default, queue.
+const ON_FULL = { cancel_running: 'cancel running', cancel_newest: 'cancel newest', replace_waiting: 'replace waiting' };

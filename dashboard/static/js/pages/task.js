@@ -1,9 +1,10 @@
 // Task detail: the task's fields, payload and result as readable JSON, a
 // timeline, the attempt history with errors, its durable steps, what a
 // suspended task waits for, and cancel / requeue. A node of a workflow
-// links to it and shows what the node before produced.
+// links to it and shows what the node before produced. A task of an order
+// key shows the key's line: its task in flight and the next waiting.
 
-import { h, replace, setText, throttle, routeHref, workflowHref } from '../dom.js';
+import { h, replace, setText, throttle, routeHref, taskHref, workflowHref } from '../dom.js';
 import { badge, outcomeBadge, outcomeColour, timeEl, stamp, duration } from '../fmt.js';
 import { view, rawField } from '../json.js';
 
@@ -40,10 +41,11 @@ export function mount(main, ctx, route) {
   });
 
   let last = null, lastText = '';
-  const show = (t, text) => {
-    if (text === lastText) return; // nothing changed: keep focus and selection
+  const show = (t, text, line) => {
+    const seen = text + '\n' + JSON.stringify(line);
+    if (seen === lastText) return; // nothing changed: keep focus and selection
     last = t;
-    lastText = text;
+    lastText = seen;
     document.title = 'Task ' + t.id + ' · dtq';
     const actions = h('div', { class: 'actions' },
       ACTIVE.includes(t.status) && !t.cancel_requested ? cancelBtn : null,
@@ -65,6 +67,10 @@ export function mount(main, ctx, route) {
       ['Priority', String(t.priority)],
       t.group ? ['Group', h('span', {}, h('span', { class: 'mono' }, t.group),
         t.group_waiting ? ' (waiting for its turn)' : '')] : null,
+      t.order_key ? ['Order key', h('span', { id: 'task-order-key' }, h('span', { class: 'mono' }, t.order_key),
+        // a waiter the key just passed to reads waiting until the scheduler
+        // moves it into its band: the key's line knows it holds the key
+        t.order_waiting && !(line && line.in_flight === t.id) ? ' (waiting for the key\'s earlier tasks)' : '')] : null,
       ['Attempts', t.attempt + ' of ' + t.max_attempts + (t.crashes ? ' (' + t.crashes + ' crashed)' : '')],
       ['Timeout', duration((t.timeout_seconds || 0) * 1000)],
       ['Created', timeEl(t.created_at)],
@@ -84,6 +90,7 @@ export function mount(main, ctx, route) {
       h('div', { class: 'grid2' },
         h('section', { class: 'card', 'aria-labelledby': 'facts-h' }, h('h2', { id: 'facts-h' }, 'Details'), facts),
         h('section', { class: 'card', 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, 'Timeline'), timeline(t))),
+      t.order_key ? orderLine(t, line) : null,
       t.last_error ? h('section', { class: 'card', 'aria-labelledby': 'err-h' },
         h('h2', { id: 'err-h' }, 'Last error'), h('pre', { class: 'error-text', id: 'last-error' }, t.last_error)) : null,
       h('section', { class: 'card', 'aria-labelledby': 'att-h' }, h('h2', { id: 'att-h' }, 'Attempts'), attempts(t)),
@@ -103,7 +110,15 @@ export function mount(main, ctx, route) {
   const load = async () => {
     try {
       const { data, text } = await api.get('api/v1/tasks/' + api.seg(id), null, { raw: true });
-      show(data, text);
+      let line = null;
+      if (data.order_key) {
+        try {
+          line = await api.get('api/v1/queues/' + api.seg(data.queue) + '/order-keys/' + api.seg(data.order_key));
+        } catch (e) {
+          line = { error: e.message };
+        }
+      }
+      show(data, text, line);
     } catch (e) {
       if (e.status === 404) {
         replace(head, h('h1', {}, 'No such task'));
@@ -218,4 +233,32 @@ function steps(t) {
         st.by === 'signal' ? 'signal' : st.by === 'timeout' ? 'timeout (no signal in time)' : st.by || 'run ' + st.run),
       h('td', { dataset: { label: 'Recorded' } }, h('time', { datetime: st.at, title: st.at }, stamp(st.at))),
       h('td', { dataset: { label: 'Result' } }, view(JSON.stringify(st.result), 'Result of step ' + st.name)))))));
+}
+
+// orderLine is the card of t's order key: the key's task in flight and the
+// first of those waiting behind it, in the order they will start, each
+// linked, t marked; line is GET …/order-keys/{key}'s answer ({error} when
+// it failed).
+function orderLine(t, line) {
+  const mark = (id) => h('span', {}, h('a', { class: 'mono', href: taskHref(id) }, id),
+    id === t.id ? h('span', { class: 'badge b-queued order-this' }, 'this task') : null);
+  let content;
+  if (!line || line.error) {
+    content = h('p', { class: 'state error' }, 'Could not read the key\'s line' + (line ? ': ' + line.error : '') + '.');
+  } else {
+    const next = line.next || [];
+    const more = line.waiting - next.length;
+    content = [
+      h('dl', { class: 'facts' },
+        h('dt', {}, 'In flight'), h('dd', { id: 'order-in-flight' }, line.in_flight ? mark(line.in_flight) : h('span', { class: 'muted' }, 'none')),
+        h('dt', {}, 'Waiting'), h('dd', { id: 'order-waiting' }, String(line.waiting))),
+      next.length ? h('ol', { class: 'order-next', id: 'order-next' }, next.map((id) => h('li', { dataset: { task: id } }, mark(id)))) : null,
+      more > 0 ? h('p', { class: 'muted small' }, '… and ' + more + ' more.') : null,
+    ];
+  }
+  return h('section', { class: 'card', 'aria-labelledby': 'order-h', id: 'order-line' },
+    h('h2', { id: 'order-h' }, 'Order key ', h('span', { class: 'mono' }, t.order_key)),
+    h('p', { class: 'muted small card-help' }, 'Of the tasks of this key in queue ' + t.queue +
+      ', one at a time is in flight (queued, scheduled or running); the others wait, in submission order.'),
+    content);
 }
