@@ -369,3 +369,24 @@ func TestOrderKeyAdminReads(t *testing.T) {
 		}
 	})
 }
+
+// Cancelling the task that holds its key passes the key on at once: the
+// next task enters its band (no longer waiting) in the cancel's call.
+func TestOrderKeyCancelPassesKeyOn(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		first := e.enqueue("k", nil, &dtq.EnqueueOpts{Queue: "lone", OrderKey: "doc"})
+		second := e.enqueue("k", nil, &dtq.EnqueueOpts{Queue: "lone", OrderKey: "doc"})
+		if _, err := e.c.Cancel(ctx, first.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.c.Get(ctx, second.ID)
+		if err != nil || got.Status != dtq.StatusQueued || got.OrderWaiting {
+			t.Fatalf("the key's next task after the first's cancel: %+v, %v; want QUEUED in its band", got, err)
+		}
+		st, err := e.a.Stats(ctx, "lone")
+		if err != nil || st.OrderWaiting != 0 || st.QueuedByPriority[dtq.DefaultPriority] != 1 {
+			t.Fatalf("stats: %+v, %v", st, err)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/taskid"
@@ -48,7 +49,22 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 		case len(v) == 1:
 			return v[0], "", nil
 		case len(v) >= 2 && v[0] == StatusCancelled:
-			_, _ = q.promoteWaiters(ctx, v[2:])
+			var ms, passed []string
+			for _, m := range v[2:] {
+				if id, ok := strings.CutPrefix(m, "o:"); ok {
+					passed = append(passed, id)
+				} else {
+					ms = append(ms, m)
+				}
+			}
+			if len(ms) > 0 {
+				_, _ = q.promoteWaiters(ctx, ms)
+			}
+			if len(passed) > 0 {
+				// its order key's next task into its band now (else the
+				// scheduler's next pass)
+				_ = q.promotePassed(ctx, passed)
+			}
 			return v[0], v[1], nil
 		}
 		return "", "", unexpected("cancel", v)

@@ -57,8 +57,9 @@
 --
 -- Returns { the task's status after the call ("" when there is no such
 -- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
--- { 'CANCELLED', its type, the gwait members to move into the bands... }
--- (gpromote.lua).
+-- { 'CANCELLED', its type, the gwait members to move into the bands...
+-- (gpromote.lua), then "o:<id>" for the task its order key passed to, due
+-- now (opromote.lua) }.
 
 local info, schedule, done, runs, tk, fin, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -149,4 +150,5 @@ redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. 
 if f[7] then wf_task_end(KEYS[20], 10, ARGV[10], retention, true, f[8], id, 'CANCELLED', nil, 'cancelled') end
 local out = {'CANCELLED', f[2] or ''}
 for _, w in ipairs(waiters) do out[#out + 1] = w end
+for _, p in ipairs(order_passed) do out[#out + 1] = 'o:' .. p end
 return out
