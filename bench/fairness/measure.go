@@ -22,6 +22,10 @@ type result struct {
 	// all their tasks.
 	meanWait, p99Wait time.Duration
 	watchedTasks      int
+	// The watched tenant that waited longest for its first start: how
+	// long, from its first submission call.
+	firstStart       time.Duration
+	firstStartTenant string
 }
 
 func sortStarts(s []start) []start {
@@ -106,9 +110,17 @@ func measure(d *runData) (*result, error) {
 	}
 
 	var waits []time.Duration
+	seen := make([]bool, n)
 	for _, s := range d.starts {
-		if sc.tenants[s.tenant].watched {
-			waits = append(waits, s.at-d.submitted[s.tenant][s.seq])
+		if !sc.tenants[s.tenant].watched {
+			continue
+		}
+		waits = append(waits, s.at-d.submitted[s.tenant][s.seq])
+		if !seen[s.tenant] {
+			seen[s.tenant] = true
+			if w := s.at - slices.Min(d.submitted[s.tenant]); w > r.firstStart {
+				r.firstStart, r.firstStartTenant = w, sc.tenants[s.tenant].name
+			}
 		}
 	}
 	if len(waits) == 0 {

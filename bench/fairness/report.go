@@ -42,9 +42,10 @@ func harness(ctx context.Context, o *options) ([]row, error) {
 				r.fifo, r.f = d, res
 			}
 			if o.progress != nil {
-				o.progress("%s, %s: %d starts in %.1f s of run; contended period %d starts; worst share %.2f (%s); watched wait mean %v, p99 %v\n",
+				o.progress("%s, %s: %d starts in %.1f s of run; contended period %d starts; worst share %.2f (%s); watched wait mean %v, p99 %v; slowest first start %v (%s)\n",
 					sc.name, modeName(groups), len(d.starts), time.Since(began).Seconds(), res.periodStarts,
-					res.worstShare, res.worstTenant, res.meanWait.Round(time.Millisecond), res.p99Wait.Round(time.Millisecond))
+					res.worstShare, res.worstTenant, res.meanWait.Round(time.Millisecond), res.p99Wait.Round(time.Millisecond),
+					res.firstStart.Round(time.Millisecond), res.firstStartTenant)
 			}
 		}
 		rows = append(rows, r)
@@ -63,12 +64,13 @@ func modeName(groups bool) string {
 func writeReport(w io.Writer, o *options, rows []row) {
 	fmt.Fprintf(w, "Backend %s, one worker of concurrency %d, handlers sleeping %v, scale %g. Each cell: groups · FIFO (no group).\n\n",
 		o.backend, o.concurrency, o.handler, o.scale)
-	fmt.Fprintln(w, "| scenario | watched | worst tenant's share of its fair share | watched wait, mean | watched wait, p99 | contended period: starts, starts/s |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| scenario | watched | worst tenant's share of its fair share | watched wait, mean | watched wait, p99 | slowest watched tenant's first start | contended period: starts, starts/s |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s · %s | %s · %s | %s · %s | %s · %s |\n", r.sc.name, r.sc.watched,
+		fmt.Fprintf(w, "| %s | %s | %s · %s | %s · %s | %s · %s | %s · %s | %s · %s |\n", r.sc.name, r.sc.watched,
 			share(r.g), share(r.f), duration(r.g.meanWait), duration(r.f.meanWait),
-			duration(r.g.p99Wait), duration(r.f.p99Wait), period(r.g), period(r.f))
+			duration(r.g.p99Wait), duration(r.f.p99Wait), duration(r.g.firstStart), duration(r.f.firstStart),
+			period(r.g), period(r.f))
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
