@@ -9,7 +9,8 @@
 // no group. One worker serves the queue; its handlers sleep. For each run
 // it reports, over the contended period (measure.go), the worst-served
 // tenant's starts over its fair share, and the watched tenants' waits from
-// the submission call to the handler's start.
+// the submission call (or the worker's start, for tasks submitted before
+// it) to the handler's start.
 //
 //	go run ./bench/fairness                       # the whole report (~2 min)
 //	go run ./bench/fairness -run skew -scale 0.1  # one scenario, small

@@ -18,12 +18,13 @@ type result struct {
 	// share of the period's starts, and its name.
 	worstShare  float64
 	worstTenant string
-	// The watched tenants' waits, submission call → handler start, over
-	// all their tasks.
+	// The watched tenants' waits, over all their tasks: from the
+	// submission call to the handler's start (from the worker's start for
+	// a task submitted before it).
 	meanWait, p99Wait time.Duration
 	watchedTasks      int
 	// The watched tenant that waited longest for its first start: how
-	// long, from its first submission call.
+	// long, from its first submission call (or the worker's start).
 	firstStart       time.Duration
 	firstStartTenant string
 }
@@ -115,10 +116,10 @@ func measure(d *runData) (*result, error) {
 		if !sc.tenants[s.tenant].watched {
 			continue
 		}
-		waits = append(waits, s.at-d.submitted[s.tenant][s.seq])
+		waits = append(waits, s.at-max(d.submitted[s.tenant][s.seq], d.began))
 		if !seen[s.tenant] {
 			seen[s.tenant] = true
-			if w := s.at - slices.Min(d.submitted[s.tenant]); w > r.firstStart {
+			if w := s.at - max(slices.Min(d.submitted[s.tenant]), d.began); w > r.firstStart {
 				r.firstStart, r.firstStartTenant = w, sc.tenants[s.tenant].name
 			}
 		}

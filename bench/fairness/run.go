@@ -44,6 +44,7 @@ type runData struct {
 	groups    bool
 	submitted [][]time.Duration // per tenant, per task: when its submission call began
 	starts    []start           // first start of each task, in order of time
+	began     time.Duration     // the worker's start
 	t0        time.Duration     // the arrivals begin (the worker's start, plus the warmup)
 	elapsed   time.Duration
 }
@@ -258,7 +259,7 @@ func runOne(ctx context.Context, o *options, sc *scenario, groups bool) (*runDat
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	return &runData{sc: sc, groups: groups, submitted: s.submitted, starts: sortStarts(rec.starts), t0: t0, elapsed: rec.now()}, nil
+	return &runData{sc: sc, groups: groups, submitted: s.submitted, starts: sortStarts(rec.starts), began: began, t0: t0, elapsed: rec.now()}, nil
 }
 
 // arrive submits the late backlogs at once and every burst at its time,
