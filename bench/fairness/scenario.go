@@ -95,7 +95,7 @@ func scenarios(scale float64) []scenario {
 
 	heavyLight := scenario{
 		name:    "heavy-light",
-		title:   fmt.Sprintf("1 tenant with %d queued, then 50 light tenants with %d each at once", n(20_000), n(20)),
+		title:   fmt.Sprintf("1 tenant with %s queued, then 50 light tenants with %s each at once", thousands(n(20_000)), thousands(n(20))),
 		watched: "the 50 light tenants",
 		tenants: append([]tenant{{name: "heavy", backlog: n(20_000)}},
 			named("light", 50, tenant{backlog: n(20), watched: true})...),
@@ -103,7 +103,7 @@ func scenarios(scale float64) []scenario {
 
 	skew := scenario{
 		name:    "skew",
-		title:   fmt.Sprintf("4 tenants with %d, %d, %d and %d queued, the largest submitted first", n(10_000), n(1_000), n(100), n(10)),
+		title:   fmt.Sprintf("4 tenants with %s, %s, %s and %s queued, the largest submitted first", thousands(n(10_000)), thousands(n(1_000)), thousands(n(100)), thousands(n(10))),
 		watched: "all but the largest",
 	}
 	for _, size := range []int{10_000, 1_000, 100, 10} {
@@ -112,7 +112,7 @@ func scenarios(scale float64) []scenario {
 
 	trickle := scenario{
 		name:     "trickle",
-		title:    fmt.Sprintf("1 tenant with %d queued; 10 light tenants submit 1 task each every %v for %v", n(20_000), d(250*time.Millisecond), d(3*time.Second)),
+		title:    fmt.Sprintf("1 tenant with %s queued; 10 light tenants submit 1 task each every %v for %v", thousands(n(20_000)), d(250*time.Millisecond), d(3*time.Second)),
 		watched:  "the 10 light tenants",
 		tenants:  []tenant{{name: "heavy", backlog: n(20_000)}},
 		arrivals: d(3 * time.Second),
@@ -124,7 +124,7 @@ func scenarios(scale float64) []scenario {
 
 	bursty := scenario{
 		name:     "bursty",
-		title:    fmt.Sprintf("1 tenant with %d queued; 5 tenants submit %d tasks at once every %v, staggered, for %v", n(20_000), n(100), d(time.Second), d(3*time.Second)),
+		title:    fmt.Sprintf("1 tenant with %s queued; 5 tenants submit %s tasks at once every %v, staggered, for %v", thousands(n(20_000)), thousands(n(100)), d(time.Second), d(3*time.Second)),
 		watched:  "the 5 bursty tenants",
 		tenants:  []tenant{{name: "heavy", backlog: n(20_000)}},
 		arrivals: d(3 * time.Second),
@@ -136,7 +136,7 @@ func scenarios(scale float64) []scenario {
 
 	weights := scenario{
 		name:    "weights-3:1",
-		title:   fmt.Sprintf("2 tenants with %d queued each, submitted in turns of %d; one has weight 3", n(6_000), n(100)),
+		title:   fmt.Sprintf("2 tenants with %s queued each, submitted in turns of %s; one has weight 3", thousands(n(6_000)), thousands(n(100))),
 		watched: "the weight-3 tenant",
 		tenants: []tenant{{name: "w3", weight: 3, backlog: n(6_000), watched: true}, {name: "w1", backlog: n(6_000)}},
 		rounds:  n(100),
@@ -144,7 +144,7 @@ func scenarios(scale float64) []scenario {
 
 	late := scenario{
 		name:    "late",
-		title:   fmt.Sprintf("5 tenants with %d queued each, served for %v; then a new tenant submits %d", n(4_000), d(time.Second), n(200)),
+		title:   fmt.Sprintf("5 tenants with %s queued each, served for %v; then a new tenant submits %s", thousands(n(4_000)), d(time.Second), thousands(n(200))),
 		watched: "the late tenant",
 		tenants: append(named("busy", 5, tenant{backlog: n(4_000)}),
 			tenant{name: "late", backlog: n(200), late: true, watched: true}),
