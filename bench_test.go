@@ -326,6 +326,27 @@ func BenchmarkDrainLimit(b *testing.B) {
 	}
 }
 
+// enqueueWith queues n "noop" tasks, task i with opts(i), 1,000 per
+// EnqueueMany.
+func enqueueWith(b *testing.B, c *dtq.Client, n int, opts func(i int) *dtq.EnqueueOpts) {
+	reqs := make([]dtq.EnqueueRequest, 1000)
+	for done := 0; done < n; done += len(reqs) {
+		batch := reqs[:min(len(reqs), n-done)]
+		for i := range batch {
+			batch[i] = dtq.EnqueueRequest{Type: "noop", Payload: []byte(benchPayload), Opts: opts(done + i)}
+		}
+		res, err := c.EnqueueMany(context.Background(), batch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+	}
+}
+
 // BenchmarkDrainGroups: BenchmarkDrain of tasks submitted with a group —
 // one group (its window of 10 in the bands feeds the worker's 50 slots),
 // or 100 groups taking turns — against none; the enqueue is not measured.
@@ -333,25 +354,12 @@ func BenchmarkDrainGroups(b *testing.B) {
 	for _, groups := range []int{0, 1, 100} {
 		b.Run(fmt.Sprintf("groups=%d", groups), func(b *testing.B) {
 			c, rc := benchClient(b)
-			reqs := make([]dtq.EnqueueRequest, 1000)
-			for done := 0; done < b.N; done += len(reqs) {
-				batch := reqs[:min(len(reqs), b.N-done)]
-				for i := range batch {
-					batch[i] = dtq.EnqueueRequest{Type: "noop", Payload: []byte(benchPayload)}
-					if groups > 0 {
-						batch[i].Opts = &dtq.EnqueueOpts{Group: fmt.Sprintf("g%d", (done+i)%groups)}
-					}
+			enqueueWith(b, c, b.N, func(i int) *dtq.EnqueueOpts {
+				if groups == 0 {
+					return nil
 				}
-				res, err := c.EnqueueMany(context.Background(), batch)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range res {
-					if r.Err != nil {
-						b.Fatal(r.Err)
-					}
-				}
-			}
+				return &dtq.EnqueueOpts{Group: fmt.Sprintf("g%d", i%groups)}
+			})
 			measure(b, rc, func() { drain(b, c, b.N, 50) })
 		})
 	}
@@ -373,28 +381,15 @@ func BenchmarkDrainOrdered(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			c, rc := benchClient(b)
-			reqs := make([]dtq.EnqueueRequest, 1000)
-			for done := 0; done < b.N; done += len(reqs) {
-				batch := reqs[:min(len(reqs), b.N-done)]
-				for i := range batch {
-					batch[i] = dtq.EnqueueRequest{Type: "noop", Payload: []byte(benchPayload)}
-					switch {
-					case keys > 0:
-						batch[i].Opts = &dtq.EnqueueOpts{OrderKey: fmt.Sprintf("k%d", (done+i)%keys)}
-					case keys < 0:
-						batch[i].Opts = &dtq.EnqueueOpts{LimitKey: fmt.Sprintf("k%d", (done+i)%-keys)}
-					}
+			enqueueWith(b, c, b.N, func(i int) *dtq.EnqueueOpts {
+				switch {
+				case keys > 0:
+					return &dtq.EnqueueOpts{OrderKey: fmt.Sprintf("k%d", i%keys)}
+				case keys < 0:
+					return &dtq.EnqueueOpts{LimitKey: fmt.Sprintf("k%d", i%-keys)}
 				}
-				res, err := c.EnqueueMany(context.Background(), batch)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range res {
-					if r.Err != nil {
-						b.Fatal(r.Err)
-					}
-				}
-			}
+				return nil
+			})
 			measure(b, rc, func() { drain(b, c, b.N, 50) })
 		})
 	}

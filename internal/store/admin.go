@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/taskid"
@@ -49,14 +48,7 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 		case len(v) == 1:
 			return v[0], "", nil
 		case len(v) >= 2 && v[0] == StatusCancelled:
-			var ms, passed []string
-			for _, m := range v[2:] {
-				if id, ok := strings.CutPrefix(m, "o:"); ok {
-					passed = append(passed, id)
-				} else {
-					ms = append(ms, m)
-				}
-			}
+			ms, passed := splitTail(v[2:], "o:")
 			if len(ms) > 0 {
 				_, _ = q.promoteWaiters(ctx, ms)
 			}

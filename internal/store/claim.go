@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/delivery"
@@ -595,15 +594,11 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		// (should this fail, the scheduler's SweepGroups does it). Those
 		// marked "x:" are waiters a limit that replaces its waiting tasks
 		// replaced: they are cancelled (should this fail, they wait on).
-		var ms, replaced []string
-		for _, w := range tail {
-			s, _ := w.ToString()
-			if id, ok := strings.CutPrefix(s, "x:"); ok {
-				replaced = append(replaced, id)
-			} else {
-				ms = append(ms, s)
-			}
+		vs := make([]string, len(tail))
+		for i, w := range tail {
+			vs[i], _ = w.ToString()
 		}
+		ms, replaced := splitTail(vs, "x:")
 		if len(ms) > 0 {
 			_, _ = q.promoteWaiters(ctx, ms)
 		}

@@ -109,21 +109,8 @@ func (q *Queue) EnqueueDebounced(ctx context.Context, cfg EnqueueConfig, d Debou
 // is no longer pending, scanning from cursor; it returns the next cursor
 // ("0": the scan is complete) and how many it deleted.
 func (q *Queue) SweepDebounce(ctx context.Context, cursor string, count int) (string, int, error) {
-	c := q.s.r
-	e, err := c.Do(ctx, c.B().Hscan().Key(q.k.Debounce()).Cursor(mustUint(cursor)).Count(int64(count)).Build()).AsScanEntry()
-	if err != nil {
-		return cursor, 0, err
-	}
-	if len(e.Elements) == 0 {
-		return strconv.FormatUint(e.Cursor, 10), 0, nil
-	}
-	ks := []string{q.k.Debounce()}
-	var args []string
-	for i := 0; i+1 < len(e.Elements); i += 2 {
-		id, _, _ := strings.Cut(e.Elements[i+1], " ")
-		ks = append(ks, q.k.Task(ulidOf(id)))
-		args = append(args, e.Elements[i], e.Elements[i+1])
-	}
-	n, err := debounceSweepScript.Exec(ctx, c, ks, args).AsInt64()
-	return strconv.FormatUint(e.Cursor, 10), int(n), err
+	return q.sweepHash(ctx, q.k.Debounce(), cursor, count, debounceSweepScript, func(v string) string {
+		id, _, _ := strings.Cut(v, " ")
+		return ulidOf(id)
+	})
 }

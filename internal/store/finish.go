@@ -147,15 +147,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 // promotePassed moves the tasks ended tasks passed their order keys to,
 // ids due now in the schedule, into their bands (opromote.lua).
 func (q *Queue) promotePassed(ctx context.Context, ids []string) error {
-	ks := make([]string, 0, 13+len(ids))
-	ks = append(ks, q.k.Schedule())
-	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
-	args := append(make([]string, 0, 2+len(ids)), q.k.Events(), itoa(len(ids)))
-	for _, id := range ids {
-		ks = append(ks, q.k.Task(ulidOf(id)))
-		args = append(args, id)
-	}
+	ks, args := q.promoteInput(ids, 0)
 	return opromoteScript.Exec(ctx, q.s.r, ks, args).Error()
 }
 

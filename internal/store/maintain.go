@@ -29,20 +29,28 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	return n, next, n == len(ids) && n == batch, nil
 }
 
+// promoteInput is the KEYS and ARGV promote.lua and opromote.lua share
+// for ids: the schedule, the bands, gwait, gcount and each id's task hash
+// (with room for more keys); the events channel, N and the ids.
+func (q *Queue) promoteInput(ids []string, more int) (ks, args []string) {
+	ks = make([]string, 0, 13+len(ids)+more)
+	ks = append(ks, q.k.Schedule())
+	ks = q.k.bands(ks)
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
+	args = append(make([]string, 0, 3+len(ids)), q.k.Events(), itoa(len(ids)))
+	for _, id := range ids {
+		ks = append(ks, q.k.Task(ulidOf(id)))
+		args = append(args, id)
+	}
+	return ks, args
+}
+
 // promoteIDs runs promote.lua for ids, tasks of the schedule: those due
 // move into their bands. It returns how many moved and the time until the
 // earliest due time left (-1: none).
 func (q *Queue) promoteIDs(ctx context.Context, ids []string) (int, time.Duration, error) {
 	c := q.s.r
-	ks := make([]string, 0, 14+2*len(ids))
-	ks = append(ks, q.k.Schedule())
-	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount())
-	args := append(make([]string, 0, 2+len(ids)), q.k.Events(), itoa(len(ids)))
-	for _, id := range ids {
-		ks = append(ks, q.k.Task(ulidOf(id)))
-		args = append(args, id)
-	}
+	ks, args := q.promoteInput(ids, len(ids)+1)
 	for _, id := range ids {
 		ks = append(ks, q.k.Steps(ulidOf(id)))
 	}

@@ -92,26 +92,13 @@ func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueIt
 // scanning the uniq hash from cursor; it returns the next cursor ("0":
 // the scan is complete) and how many it freed.
 func (q *Queue) SweepUnique(ctx context.Context, cursor string, count int) (string, int, error) {
-	c := q.s.r
-	e, err := c.Do(ctx, c.B().Hscan().Key(q.k.Unique()).Cursor(mustUint(cursor)).Count(int64(count)).Build()).AsScanEntry()
-	if err != nil {
-		return cursor, 0, err
-	}
-	if len(e.Elements) == 0 {
-		return strconv.FormatUint(e.Cursor, 10), 0, nil
-	}
-	ks := []string{q.k.Unique()}
-	var args []string
-	for i := 0; i+1 < len(e.Elements); i += 2 {
-		_, ulid, err := taskid.Parse(e.Elements[i+1])
+	return q.sweepHash(ctx, q.k.Unique(), cursor, count, uniqueSweepScript, func(holder string) string {
+		_, ulid, err := taskid.Parse(holder)
 		if err != nil {
-			ulid = invalidULID
+			return invalidULID
 		}
-		ks = append(ks, q.k.Task(ulid))
-		args = append(args, e.Elements[i], e.Elements[i+1])
-	}
-	n, err := uniqueSweepScript.Exec(ctx, c, ks, args).AsInt64()
-	return strconv.FormatUint(e.Cursor, 10), int(n), err
+		return ulid
+	})
 }
 
 func mustUint(s string) uint64 {
