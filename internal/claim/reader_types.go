@@ -13,9 +13,13 @@ import (
 // passOthers follows the reads of the queue: after a read that brought
 // back only tasks of other types, all seen before, it takes the bands'
 // ends as marks (and reads once more); after a second such read, the next
-// turn of the reader waits (waitForTypes). Any other read forgets the
-// marks.
+// turn of the reader waits (waitForTypes). Any other read that brought
+// something forgets the marks; an empty one says nothing new (the
+// give-back of the tasks read before may be on its way) and keeps them.
 func (r *Reader) passOthers(ctx context.Context, read []store.Entry) {
+	if len(read) == 0 {
+		return
+	}
 	if !GiveBackOthers(read, r.run.Types) || !r.others.OnlySeen(read) {
 		r.marks = nil
 		return
