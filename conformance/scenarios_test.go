@@ -29,6 +29,7 @@ var scenarios = []struct {
 	{"steps", steps},
 	{"type_filter", typeFilter},
 	{"limits", limits},
+	{"order_key", orderKey},
 	{"durable_sleep", durableSleep},
 	{"signal", signal},
 	{"graceful_stop", gracefulStop},
@@ -249,6 +250,36 @@ func limits(e *env) {
 		if runs[i][0].Before(runs[i-1][1]) {
 			e.t.Fatalf("two tasks ran at once under max_running 1: %v", runs)
 		}
+	}
+}
+
+// Tasks of one order key run one at a time, in submission order, while
+// another key's run beside them (the server hands them out: a worker of
+// any language follows it).
+func orderKey(e *env) {
+	e.start("--concurrency", "4")
+	keys := []string{"acct-1", "acct-2"}
+	ids := map[string][]string{}
+	for range 4 {
+		for _, k := range keys {
+			ids[k] = append(ids[k], e.submit("sleep", `{"seconds":0.2}`, fmt.Sprintf(`"order_key":%q`, k)))
+		}
+	}
+	runs := map[string][][2]time.Time{}
+	for _, k := range keys {
+		for _, id := range ids[k] {
+			t := e.awaitStatus(id, "SUCCEEDED")
+			runs[k] = append(runs[k], [2]time.Time{t.History[0].StartedAt, t.History[0].FinishedAt})
+		}
+		for i := 1; i < len(runs[k]); i++ {
+			if runs[k][i][0].Before(runs[k][i-1][1]) {
+				e.t.Fatalf("key %s: task %d started before task %d ended: %v", k, i, i-1, runs[k])
+			}
+		}
+	}
+	a, b := runs[keys[0]], runs[keys[1]]
+	if a[len(a)-1][1].Before(b[0][0]) || b[len(b)-1][1].Before(a[0][0]) {
+		e.t.Fatalf("the keys ran one after the other, not side by side: %v %v", a, b)
 	}
 }
 
