@@ -257,8 +257,8 @@ func TestStopIsGraceful(t *testing.T) {
 }
 
 // A stop that cancels a read whose reply was in flight — Redis claimed a
-// task for the worker (an idle reader's blocking read: its implicit start;
-// or a read script that started it) and the worker never saw it — runs
+// task for the worker (an idle reader's blocking read: its implicit start)
+// and the worker never saw it — runs
 // the task to its end as a claim made before the stop (once, no crash),
 // rather than leaving it RUNNING without a handler until the visibility
 // timeout. (Without the recovery on the stop the task stays RUNNING.)
@@ -279,6 +279,7 @@ func TestStopRunsClaimsOfALostReply(t *testing.T) {
 					return true
 				})
 			})
+		time.Sleep(300 * time.Millisecond) // idle: its reads block (the task's start is its claim)
 		task := e.enqueue("job", nil, nil)
 		eventually(t, 10*time.Second, "the reply lost", lost.Load)
 		sctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

@@ -202,10 +202,13 @@ func (r *Reader) Run(ctx context.Context, rc RunConfig) {
 			r.giveBack(context.WithoutCancel(ctx), mode, n)
 			if ctx.Err() != nil {
 				// Stopping: the read, cancelled in flight, may have claimed
-				// (and a read script started) tasks whose reply it lost:
-				// they are found and run now, as claims made before the
-				// stop — not left RUNNING without a handler until the
-				// visibility timeout. (Should that fail, they are.)
+				// tasks whose reply it lost (an idle reader's blocking
+				// read, their implicit start): they are found and run now,
+				// as claims made before the stop — not left RUNNING
+				// without a handler until the visibility timeout. (Should
+				// that fail, they are; so is a task a read script started:
+				// recoverClaims leaves a run of this worker's alone, which
+				// may be one whose outcome is on its way.)
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recoverOnStopWithin)
 				_ = r.recoverClaims(rctx)
 				cancel()

@@ -19,9 +19,6 @@ func (r *Reader) recoverClaims(ctx context.Context) error {
 	var lost []store.Entry
 	for _, e := range pending {
 		if !r.rc.Held(e.TaskID) {
-			// (a read script may have started it too: a run of this
-			// worker's it holds goes on — store.Entry.Resumed)
-			e.Resumed = true
 			lost = append(lost, e)
 		}
 	}
