@@ -194,7 +194,15 @@ func TestOrderKeysAcrossProcesses(t *testing.T) {
 func runOrderedAcrossProcesses(t *testing.T, e *env, restart func()) {
 	ctx := t.Context()
 	const keys, perKey = 200, 50
-	const vt = time.Second
+	// The visibility timeout is what a killed worker's tasks wait before
+	// another takes them over — and what a live worker's renewals must
+	// beat: a loaded machine under -race, with the embedded backend
+	// serving one command at a time, delayed them past 1 s (a live run
+	// taken over: a crash counted, a key run twice at once).
+	vt := 2 * time.Second
+	if e.Embedded != nil {
+		vt = 5 * time.Second
+	}
 	effects := filepath.Join(t.TempDir(), "effects")
 	env := []string{childEffectsEnv + "=" + effects, childConcurrencyEnv + "=16"}
 	procs := map[string]*exec.Cmd{}
@@ -242,17 +250,17 @@ func runOrderedAcrossProcesses(t *testing.T, e *env, restart func()) {
 	restart()
 	eventually(t, 4*time.Minute, "seven tenths of the tasks started", func() bool { return starts() >= total*7/10 })
 	kill("b", "e")
-	eventually(t, 8*time.Minute, "every task succeeded", func() bool {
+	eventually(t, 8*time.Minute, "every task ended", func() bool {
 		time.Sleep(200 * time.Millisecond) // (the embedded backend serves one command at a time)
 		st, err := e.a.Stats(ctx, dtq.DefaultQueue)
-		return err == nil && st.Succeeded == int64(total)
+		return err == nil && st.Succeeded+st.Failed == int64(total)
 	})
 	st, err := e.a.Stats(ctx, dtq.DefaultQueue)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Queued != 0 || st.Scheduled != 0 || st.Running != 0 || st.Dead != 0 || st.OrderWaiting != 0 {
-		t.Errorf("after: %+v", st)
+	if st.Succeeded != int64(total) || st.Queued != 0 || st.Scheduled != 0 || st.Running != 0 || st.OrderWaiting != 0 {
+		t.Errorf("after: %+v (want every task succeeded)", st)
 	}
 	checkOrderEffects(t, readOrderEffects(t, effects), killed, keys, perKey)
 }
