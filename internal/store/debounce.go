@@ -78,13 +78,9 @@ func (q *Queue) EnqueueDebounced(ctx context.Context, cfg EnqueueConfig, d Debou
 		now, _ := strconv.ParseInt(nowS, 10, 64)
 		switch code {
 		case 0:
-			pending, pendingKey = rid, own
-			if rid != "" {
-				_, pu, err := taskid.Parse(rid)
-				if err != nil {
-					return EnqueueResult{}, nil, unexpected("debounce pending task", rid)
-				}
-				pendingKey = q.k.Task(pu)
+			pending = rid
+			if pendingKey, err = q.namedTaskKey(rid, own); err != nil {
+				return EnqueueResult{}, nil, unexpected("debounce pending task", rid)
 			}
 			continue
 		case 3:

@@ -63,13 +63,9 @@ func (q *Queue) EnqueueUnique(ctx context.Context, cfg EnqueueConfig, u UniqueIt
 		now, _ := strconv.ParseInt(nowS, 10, 64)
 		switch code {
 		case 0:
-			holder, holderKey = rid, own
-			if rid != "" {
-				_, hu, err := taskid.Parse(rid)
-				if err != nil {
-					return EnqueueResult{}, unexpected("unique holder", rid)
-				}
-				holderKey = q.k.Task(hu)
+			holder = rid
+			if holderKey, err = q.namedTaskKey(rid, own); err != nil {
+				return EnqueueResult{}, unexpected("unique holder", rid)
 			}
 			continue
 		case 1, 4:
@@ -99,6 +95,19 @@ func (q *Queue) SweepUnique(ctx context.Context, cursor string, count int) (stri
 		}
 		return ulid
 	})
+}
+
+// namedTaskKey is the hash key of task id, which a script answered to be
+// called again with (own when id is "": none).
+func (q *Queue) namedTaskKey(id, own string) (string, error) {
+	if id == "" {
+		return own, nil
+	}
+	_, ulid, err := taskid.Parse(id)
+	if err != nil {
+		return "", err
+	}
+	return q.k.Task(ulid), nil
 }
 
 func mustUint(s string) uint64 {
