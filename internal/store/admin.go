@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/taskid"
@@ -160,6 +161,8 @@ func deadEntries(es []rueidis.XRangeEntry) []DeadEntry {
 }
 
 // SetPaused pauses or resumes the queue; a resume wakes paused workers.
+// A pause notes its time (InfoPausedAt, Redis time read after the flag is
+// set): no claim delivered after it starts.
 func (q *Queue) SetPaused(ctx context.Context, paused bool) error {
 	c := q.s.r
 	v := "0"
@@ -167,15 +170,30 @@ func (q *Queue) SetPaused(ctx context.Context, paused bool) error {
 		v = "1"
 	}
 	cmds := rueidis.Commands{c.B().Hset().Key(q.k.Info()).FieldValue().FieldValue(InfoPaused, v).Build()}
-	if !paused {
-		cmds = append(cmds, c.B().Xadd().Key(q.k.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build())
+	if paused {
+		cmds = append(cmds, c.B().Time().Build())
+	} else {
+		cmds = append(cmds, c.B().Hdel().Key(q.k.Info()).Field(InfoPausedAt).Build(),
+			c.B().Xadd().Key(q.k.Wakeup()).Maxlen().Threshold("1").Id("*").FieldValue().FieldValue("w", "1").Build())
 	}
-	for _, r := range c.DoMulti(ctx, cmds...) {
+	res := c.DoMulti(ctx, cmds...)
+	for _, r := range res {
 		if err := r.Error(); err != nil {
 			return err
 		}
 	}
-	return nil
+	if !paused {
+		return nil
+	}
+	t, err := res[1].AsStrSlice()
+	if err != nil {
+		return err
+	}
+	at, err := redisMs(t)
+	if err != nil {
+		return err
+	}
+	return c.Do(ctx, c.B().Hset().Key(q.k.Info()).FieldValue().FieldValue(InfoPausedAt, strconv.FormatInt(at, 10)).Build()).Error()
 }
 
 // DeadLettersRange returns up to limit dead-letter entries from start to

@@ -423,3 +423,60 @@ func TestPlannedReadStartsImplicitly(t *testing.T) {
 		}
 	})
 }
+
+// A claim delivered after its queue's pause is not started (the state read
+// after it says paused; start.lua gives it back): until it is given back,
+// its task reads QUEUED, not RUNNING. A run started before the pause still
+// reads RUNNING.
+func TestClaimAfterPauseReadsQueued(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		es, _ := claimImplicit(t, q, "w1", 1)
+		if err := q.SetPaused(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // a delivery in a later ms than the pause
+		if _, err := q.Enqueue(ctx, EnqueueConfig{}, []EnqueueItem{{Type: "t", Payload: []byte("2"), Priority: 5,
+			MaxAttempts: 3, Timeout: time.Minute}}); err != nil {
+			t.Fatal(err)
+		}
+		claimed, st, _, err := q.ReadBandsState(ctx, "w2", 1, 0, 0)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("read: %+v %v", claimed, err)
+		}
+		if s := StartImplicit(claimed, st); s[0].Code != Unstarted {
+			t.Fatalf("implicit start on a paused queue: %+v", s[0])
+		}
+		if r, err := q.s.Get(ctx, claimed[0].TaskID); err != nil || r.Status != StatusQueued {
+			t.Errorf("claimed after the pause: %+v %v, want QUEUED", r, err)
+		}
+		if r, err := q.s.Get(ctx, es[0].TaskID); err != nil || r.Status != StatusRunning {
+			t.Errorf("started before the pause: %+v %v, want RUNNING", r, err)
+		}
+		sts, err := q.Start(ctx, StartConfig{Worker: "w2", MaxCrashes: 3, Retention: time.Hour}, claimed)
+		if err != nil || sts[0].Code == Began {
+			t.Fatalf("start on a paused queue: %+v %v, want given back", sts, err)
+		}
+		if r, err := q.s.Get(ctx, claimed[0].TaskID); err != nil || r.Status != StatusQueued {
+			t.Errorf("given back: %+v %v, want QUEUED", r, err)
+		}
+		// Resumed, a new task's claim reads RUNNING again (as an implicit
+		// run's would; the given-back one reads its hash).
+		if err := q.SetPaused(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Enqueue(ctx, EnqueueConfig{}, []EnqueueItem{{Type: "t", Payload: []byte("3"), Priority: 9,
+			MaxAttempts: 3, Timeout: time.Minute}}); err != nil {
+			t.Fatal(err)
+		}
+		again, _, err := q.ReadBands(ctx, "w2", 1, 0, 0)
+		if err != nil || len(again) == 0 || !again[0].Born {
+			t.Fatalf("read after the resume: %+v %v", again, err)
+		}
+		if r, err := q.s.Get(ctx, again[0].TaskID); err != nil || r.Status != StatusRunning {
+			t.Errorf("claimed after the resume: %+v %v, want RUNNING", r, err)
+		}
+	})
+}

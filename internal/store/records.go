@@ -218,15 +218,19 @@ func (s *Store) dropAcknowledged(ctx context.Context, locs []located, out []*Rec
 			// Pending? Then the record again: it may have finished since.
 			cmds = append(cmds, c.B().Xpending().Key(k.Band(l.band)).Group(Group).Start(l.eid).End(l.eid).Count(1).Build(),
 				c.B().Hget().Key(k.Run()).Field(l.ulid).Build(), c.B().Hgetall().Key(k.Task(l.ulid)).Build(),
-				c.B().Hget().Key(k.Finished()).Field(l.ulid).Build())
+				c.B().Hget().Key(k.Finished()).Field(l.ulid).Build(),
+				c.B().Hmget().Key(k.Info()).Field(InfoPaused, InfoPausedAt).Build())
 		}
 	}
 	if len(cmds) == 0 {
 		return nil
 	}
+	cmds = append(cmds, c.B().Time().Build())
 	res := c.DoMulti(ctx, cmds...)
+	t, _ := res[len(res)-1].AsStrSlice()
+	now, _ := redisMs(t) // 0 when unread: no claim is taken as given back
 	for j, i := range check {
-		r := res[4*j : 4*j+4]
+		r := res[5*j : 5*j+5]
 		pend, err := r[0].ToArray()
 		if err != nil {
 			return err
@@ -235,8 +239,9 @@ func (s *Store) dropAcknowledged(ctx context.Context, locs []located, out []*Rec
 			// Claimed, with no Run field: running as an implicit first
 			// run (StartImplicit), or about to start. Its start is its
 			// delivery's, exact until its first renewal gives it a Run
-			// field.
-			if out[i] != nil && out[i].Status == StatusQueued {
+			// field. Claimed after its queue's pause, it is about to be
+			// given back (nothing starts on a paused queue): still QUEUED.
+			if out[i] != nil && out[i].Status == StatusQueued && !claimedWhilePaused(r[4], pend[0], now) {
 				out[i].withRun(implicitRun(pend[0]))
 			}
 			continue
@@ -260,6 +265,28 @@ func (s *Store) dropAcknowledged(ctx context.Context, locs []located, out []*Rec
 		}
 	}
 	return nil
+}
+
+// claimedWhilePaused reports whether a pending entry (XPENDING's id,
+// consumer, idle ms, deliveries) was delivered after its queue's pause was
+// written (info's paused and paused_at, an HMGET reply), now being Redis
+// time in Unix ms (0: unknown). Such a claim is not started: start.lua and
+// StartImplicit read the flag after the claim.
+func claimedWhilePaused(info rueidis.RedisResult, pend rueidis.RedisMessage, now int64) bool {
+	f, err := info.AsStrSlice()
+	if err != nil || len(f) != 2 || f[0] != "1" || now == 0 {
+		return false
+	}
+	at, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return false
+	}
+	p, err := pend.ToArray()
+	if err != nil || len(p) < 4 {
+		return false
+	}
+	idle, err := p[2].AsInt64()
+	return err == nil && now-idle > at
 }
 
 // implicitRun is the run state of an implicit first run from its pending

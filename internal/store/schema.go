@@ -412,7 +412,11 @@ const (
 // created. Counts of what a queue holds now are read from the streams and
 // the schedule, not kept.
 const (
-	InfoPaused    = "paused"
+	InfoPaused = "paused"
+	// InfoPausedAt is the Redis time (Unix ms) a pause was written, read
+	// just after the flag: a claim delivered after it was given back, not
+	// started (records.go).
+	InfoPausedAt  = "paused_at"
 	InfoSucceeded = "succeeded"
 	InfoRetried   = "retried"
 	InfoDead      = "dead"
