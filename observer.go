@@ -155,18 +155,21 @@ func (NopTaskObserver) OnFinished(TaskRef, Outcome, time.Duration) {}
 func (NopTaskObserver) OnEnded(TaskRef, Outcome)                   {}
 func (NopTaskObserver) OnReclaimed(TaskRef)                        {}
 
-// observer dispatches the engine's task events to Config.Observer: to its
-// TaskObserver methods when it has them. The zero value reports nothing.
+// observer dispatches the engine's task events to Config.Observer — to its
+// TaskObserver methods when it has them — and to the stored history's
+// counts (h, nil when Config.DisableHistory). The zero value reports
+// nothing.
 type observer struct {
 	o Observer
 	t TaskObserver
 	l LimitObserver
+	h *historyFold
 }
 
-func newObserver(o Observer) observer {
+func newObserver(o Observer, h *historyFold) observer {
 	t, _ := o.(TaskObserver)
 	l, _ := o.(LimitObserver)
-	return observer{o: o, t: t, l: l}
+	return observer{o: o, t: t, l: l, h: h}
 }
 
 func (x observer) throttled(queue string, n int) {
@@ -177,9 +180,10 @@ func (x observer) throttled(queue string, n int) {
 
 // on reports whether there is an observer: callers skip the work of
 // measuring for none.
-func (x observer) on() bool { return x.o != nil }
+func (x observer) on() bool { return x.o != nil || x.h != nil }
 
 func (x observer) submitted(t TaskRef) {
+	x.h.submitted(t.Queue, t.Type)
 	switch {
 	case x.t != nil:
 		x.t.OnSubmitted(t)
@@ -189,6 +193,7 @@ func (x observer) submitted(t TaskRef) {
 }
 
 func (x observer) started(t TaskRef, pickup time.Duration) {
+	x.h.started(t.Queue, t.Type, pickup)
 	switch {
 	case x.t != nil:
 		x.t.OnStarted(t, pickup)
@@ -198,6 +203,7 @@ func (x observer) started(t TaskRef, pickup time.Duration) {
 }
 
 func (x observer) finished(t TaskRef, outcome Outcome, run time.Duration) {
+	x.h.finished(t.Queue, t.Type, outcome, run)
 	switch {
 	case x.t != nil:
 		x.t.OnFinished(t, outcome, run)
@@ -207,6 +213,7 @@ func (x observer) finished(t TaskRef, outcome Outcome, run time.Duration) {
 }
 
 func (x observer) ended(t TaskRef, outcome Outcome) {
+	x.h.ended(t.Queue, t.Type, outcome)
 	switch {
 	case x.t != nil:
 		x.t.OnEnded(t, outcome)

@@ -50,6 +50,7 @@ const (
 	opPutGroup   = "PUT /api/v1/queues/{name}/groups/{group}"
 	opDelGroup   = "DELETE /api/v1/queues/{name}/groups/{group}"
 	opOrderKeys  = "GET /api/v1/queues/{name}/order-keys"
+	opHistory    = "GET /api/v1/history"
 	opOrderKey   = "GET /api/v1/queues/{name}/order-keys/{key}"
 	opPutType    = "PUT /api/v1/limits/{queue}/types/{type}"
 	opDelType    = "DELETE /api/v1/limits/{queue}/types/{type}"
@@ -109,6 +110,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.schedules(open)
 		p.limits(open)
 		p.orderKeys(open)
+		p.history(open)
 		p.events(open)
 		p.closed(open)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)

@@ -180,6 +180,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/v1/limits/{queue}/keys/{key}", s.auth(write, s.deleteKeyLimit))
 	m.HandleFunc("GET /api/v1/workers", s.auth(read, s.workers))
 	m.HandleFunc("GET /api/v1/audit", s.auth(read, s.audit))
+	m.HandleFunc("GET /api/v1/history", s.auth(read, s.history))
 	m.HandleFunc("GET /health", s.health)
 	m.HandleFunc("GET /ready", s.ready)
 	m.HandleFunc("GET /api/v1/openapi.json", s.openapi)
