@@ -317,7 +317,7 @@ func (tb *tab) fullScreenshot(name string) {
 // docImages are the screenshots docs/dashboard.md shows, as
 // docs/img/dashboard-<name>.png.
 var docImages = map[string]bool{
-	"overview": true, "tasks": true, "task": true, "workflow": true, "dead-letters": true, "schedules": true, "workers": true, "audit": true,
+	"overview": true, "tasks": true, "task": true, "workflow": true, "dead-letters": true, "schedules": true, "workers": true, "audit": true, "history": true,
 	"mobile-overview": true, "mobile-task": true, "dark-overview": true, "dark-task": true, "api-key": true, "unauthorized": true, "disconnected": true,
 }
 

@@ -15,6 +15,7 @@ import * as workers from './pages/workers.js';
 import * as schedules from './pages/schedules.js';
 import * as limits from './pages/limits.js';
 import * as audit from './pages/audit.js';
+import * as history from './pages/history.js';
 
 const $ = (id) => document.getElementById(id);
 const main = $('main');
@@ -158,10 +159,10 @@ const ctx = { api, stream, rates, notify, confirm, act };
 
 // ---- pages ---------------------------------------------------------------
 
-const PAGES = { overview, tasks, task, workflow, dlq, schedules, limits, workers, audit };
+const PAGES = { overview, tasks, task, workflow, dlq, schedules, limits, workers, audit, history };
 
 // route parses location.hash: "#/", "#/tasks?queue=…", "#/tasks/<id>",
-// "#/workflows/<id>", "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit". Other hashes (a skip link) are
+// "#/workflows/<id>", "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit", "#/history?queue=…&type=…&last=…". Other hashes (a skip link) are
 // not routes: null.
 function route() {
   const raw = location.hash.replace(/^#/, '') || '/';
