@@ -115,6 +115,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.closed(open)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k"}}), false)
+		p.roles(newEnv(t, b, &opts{noWorker: true, api: rolesConfig(false)}))
 		// A namespace of its own: the other envs' workers finish tasks with
 		// their own (default) retention.
 		short := *b
@@ -773,7 +774,7 @@ func (p *prober) down() {
 		}
 		method, path, body := concrete(key)
 		r := e.do(method, path, body)
-		noRedis := key == opHealth || key == opOpenAPI || key == opEvents
+		noRedis := key == opHealth || key == opOpenAPI || key == opEvents || key == opWhoami
 		if (r.status == http.StatusServiceUnavailable) == noRedis {
 			p.t.Errorf("Redis down: %s answered %d: %s", key, r.status, r.raw)
 		}

@@ -289,6 +289,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"LeaseStepRecorded":     wire.LeaseStepRecorded{},
 		"Error":                 wire.Error{},
 		"ErrorDetail":           wire.ErrorDetail{},
+		"Whoami":                wire.Whoami{},
 		"Health":                wire.Health{},
 		"Ready":                 wire.Health{},
 	}

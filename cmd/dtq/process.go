@@ -40,6 +40,7 @@ type processOptions struct {
 	logLevel  string
 
 	apiKey         string
+	apiKeys        string
 	apiKeyReads    bool
 	maxBodyBytes   int64
 	maxBatch       int
@@ -94,9 +95,11 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's /debug/pprof profiles on this address (keep it private; empty: off)")
 	bindEnv(cmd, "pprof-addr", "DTQ_PPROF_ADDR")
 	if r.api {
-		f.StringVar(&o.apiKey, "api-key", "", "require this key in X-API-Key on mutating and admin routes")
+		f.StringVar(&o.apiKey, "api-key", "", "the admin key: with any key set, mutating and admin routes require a key in X-API-Key whose role allows them")
 		bindEnv(cmd, "api-key", "DTQ_API_KEY")
-		f.BoolVar(&o.apiKeyReads, "api-key-reads", false, "require the API key on read routes too")
+		f.StringVar(&o.apiKeys, "api-keys", "", "more API keys with roles, comma-separated role:key entries; roles: read, submit (producers), worker (HTTP workers' leases), admin")
+		bindEnv(cmd, "api-keys", "DTQ_API_KEYS")
+		f.BoolVar(&o.apiKeyReads, "api-key-reads", false, "require an API key (of any role) on read routes too")
 		bindEnv(cmd, "api-key-reads", "DTQ_API_KEY_READS")
 		f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 2<<20, "largest request body accepted, in bytes")
 		bindEnv(cmd, "max-body-bytes", "DTQ_MAX_BODY_BYTES")
@@ -164,6 +167,10 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if d := o.mqAckTombstoneTTL; d < 0 || (d > 0 && d < time.Millisecond) {
 		return fmt.Errorf("--mq-ack-tombstone-ttl must be 0 (no tombstones) or at least 1ms (got %v)", d)
 	}
+	keys, err := apiKeys(o)
+	if err != nil {
+		return err
+	}
 	redis, closeRedis, err := connectBackend(ctx, log, o, r)
 	if err != nil {
 		return err
@@ -221,6 +228,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if r.api {
 		apiServer = api.New(client, redisconn.Wrap(redis), &api.Config{
 			APIKey:         o.apiKey,
+			Keys:           keys,
 			APIKeyReads:    o.apiKeyReads,
 			MaxBodyBytes:   o.maxBodyBytes,
 			MaxBatch:       o.maxBatch,
@@ -294,6 +302,21 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		return serveErr
 	}
 	return nil
+}
+
+// apiKeys parses --api-keys (DTQ_API_KEYS), which may not repeat the
+// admin key of --api-key. An error names the entry, never a key.
+func apiKeys(o processOptions) ([]api.Key, error) {
+	keys, err := api.ParseKeys(o.apiKeys)
+	if err != nil {
+		return nil, fmt.Errorf("--api-keys (DTQ_API_KEYS): %w", err)
+	}
+	for i, k := range keys {
+		if o.apiKey != "" && k.Key == o.apiKey {
+			return nil, fmt.Errorf("--api-keys (DTQ_API_KEYS): entry %d: its key is the admin key of --api-key (one key has one role)", i+1)
+		}
+	}
+	return keys, nil
 }
 
 // connectBackend connects to Redis, or starts the embedded backend when no

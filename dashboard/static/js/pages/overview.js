@@ -82,7 +82,7 @@ export function mount(main, ctx) {
       bands: h('div', { class: 'bands', 'aria-hidden': 'true' }),
       bandsText: h('span', { class: 'sr-only' }),
       totals: h('span', { class: 'totals' }),
-      btn: h('button', { type: 'button', class: 'btn btn-small' }),
+      btn: h('button', { type: 'button', class: 'btn btn-small', dataset: { need: 'admin' } }),
       paused: false,
     };
     for (let p = 9; p >= 0; p--) r.bands.append(h('span', { class: 'band', dataset: { p: String(p) } }, h('span', { class: 'band-fill' })));
