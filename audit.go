@@ -29,6 +29,7 @@ const (
 	auditScheduleResume auditAction = "schedule-resume" // ResumeSchedule; detail: the name
 	auditWorkflow       auditAction = "workflow"        // EnqueueWorkflow; detail: the nodes
 	auditCancelWorkflow auditAction = "cancel_workflow" // CancelWorkflow of a running one; detail: its active nodes
+	auditRunNow         auditAction = "run-now"         // RunNow; detail: the task's type
 )
 
 // auditActions are the actions, in the order AuditActions gives them.
@@ -36,7 +37,7 @@ var auditActions = []auditAction{
 	auditCancel, auditRequeue, auditDiscard, auditDiscardAll, auditRedrive,
 	auditPause, auditResume, auditQueueDelete, auditLimitSet, auditGroupWeight,
 	auditScheduleUpsert, auditScheduleDelete, auditSchedulePause, auditScheduleResume,
-	auditWorkflow, auditCancelWorkflow,
+	auditWorkflow, auditCancelWorkflow, auditRunNow,
 }
 
 // AuditActions returns every action the audit stream records (the values

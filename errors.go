@@ -34,6 +34,11 @@ var (
 	// not in its dead-letter stream: not DEAD, or (Requeue) discarded.
 	ErrNotDead = errors.New("dtq: task is not dead")
 
+	// ErrNotScheduled is returned by RunNow for a task that is not waiting
+	// in the schedule: not SCHEDULED (QUEUED, RUNNING or finished), or
+	// QUEUED waiting for its order key.
+	ErrNotScheduled = errors.New("dtq: task is not scheduled")
+
 	// ErrCancelled is the cause of a handler's context when its task was
 	// cancelled (context.Cause(ctx) == ErrCancelled).
 	ErrCancelled = errors.New("dtq: task cancelled")

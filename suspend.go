@@ -34,6 +34,9 @@ type suspension struct {
 // sleepRecord is a sleep's step record: when it ends.
 type sleepRecord struct {
 	Until time.Time `json:"sleep_until"`
+	// RunNow, Unix ms, ends the sleep then: Admin.RunNow (runnow.lua
+	// writes it into the record).
+	RunNow int64 `json:"run_now_ms,omitempty"`
 }
 
 // Sleep is a durable sleep: a step (its name unique within the task, as
@@ -86,6 +89,9 @@ func sleepUntil(name string, data []byte) (time.Time, error) {
 	var r sleepRecord
 	if err := json.Unmarshal(data, &r); err != nil || r.Until.IsZero() {
 		return time.Time{}, fmt.Errorf("dtq: step %q is not a sleep (its record %s): a step's name is its own", name, truncate(string(data), 80))
+	}
+	if r.RunNow != 0 {
+		return time.UnixMilli(r.RunNow), nil
 	}
 	return r.Until, nil
 }

@@ -51,6 +51,17 @@ func (s *Server) requeue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, taskOf(t))
 }
 
+// runNow: POST /api/v1/tasks/{id}/run-now → 200 the task; 409
+// not_scheduled.
+func (s *Server) runNow(w http.ResponseWriter, r *http.Request) {
+	t, err := s.admin.RunNow(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, taskOf(t))
+}
+
 func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 	if err := s.admin.Discard(r.Context(), r.PathValue("id")); err != nil {
 		s.writeErr(w, r, err)

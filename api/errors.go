@@ -117,6 +117,8 @@ func classify(err error) (status int, detail wire.ErrorDetail, retryAfter string
 	case errors.As(err, &notEmpty):
 		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotEmpty, Message: sprintf("queue %q holds %d queued, %d scheduled, %d running and %d dead tasks: nothing was deleted; ?force=true deletes them too",
 			notEmpty.Queue, notEmpty.Queued, notEmpty.Scheduled, notEmpty.Running, notEmpty.Dead)}, ""
+	case errors.Is(err, dtq.ErrNotScheduled):
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotScheduled, Message: "the task is not waiting in the schedule (not SCHEDULED): it is queued, running or finished, or waits for its order key"}, ""
 	case errors.Is(err, dtq.ErrNotDead):
 		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotDead, Message: "the task is not in the dead-letter stream (not DEAD, or discarded)"}, ""
 	case errors.Is(err, dtq.ErrLeaseServerStopped):

@@ -79,6 +79,7 @@ const (
 	opWait       = "POST /api/v1/leases/{lease}/wait"
 	opChild      = "POST /api/v1/leases/{lease}/child"
 	opRedrive    = "POST /api/v1/dlq/redrive"
+	opRunNow     = "POST /api/v1/tasks/{id}/run-now"
 )
 
 // unknownID has the form of a task id but names no task.
@@ -462,6 +463,16 @@ func (p *prober) deadLetters(e *env, done string) {
 	p.do(e, 200, opPurge, "/api/v1/dlq", "")
 	p.do(e, 400, opPurge, "/api/v1/dlq?queue=bad!", "")
 	p.do(e, 404, opPurge, "/api/v1/dlq?queue=no-such-queue", "")
+
+	later := p.do(e, 201, opSubmit, "/api/v1/tasks", `{"task_type":"echo","delay_seconds":3600}`).str("id")
+	if r := p.do(e, 200, opRunNow, "/api/v1/tasks/"+later+"/run-now", ""); r.str("status") == "SCHEDULED" {
+		p.t.Errorf("run now: %s", r.raw)
+	}
+	e.waitStatus(later, "SUCCEEDED")
+	if r := p.do(e, 409, opRunNow, "/api/v1/tasks/"+later+"/run-now", ""); r.errCode() != "not_scheduled" {
+		p.t.Errorf("run now of a finished task: %s", r.raw)
+	}
+	p.do(e, 404, opRunNow, "/api/v1/tasks/"+unknownID+"/run-now", "")
 }
 
 // admin provokes the answers of the queue, worker, audit and probe routes.

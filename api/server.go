@@ -134,6 +134,7 @@ func (s *Server) routes() {
 	m.handle("GET /api/v1/tasks", RoleRead, s.listTasks)
 	m.handle("POST /api/v1/tasks/{id}/cancel", RoleSubmit, s.cancelTask)
 	m.handle("POST /api/v1/tasks/{id}/signals/{name}", RoleSubmit, s.signalTask)
+	m.handle("POST /api/v1/tasks/{id}/run-now", RoleAdmin, s.runNow)
 	m.handle("POST /api/v1/workflows", RoleSubmit, s.submitWorkflow)
 	m.handle("GET /api/v1/workflows/{id}", RoleRead, s.getWorkflow)
 	m.handle("POST /api/v1/workflows/{id}/cancel", RoleSubmit, s.cancelWorkflow)

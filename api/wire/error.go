@@ -36,6 +36,7 @@ const (
 	CodeSignalDelivered = "signal_delivered"
 	CodeTaskFinished    = "task_finished"
 	CodeNotDead         = "not_dead"
+	CodeNotScheduled    = "not_scheduled"
 	CodeNotEmpty        = "queue_not_empty"
 	CodeLeaseLost       = "lease_lost"
 	CodeTopicFull       = "topic_full"

@@ -14,6 +14,7 @@ func clientCommands(out, errOut io.Writer) []*cobra.Command {
 		newGetCmd(out),
 		newListCmd(out),
 		newCancelCmd(out),
+		newRunNowCmd(out),
 		newSignalCmd(out),
 		newDLQCmd(out),
 		newRetryDLQCmd(out),

@@ -86,3 +86,32 @@ local function group_left(gcount, group)
   return group_window(gcount, group) - left
 end
 
+
+-- promote_task moves a due task into its band as QUEUED: task id, hash tk,
+-- whose fields f are HMGET status, prio, type, attempt, group, wait, owait
+-- (SCHEDULED, or QUEUED with its order key passed to it: its "owait"
+-- goes). KEYS[base + p] is the band of priority p. A suspended task (its
+-- "wait") stops waiting and leaves the suspended zset: one waiting for a
+-- signal that did not come gets the record of its timeout, "t|<Redis ms>|",
+-- as the step record of the signal's name in steps hash sk (kept keep ms
+-- when made here) — unless the signal's is there (the first record stands).
+-- A task of a group enters under its group's window, or waits in gwait.
+-- The caller takes it out of the schedule. Returns its QUEUED event.
+local function promote_task(base, tk, sk, id, f, gwait, gcount, suspended, keep, nowS)
+  redis.call('HSET', tk, 'status', 'QUEUED')
+  if f[7] then redis.call('HDEL', tk, 'owait') end
+  if f[6] then
+    redis.call('HDEL', tk, 'wait')
+    redis.call('ZREM', suspended, id)
+    local name = string.match(f[6], '^signal (.*)$')
+    if name and redis.call('HSETNX', sk, name, 't|' .. nowS .. '|') == 1 and redis.call('PTTL', sk) < 0 then
+      redis.call('PEXPIRE', sk, keep)
+    end
+  end
+  if f[5] then
+    admit(KEYS[base + tonumber(f[2])], tk, id, f[5], f[2], gwait, gcount)
+  else
+    readd(KEYS[base + tonumber(f[2])], tk, id)
+  end
+  return id .. '\tQUEUED\t' .. f[3] .. '\t' .. (f[4] or '0') .. '\t' .. f[2] .. '\t' .. nowS
+end

@@ -15,12 +15,10 @@
 -- Redis clock and it is still SCHEDULED — or QUEUED with its order key
 -- passed to it (its "owait" member, which lib_order.lua's order_release
 -- took out of owait, goes) —: an entry in its band, status QUEUED
--- (a task with a group enters under its group's window, or waits in gwait).
+-- (lib_group.lua's promote_task: a task with a group enters under its
+-- group's window, or waits in gwait; a suspended task stops waiting, one
+-- waiting for a signal that did not come with the record of its timeout).
 -- A candidate no longer SCHEDULED (cancelled meanwhile) leaves the schedule.
--- A suspended task (its "wait" field: suspend.lua) stops waiting: one
--- waiting for a signal that did not come gets the record of its timeout,
--- "t|<Redis ms>|", as the step record of the signal's name — unless the
--- signal's is there (the first record stands: signal.lua).
 --
 -- Returns { promoted, ms until the earliest remaining due time (-1 = none) }.
 
@@ -37,24 +35,8 @@ for i = 0, n - 1 do
   if due and tonumber(due) <= now then
     local f = redis.call('HMGET', tk, 'status', 'prio', 'type', 'attempt', 'group', 'wait', 'owait')
     if f[1] == 'SCHEDULED' or (f[1] == 'QUEUED' and f[7]) then
-      redis.call('HSET', tk, 'status', 'QUEUED')
-      if f[7] then redis.call('HDEL', tk, 'owait') end
-      if f[6] then
-        redis.call('HDEL', tk, 'wait')
-        redis.call('ZREM', KEYS[14 + 2 * n], id)
-        local name = string.match(f[6], '^signal (.*)$')
-        local sk = KEYS[14 + n + i]
-        if name and redis.call('HSETNX', sk, name, 't|' .. nowS .. '|') == 1 and redis.call('PTTL', sk) < 0 then
-          redis.call('PEXPIRE', sk, ARGV[3 + n])
-        end
-      end
-      if f[5] then
-        admit(KEYS[2 + tonumber(f[2])], tk, id, f[5], f[2], KEYS[12], KEYS[13])
-      else
-        readd(KEYS[2 + tonumber(f[2])], tk, id)
-      end
+      events[#events + 1] = promote_task(2, tk, KEYS[14 + n + i], id, f, KEYS[12], KEYS[13], KEYS[14 + 2 * n], ARGV[3 + n], nowS)
       promoted = promoted + 1
-      events[#events + 1] = id .. '\tQUEUED\t' .. f[3] .. '\t' .. (f[4] or '0') .. '\t' .. f[2] .. '\t' .. nowS
     else
       redis.call('ZREM', KEYS[14 + 2 * n], id) -- (ended meanwhile: a suspended one leaves that set too)
     end

@@ -1,6 +1,6 @@
 // Task detail: the task's fields, payload and result as readable JSON, a
 // timeline, the attempt history with errors, its durable steps, what a
-// suspended task waits for, and cancel / requeue. A node of a workflow
+// suspended task waits for, and cancel / requeue / run now. A node of a workflow
 // links to it and shows what the node before produced. A task of an order
 // key shows the key's line: its task in flight and the next waiting.
 
@@ -23,6 +23,18 @@ export function mount(main, ctx, route) {
 
   const cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', id: 'cancel-task', dataset: { need: 'submit' } }, 'Cancel task');
   const requeueBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'requeue-task', dataset: { need: 'admin' } }, 'Requeue');
+  const runNowBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'run-now', dataset: { need: 'admin' } }, 'Run now');
+  runNowBtn.addEventListener('click', async () => {
+    const ok = await ctx.confirm({
+      title: 'Run this task now?',
+      text: 'Task ' + id + ' leaves the schedule and is queued at once, as if its due time had come: a sleep ends now, a wait for a signal ends as timed out.',
+      ok: 'Run now',
+    });
+    if (!ok) return;
+    const t = await ctx.act(runNowBtn, () => api.post('api/v1/tasks/' + api.seg(id) + '/run-now'),
+      'Task queued: it runs in its turn.');
+    if (t) load();
+  });
   cancelBtn.addEventListener('click', async () => {
     const ok = await ctx.confirm({
       title: 'Cancel this task?',
@@ -48,6 +60,7 @@ export function mount(main, ctx, route) {
     lastText = seen;
     document.title = 'Task ' + t.id + ' · dtq';
     const actions = h('div', { class: 'actions' },
+      t.status === 'SCHEDULED' ? runNowBtn : null,
       ACTIVE.includes(t.status) && !t.cancel_requested ? cancelBtn : null,
       t.status === 'DEAD' ? requeueBtn : null,
       h('a', { class: 'btn', href: routeHref('tasks', { queue: t.queue }) }, 'Queue ' + t.queue),
