@@ -30,6 +30,9 @@ const (
 	auditWorkflow       auditAction = "workflow"        // EnqueueWorkflow; detail: the nodes
 	auditCancelWorkflow auditAction = "cancel_workflow" // CancelWorkflow of a running one; detail: its active nodes
 	auditRunNow         auditAction = "run-now"         // RunNow; detail: the task's type
+	auditBulkCancel     auditAction = "bulk-cancel"     // Bulk cancel; detail: the selection and counts
+	auditBulkRequeue    auditAction = "bulk-requeue"    // Bulk requeue; detail: the selection and counts
+	auditBulkDelete     auditAction = "bulk-delete"     // Bulk delete; detail: the selection and counts
 )
 
 // auditActions are the actions, in the order AuditActions gives them.
@@ -37,7 +40,7 @@ var auditActions = []auditAction{
 	auditCancel, auditRequeue, auditDiscard, auditDiscardAll, auditRedrive,
 	auditPause, auditResume, auditQueueDelete, auditLimitSet, auditGroupWeight,
 	auditScheduleUpsert, auditScheduleDelete, auditSchedulePause, auditScheduleResume,
-	auditWorkflow, auditCancelWorkflow, auditRunNow,
+	auditWorkflow, auditCancelWorkflow, auditRunNow, auditBulkCancel, auditBulkRequeue, auditBulkDelete,
 }
 
 // AuditActions returns every action the audit stream records (the values

@@ -15,22 +15,9 @@ import (
 // CancelRequested until then. Cancelling a CANCELLED task does nothing; a
 // SUCCEEDED or DEAD task returns ErrNotCancellable.
 func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
-	queue, _, err := taskid.Parse(id)
-	if err != nil {
-		return nil, ErrNotFound
-	}
-	status, cancelledType, err := c.store.Queue(queue).Cancel(ctx, id, c.keepOthers())
+	queue, status, _, err := c.cancel(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	if cancelledType != "" {
-		c.obs.ended(TaskRef{ID: id, Queue: queue, Type: cancelledType}, OutcomeCancelled)
-	}
-	switch Status(status) {
-	case "":
-		return nil, ErrNotFound
-	case StatusSucceeded, StatusDead:
-		return nil, ErrNotCancellable
 	}
 	c.audit(ctx, auditCancel, queue, id, status)
 	t, err := c.get(ctx, id)
@@ -38,6 +25,30 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Task, error) {
 		c.wakeParent(ctx, t)
 	}
 	return t, err
+}
+
+// cancel is Cancel but for its audit entry, the task's read and its
+// parent's wake-up: it returns the task's queue, its status after the call
+// and whether this call cancelled it (a QUEUED or SCHEDULED task).
+func (c *engine) cancel(ctx context.Context, id string) (queue, status string, now bool, err error) {
+	queue, _, err = taskid.Parse(id)
+	if err != nil {
+		return "", "", false, ErrNotFound
+	}
+	status, cancelledType, err := c.store.Queue(queue).Cancel(ctx, id, c.keepOthers())
+	if err != nil {
+		return "", "", false, err
+	}
+	if cancelledType != "" {
+		c.obs.ended(TaskRef{ID: id, Queue: queue, Type: cancelledType}, OutcomeCancelled)
+	}
+	switch Status(status) {
+	case "":
+		return "", "", false, ErrNotFound
+	case StatusSucceeded, StatusDead:
+		return "", "", false, ErrNotCancellable
+	}
+	return queue, status, cancelledType != "", nil
 }
 
 // DeadLetter is a task in a dead-letter stream.

@@ -18,7 +18,7 @@ import (
 func TestWireMatchesEngineJSON(t *testing.T) {
 	t.Parallel()
 	for _, zero := range []any{dtq.Task{}, dtq.TaskPage{}, dtq.Event{}, dtq.DeadLetter{}, dtq.QueueStats{},
-		dtq.DeletedQueue{}, dtq.GroupInfo{}, dtq.WorkerInfo{}, dtq.AuditEntry{}, dtq.RedriveResult{}, dtq.Lease{},
+		dtq.DeletedQueue{}, dtq.GroupInfo{}, dtq.WorkerInfo{}, dtq.AuditEntry{}, dtq.RedriveResult{}, dtq.BulkResult{}, dtq.Lease{},
 		dtq.Workflow{}} {
 		typ := reflect.TypeOf(zero)
 		for _, v := range []any{filled(typ, 0).Addr().Interface(), reflect.New(typ).Interface()} {

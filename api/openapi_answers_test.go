@@ -80,6 +80,7 @@ const (
 	opChild      = "POST /api/v1/leases/{lease}/child"
 	opRedrive    = "POST /api/v1/dlq/redrive"
 	opRunNow     = "POST /api/v1/tasks/{id}/run-now"
+	opBulk       = "POST /api/v1/tasks/bulk"
 )
 
 // unknownID has the form of a task id but names no task.
@@ -107,6 +108,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.leases(open)
 		p.messages(open)
 		p.redrive(open)
+		p.bulk(open)
 		p.admin(open)
 		p.schedules(open)
 		p.limits(open)
@@ -690,6 +692,8 @@ func concrete(key string) (method, path, body string) {
 		body = `{"result":1}`
 	case opRedrive:
 		body = `{"dry_run":true}`
+	case opBulk:
+		body = `{"action":"cancel","filter":{},"dry_run":true}`
 	}
 	return method, path, body
 }

@@ -46,6 +46,8 @@ func WireOf(v any) any {
 		return auditOf(v)
 	case *dtq.RedriveResult:
 		return redriveOf(v)
+	case *dtq.BulkResult:
+		return bulkOf(v)
 	case *dtq.Lease:
 		return leaseOf(v)
 	case *dtq.Workflow:

@@ -130,6 +130,7 @@ func (s *Server) routes() {
 	m := routeTable{s, &s.table}
 	m.handle("POST /api/v1/tasks", RoleSubmit, s.submit)
 	m.handle("POST /api/v1/tasks/batch", RoleSubmit, s.submitBatch)
+	m.handleWait("POST /api/v1/tasks/bulk", RoleAdmin, maxHTTPRedrive, s.bulk)
 	m.handle("GET /api/v1/tasks/{id}", RoleRead, s.getTask)
 	m.handle("GET /api/v1/tasks", RoleRead, s.listTasks)
 	m.handle("POST /api/v1/tasks/{id}/cancel", RoleSubmit, s.cancelTask)

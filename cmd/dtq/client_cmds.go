@@ -15,6 +15,7 @@ func clientCommands(out, errOut io.Writer) []*cobra.Command {
 		newListCmd(out),
 		newCancelCmd(out),
 		newRunNowCmd(out),
+		newBulkCmd(out),
 		newSignalCmd(out),
 		newDLQCmd(out),
 		newRetryDLQCmd(out),
