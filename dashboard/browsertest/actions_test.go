@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/dtq-dev/dtq/internal/redistest"
@@ -38,5 +39,54 @@ func TestRunNowFromTaskPage(t *testing.T) {
 		tb.waitFor("SUCCEEDED on the page", `(document.getElementById('task-status') || {}).textContent === 'SUCCEEDED'`)
 		tb.waitFor("no Run now button any more", `document.getElementById('run-now') === null`)
 		tb.noScriptRan("Task")
+	})
+}
+
+// The tasks page's bulk actions: "select all matching the filter" and
+// Cancel count first and name the count in the confirmation, then cancel
+// exactly the tasks the filter matches; a selection of two for Delete
+// deletes the finished one and says why it skipped the other.
+func TestBulkActionsFromTasksPage(t *testing.T) {
+	bothBackends(t, func(t *testing.T, env []string) {
+		p := start(t, env, "serve", "--addr", "127.0.0.1:0")
+		var echoes []string
+		for range 3 {
+			echoes = append(echoes, p.Submit(`{"task_type":"echo","delay_seconds":3600}`))
+		}
+		other := p.Submit(`{"task_type":"sleep","delay_seconds":3600}`)
+		tb := newTab(t, 1280, 800)
+		tb.open(p.URL + "/#/tasks?queue=default&type=echo")
+		tb.waitFor("the three echo tasks", `document.querySelectorAll('table.tasks tbody tr').length === 3`)
+		tb.click(`#bulk-all`)
+		tb.waitFor("all matching selected", `document.getElementById('bulk-count').textContent === 'All tasks of default that match the filter' &&
+			[...document.querySelectorAll('.bulk-pick')].every((b) => b.checked)`)
+		tb.click(`#bulk-cancel`)
+		tb.waitFor("the confirmation naming the count", `document.getElementById('confirm-dialog').open &&
+			document.getElementById('confirm-title').textContent === 'Cancel 3 tasks?'`)
+		tb.click(`#confirm-ok`)
+		tb.waitFor("the result", `document.getElementById('bulk-result').textContent === 'Cancelled 3 of 3 tasks.'`)
+		for _, id := range echoes {
+			p.WaitStatus(id, "CANCELLED")
+		}
+		if got := p.Task(other).Body["status"]; got != "SCHEDULED" {
+			t.Fatalf("a task the filter did not match is %v", got)
+		}
+
+		// A selection: the cancelled echo and the scheduled sleep; Delete
+		// takes the first only.
+		tb.open(p.URL + "/#/tasks?queue=default")
+		for _, id := range []string{echoes[0], other} {
+			sel := `tr[data-id=` + js(id) + `] .bulk-pick`
+			tb.waitFor("the row of "+id, `document.querySelector(`+js(sel)+`) !== null`)
+			tb.click(sel)
+		}
+		tb.waitFor("two selected", `document.getElementById('bulk-count').textContent === '2 selected'`)
+		tb.click(`#bulk-delete`)
+		tb.waitFor("the confirmation naming the count", `document.getElementById('confirm-dialog').open &&
+			document.getElementById('confirm-title').textContent === 'Delete 1 task?'`)
+		tb.click(`#confirm-ok`)
+		tb.waitFor("the result", `document.getElementById('bulk-result').textContent === 'Deleted 1 of 2 tasks. Skipped: `+other+` (not finished).'`)
+		p.Must(http.StatusNotFound, "GET", "/api/v1/tasks/"+echoes[0], "")
+		tb.noScriptRan("Tasks")
 	})
 }

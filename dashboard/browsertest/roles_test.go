@@ -64,6 +64,8 @@ func rolesHideActions(t *testing.T, p *proctest.Proc, idle, dead string) {
 	tb.waitFor("no pause button", hidden(pause))
 	page("tasks/"+idle, cancel)
 	tb.waitFor("no cancel button", hidden(cancel))
+	page("tasks?queue=idle", `.bulk-pick`)
+	tb.waitFor("no bulk actions, no checkboxes", hidden(`section.bulk`)+` && `+hidden(`td.pick`))
 	page("tasks/"+dead, requeue)
 	tb.waitFor("no requeue button", hidden(requeue))
 	page("dlq?queue=default", row)
@@ -93,6 +95,8 @@ func rolesHideActions(t *testing.T, p *proctest.Proc, idle, dead string) {
 	tb.waitFor("the pause button", shown(pause))
 	page("tasks/"+dead, requeue)
 	tb.waitFor("the requeue button", shown(requeue))
+	page("tasks?queue=default", `.bulk-pick`)
+	tb.waitFor("the bulk actions and checkboxes", shown(`section.bulk`)+` && `+shown(`td.pick`))
 	page("dlq?queue=default", row)
 	for _, sel := range dlqActions {
 		tb.waitFor(sel, shown(sel))

@@ -1,10 +1,12 @@
 // Tasks: the tasks of a queue in the API's order (CONTRACT 3.6.6: running
 // and queued in the order they run, then scheduled, dead, finished),
 // filtered by status (or only the suspended ones) and type and searched by
-// id prefix, error text and creation time; and a search by task id.
+// id prefix, error text and creation time; and a search by task id. An
+// admin selects tasks (or all that match) for a bulk action: tasks_bulk.js.
 
 import { h, replace, setText, throttle, taskHref, routeHref } from '../dom.js';
 import { badge, timeEl, STATUSES, num } from '../fmt.js';
+import { bulkBar, bulkFilter } from './tasks_bulk.js';
 
 const PAGE = 50;
 // SUSPENDED is the status filter's value for the suspended tasks (SCHEDULED
@@ -82,11 +84,12 @@ export function mount(main, ctx, route) {
   });
 
   // --- table
+  const bulk = bulkBar(ctx, queue, () => bulkFilter(filter), () => load(false));
   const status = h('p', { class: 'state', role: 'status' }, 'Loading tasks…');
   const tbody = h('tbody');
   const table = h('table', { class: 'rtable tasks', hidden: true },
     h('caption', { class: 'sr-only' }, 'Tasks of queue ' + queue),
-    h('thead', {}, h('tr', {},
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'pick', dataset: { need: 'admin' } }, bulk.all),
       ['Task', 'Type', 'Status', 'Priority', 'Attempts', 'Created', 'Finished', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
     tbody);
   const more = h('button', { type: 'button', class: 'btn', hidden: true }, 'Load more');
@@ -95,6 +98,7 @@ export function mount(main, ctx, route) {
   replace(main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), live),
     h('section', { class: 'card toolbar' }, filters, search),
+    bulk.bar,
     h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table), h('div', { class: 'more' }, more)));
 
   const rows = new Map(); // id -> row parts
@@ -104,6 +108,7 @@ export function mount(main, ctx, route) {
       status: h('span'), attempts: h('span'), finished: h('span'), error: h('span', { class: 'err-line' }),
     };
     r.tr = h('tr', { dataset: { id: t.id } },
+      h('td', { class: 'pick', dataset: { need: 'admin', label: 'Select' } }, bulk.check(t.id)),
       cell('Task', h('a', { href: taskHref(t.id), class: 'mono' }, t.id)),
       cell('Type', h('span', { class: 'mono' }, t.task_type)),
       cell('Status', r.status),
@@ -165,7 +170,7 @@ export function mount(main, ctx, route) {
       else if (tbody.children[i] !== r.tr) tbody.insertBefore(r.tr, tbody.children[i] || null);
     });
     if (!append) {
-      for (const [id, r] of rows) if (!keep.has(id)) { r.tr.remove(); rows.delete(id); }
+      for (const [id, r] of rows) if (!keep.has(id)) { r.tr.remove(); rows.delete(id); bulk.forget(id); }
     }
     table.hidden = rows.size === 0;
     status.classList.remove('error');
@@ -177,6 +182,7 @@ export function mount(main, ctx, route) {
     } else {
       status.hidden = true;
     }
+    bulk.show();
     setText(live, pages > 1 ? 'Showing ' + num(rows.size) + ' tasks; live refresh is off while more than one page is loaded.' : 'Live: refreshes when tasks of ' + queue + ' change.');
   };
   more.addEventListener('click', () => load(true));
