@@ -33,6 +33,8 @@ const (
 	auditBulkCancel     auditAction = "bulk-cancel"     // Bulk cancel; detail: the selection and counts
 	auditBulkRequeue    auditAction = "bulk-requeue"    // Bulk requeue; detail: the selection and counts
 	auditBulkDelete     auditAction = "bulk-delete"     // Bulk delete; detail: the selection and counts
+	auditWorkerQuiet    auditAction = "worker-quiet"    // QuietWorker; detail: the worker's id
+	auditWorkerStop     auditAction = "worker-stop"     // StopWorker; detail: the worker's id
 )
 
 // auditActions are the actions, in the order AuditActions gives them.
@@ -41,6 +43,7 @@ var auditActions = []auditAction{
 	auditPause, auditResume, auditQueueDelete, auditLimitSet, auditGroupWeight,
 	auditScheduleUpsert, auditScheduleDelete, auditSchedulePause, auditScheduleResume,
 	auditWorkflow, auditCancelWorkflow, auditRunNow, auditBulkCancel, auditBulkRequeue, auditBulkDelete,
+	auditWorkerQuiet, auditWorkerStop,
 }
 
 // AuditActions returns every action the audit stream records (the values

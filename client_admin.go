@@ -345,6 +345,12 @@ type WorkerInfo struct {
 	// unknown).
 	Kind    string `json:"kind"`
 	Library string `json:"library,omitempty"`
+	// State is what a Go worker says it does: WorkerRunning, WorkerQuiet
+	// or WorkerStopping ("" for a lease holder); Requested what an admin
+	// asked of it and it may not have heard yet: "quiet" or "stop"
+	// (QuietWorker, StopWorker; "" for nothing).
+	State     string `json:"state,omitempty"`
+	Requested string `json:"requested,omitempty"`
 }
 
 // Kinds of worker (WorkerInfo.Kind).
@@ -362,7 +368,8 @@ func (a *Admin) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	var out []WorkerInfo
 	for _, w := range rs {
 		out = append(out, WorkerInfo{ID: w.ID, Host: w.Host, PID: w.PID, Queues: w.Queues, Concurrency: w.Concurrency,
-			Busy: w.Busy, StartedAt: msTime(w.Started), LastHeartbeat: msTime(w.Heartbeat), Kind: w.Kind, Library: w.Library})
+			Busy: w.Busy, StartedAt: msTime(w.Started), LastHeartbeat: msTime(w.Heartbeat), Kind: w.Kind, Library: w.Library,
+			State: w.State, Requested: w.Control})
 	}
 	return out, nil
 }

@@ -39,6 +39,15 @@ var (
 	// QUEUED waiting for its order key.
 	ErrNotScheduled = errors.New("dtq: task is not scheduled")
 
+	// ErrWorkerNotFound is returned by QuietWorker and StopWorker for an
+	// id that names no live worker.
+	ErrWorkerNotFound = errors.New("dtq: no live worker of that id")
+
+	// ErrLeaseHolder is returned by QuietWorker and StopWorker for an HTTP
+	// lease holder (WorkerKindHTTP): it takes tasks by calling the lease
+	// API, which cannot be told to stop it; stop its process instead.
+	ErrLeaseHolder = errors.New("dtq: the worker is an HTTP lease holder: quiet and stop reach Go workers only")
+
 	// ErrCancelled is the cause of a handler's context when its task was
 	// cancelled (context.Cause(ctx) == ErrCancelled).
 	ErrCancelled = errors.New("dtq: task cancelled")

@@ -49,3 +49,7 @@ func WatchTypes(ctx context.Context, c *LeaseServer, queue string, types []strin
 
 // FlushHistory adds c's history counts to Redis now (a Worker's stop does).
 func FlushHistory(ctx context.Context, c *Client) { c.history.flush(ctx) }
+
+// Beat makes w's heartbeat beat now (its registry entry written, an
+// admin's control read back), as its ticker does every 5 s.
+func Beat(ctx context.Context, w *Worker) { w.beat(ctx) }

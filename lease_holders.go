@@ -55,7 +55,7 @@ func (h *holders) record(ctx context.Context, e *engine, r LeaseRequest) {
 	h.mu.Unlock()
 	rec := store.WorkerRecord{ID: id, Host: r.Host, Queues: r.Queues, Concurrency: r.Concurrency, Busy: r.Busy,
 		Started: s.first.UnixMilli(), Kind: WorkerKindHTTP, Library: r.Library}
-	if err := e.store.Heartbeat(ctx, rec, h.ttl); err != nil {
+	if _, err := e.store.Heartbeat(ctx, rec, h.ttl); err != nil {
 		e.redisError("heartbeat", err)
 	}
 }

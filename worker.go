@@ -165,6 +165,14 @@ type Worker struct {
 	queues    []*workerQueue
 	started   time.Time
 
+	// quiet: taking no new tasks (Quiet); stopAsked is closed, and
+	// stopAskedOnce set, when Admin.StopWorker asked it to stop
+	// (StopRequested); poke makes the heartbeat beat now.
+	quiet         bool
+	stopAskedOnce bool
+	stopAsked     chan struct{}
+	poke          chan struct{}
+
 	stopReading context.CancelFunc // readers
 	stopUpkeep  context.CancelFunc // renewer, cancel listener, heartbeat, schedulers
 	stopRuns    context.CancelCauseFunc
@@ -213,6 +221,8 @@ func NewWorker(c *Client, cfg *WorkerConfig) (*Worker, error) {
 		handlers:   map[string]HandlerFunc{},
 		running:    map[string]*execution{},
 		stopping:   make(chan struct{}),
+		stopAsked:  make(chan struct{}),
+		poke:       make(chan struct{}, 1),
 		aheadBelow: claim.AheadBelow,
 	}
 	shares := slotShares(wc)
@@ -366,6 +376,7 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 		unwatch()
 	}
 	close(w.stopping)
+	w.pokeBeat() // (its state: stopping)
 	w.stopReading()
 	w.readers.Wait()
 	if cancelNow {

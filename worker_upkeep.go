@@ -80,17 +80,25 @@ func (w *Worker) renewOnce(ctx context.Context) {
 // listenCancels cancels the handler of a running task as soon as a
 // cancellation is published for it (renewal catches any that are missed).
 func (w *Worker) listenCancels(ctx context.Context) {
-	chans := make([]string, len(w.queues))
+	chans := make([]string, len(w.queues), len(w.queues)+1)
 	byChan := map[string]*workerQueue{}
 	for i, q := range w.queues {
 		chans[i] = q.q.store.Keys().Cancels()
 		byChan[chans[i]] = q
 	}
+	controls := store.WorkerControlChannel(w.c.cfg.Namespace)
+	chans = append(chans, controls)
 	var retry backoff.Backoff
 	for ctx.Err() == nil {
 		// A dedicated connection: the subscription never shares a
 		// connection with commands.
 		err := w.c.store.Subscribe(ctx, chans, func(channel, taskID string) {
+			if channel == controls { // "<worker id> quiet|stop"
+				if id, ask, ok := cutLast(taskID, ' '); ok && id == w.cfg.ID {
+					w.control(ask)
+				}
+				return
+			}
 			if taskID == store.LimitsChanged { // a limit was set: read it now, not at the next beat
 				if wq := byChan[channel]; wq != nil {
 					go func() {
@@ -119,7 +127,8 @@ func (w *Worker) listenCancels(ctx context.Context) {
 	}
 }
 
-// heartbeat keeps the worker's registry entry alive.
+// heartbeat keeps the worker's registry entry alive, and beats at once
+// when its state changes (poke).
 func (w *Worker) heartbeat(ctx context.Context) {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
@@ -129,6 +138,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-w.poke:
 		}
 	}
 }
@@ -146,10 +156,14 @@ func (w *Worker) beat(ctx context.Context) {
 		names[i] = q.q.name
 	}
 	rec := store.WorkerRecord{ID: w.cfg.ID, Host: host, PID: os.Getpid(), Queues: names, Concurrency: w.cfg.Concurrency,
-		Busy: w.runningCount(), Started: w.started.UnixMilli(), Kind: WorkerKindGo, Library: goLibrary}
-	if err := w.c.store.Heartbeat(ctx, rec, 3*heartbeatEvery); err != nil && ctx.Err() == nil {
+		Busy: w.runningCount(), Started: w.started.UnixMilli(), Kind: WorkerKindGo, Library: goLibrary, State: w.State()}
+	control, err := w.c.store.Heartbeat(ctx, rec, 3*heartbeatEvery)
+	if err != nil && ctx.Err() == nil {
 		w.c.redisError("heartbeat", err)
 		w.log.Warn("worker heartbeat failed", "error", err)
+	}
+	if control != "" {
+		w.control(control) // (a missed control message)
 	}
 }
 

@@ -272,6 +272,26 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, list)
 }
 
+// quietWorker: POST /api/v1/workers/{id}/quiet → 200 {worker, requested}.
+func (s *Server) quietWorker(w http.ResponseWriter, r *http.Request) {
+	s.controlWorker(w, r, s.admin.QuietWorker)
+}
+
+// stopWorker: POST /api/v1/workers/{id}/stop → 200 {worker, requested}.
+func (s *Server) stopWorker(w http.ResponseWriter, r *http.Request) {
+	s.controlWorker(w, r, s.admin.StopWorker)
+}
+
+func (s *Server) controlWorker(w http.ResponseWriter, r *http.Request, ask func(context.Context, string) (string, error)) {
+	id := r.PathValue("id")
+	requested, err := ask(r.Context(), id)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.WorkerControl{Worker: id, Requested: requested})
+}
+
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	limit := 100
 	if l := r.URL.Query().Get("limit"); l != "" {

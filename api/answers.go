@@ -105,7 +105,8 @@ func groupOf(g *dtq.GroupInfo) wire.GroupWeight {
 
 func workerOf(w *dtq.WorkerInfo) wire.WorkerInfo {
 	return wire.WorkerInfo{ID: w.ID, Host: w.Host, PID: w.PID, Queues: w.Queues, Concurrency: w.Concurrency, Busy: w.Busy,
-		Kind: w.Kind, Library: w.Library, StartedAt: wiretime.Time(w.StartedAt), LastHeartbeat: wiretime.Time(w.LastHeartbeat)}
+		Kind: w.Kind, Library: w.Library, StartedAt: wiretime.Time(w.StartedAt), LastHeartbeat: wiretime.Time(w.LastHeartbeat),
+		State: w.State, Requested: w.Requested}
 }
 
 func auditOf(e *dtq.AuditEntry) wire.AuditEntry {

@@ -117,6 +117,11 @@ func classify(err error) (status int, detail wire.ErrorDetail, retryAfter string
 	case errors.As(err, &notEmpty):
 		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotEmpty, Message: sprintf("queue %q holds %d queued, %d scheduled, %d running and %d dead tasks: nothing was deleted; ?force=true deletes them too",
 			notEmpty.Queue, notEmpty.Queued, notEmpty.Scheduled, notEmpty.Running, notEmpty.Dead)}, ""
+	case errors.Is(err, dtq.ErrWorkerNotFound):
+		return http.StatusNotFound, wire.ErrorDetail{Code: wire.CodeNotFound, Message: "no such worker: none of that id is live (GET /api/v1/workers lists them)"}, ""
+	case errors.Is(err, dtq.ErrLeaseHolder):
+		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeConflict,
+			Message: "the worker is an HTTP lease holder: it takes tasks by calling POST /api/v1/leases and cannot be told to quiet or stop; stop its process instead"}, ""
 	case errors.Is(err, dtq.ErrNotScheduled):
 		return http.StatusConflict, wire.ErrorDetail{Code: wire.CodeNotScheduled, Message: "the task is not waiting in the schedule (not SCHEDULED): it is queued, running or finished, or waits for its order key"}, ""
 	case errors.Is(err, dtq.ErrNotDead):

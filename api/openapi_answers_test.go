@@ -81,6 +81,8 @@ const (
 	opRedrive    = "POST /api/v1/dlq/redrive"
 	opRunNow     = "POST /api/v1/tasks/{id}/run-now"
 	opBulk       = "POST /api/v1/tasks/bulk"
+	opQuiet      = "POST /api/v1/workers/{id}/quiet"
+	opStop       = "POST /api/v1/workers/{id}/stop"
 )
 
 // unknownID has the form of a task id but names no task.
@@ -109,6 +111,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.messages(open)
 		p.redrive(open)
 		p.bulk(open)
+		p.workerControl(open)
 		p.admin(open)
 		p.schedules(open)
 		p.limits(open)

@@ -269,6 +269,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"Percentiles":           wire.Percentiles{},
 		"WorkerInfo":            wire.WorkerInfo{},
 		"WorkerList":            wire.WorkerList{},
+		"WorkerControl":         wire.WorkerControl{},
 		"AuditEntry":            wire.AuditEntry{},
 		"AuditList":             wire.AuditList{},
 		"LimitRequest":          wire.LimitRequest{},

@@ -190,6 +190,8 @@ func (s *Server) routes() {
 	m.handle("PUT /api/v1/limits/{queue}/keys/{key}", RoleAdmin, s.putKeyLimit)
 	m.handle("DELETE /api/v1/limits/{queue}/keys/{key}", RoleAdmin, s.deleteKeyLimit)
 	m.handle("GET /api/v1/workers", RoleRead, s.workers)
+	m.handle("POST /api/v1/workers/{id}/quiet", RoleAdmin, s.quietWorker)
+	m.handle("POST /api/v1/workers/{id}/stop", RoleAdmin, s.stopWorker)
 	m.handle("GET /api/v1/audit", RoleRead, s.audit)
 	m.handle("GET /api/v1/history", RoleRead, s.history)
 	m.handle("GET /api/v1/whoami", RoleRead, s.whoami)

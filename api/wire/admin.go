@@ -125,10 +125,21 @@ type WorkerInfo struct {
 	Busy        int      `json:"busy"`
 	// Kind is "go" (a Go worker) or "http" (a lease holder, "http:<name>");
 	// Library what it said it runs on.
-	Kind          string `json:"kind"`
-	Library       string `json:"library,omitempty"`
+	Kind    string `json:"kind"`
+	Library string `json:"library,omitempty"`
+	// State is what a Go worker says it does: "running", "quiet" or
+	// "stopping"; Requested what an admin asked of it: "quiet" or "stop".
+	State         string `json:"state,omitempty"`
+	Requested     string `json:"requested,omitempty"`
 	StartedAt     Time   `json:"started_at"`
 	LastHeartbeat Time   `json:"last_heartbeat"`
+}
+
+// WorkerControl is the answer of POST /api/v1/workers/{id}/quiet and
+// …/stop: what the worker is asked now.
+type WorkerControl struct {
+	Worker    string `json:"worker"`
+	Requested string `json:"requested"`
 }
 
 // WorkerList is the answer of GET /api/v1/workers.

@@ -155,7 +155,8 @@ func collectAtScrape(m *metrics.Metrics, client *dtq.Admin) error {
 	return m.CollectWorkers(client)
 }
 
-// runProcess runs a dtq process until ctx ends, then shuts it down
+// runProcess runs a dtq process until ctx ends (or an admin asks its worker
+// to stop: Admin.StopWorker), then shuts it down
 // gracefully: it stops accepting requests and taking tasks, lets running
 // requests and tasks finish within the shutdown timeout, and hands back the
 // rest.
@@ -276,9 +277,16 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	log.Info("dtq is ready", "role", r.name, "addr", ln.Addr().String(), "queues", strings.Join(o.queues, ","))
 
 	var serveErr error
+	var stopAsked <-chan struct{} // (nil: never)
+	if worker != nil {
+		stopAsked = worker.StopRequested()
+	}
 	select {
 	case <-ctx.Done():
 	case serveErr = <-served:
+	case <-stopAsked:
+		// Admin.StopWorker (dtq workers stop): as on SIGTERM, then exit 0.
+		log.Info("stop requested by an admin", "worker", worker.ID())
 	}
 	log.Info("shutting down", "timeout", o.shutdownTimeout)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)

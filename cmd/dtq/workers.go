@@ -31,15 +31,29 @@ func newWorkersCmd(out io.Writer) *cobra.Command {
 					_, err := fmt.Fprintln(out, "no live workers")
 					return err
 				}
-				tb := newTable(out, "ID", "HOST", "PID", "QUEUES", "BUSY", "STARTED", "HEARTBEAT")
+				tb := newTable(out, "ID", "HOST", "PID", "QUEUES", "BUSY", "STATE", "STARTED", "HEARTBEAT")
 				for _, w := range res.Workers {
 					tb.row(w.ID, w.Host, strconv.Itoa(w.PID), strings.Join(w.Queues, ","),
-						fmt.Sprintf("%d/%d", w.Busy, w.Concurrency), fmtTime(w.StartedAt), fmtTime(w.LastHeartbeat))
+						fmt.Sprintf("%d/%d", w.Busy, w.Concurrency), workerState(w), fmtTime(w.StartedAt), fmtTime(w.LastHeartbeat))
 				}
 				return tb.flush()
 			})
 		},
 	}
 	addAPIFlags(cmd, &o.api)
+	cmd.AddCommand(newWorkerControlCmd(out, "quiet"), newWorkerControlCmd(out, "stop"))
 	return cmd
+}
+
+// workerState is a worker's state for the table: what it says, and what
+// was asked of it that it has not shown yet ("-" for a lease holder).
+func workerState(w wire.WorkerInfo) string {
+	s := w.State
+	if s == "" {
+		s = "-"
+	}
+	if (w.Requested == "quiet" && w.State == "running") || (w.Requested == "stop" && w.State != "stopping") {
+		s += "(" + w.Requested + "-asked)"
+	}
+	return s
 }

@@ -26,10 +26,10 @@ func TestWorkers(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		out := e.ok("workers")
-		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"ID", "HOST", "PID", "QUEUES", "BUSY", "STARTED", "HEARTBEAT"}) {
+		if h := strings.Fields(lines(out)[0]); !slices.Equal(h, []string{"ID", "HOST", "PID", "QUEUES", "BUSY", "STATE", "STARTED", "HEARTBEAT"}) {
 			t.Fatalf("dtq workers header:\n%s", out)
 		}
-		if row := rowOf(t, out, testWorkerID); len(row) != 7 || row[3] != "default,other" || !strings.HasSuffix(row[4], "/10") {
+		if row := rowOf(t, out, testWorkerID); len(row) != 8 || row[3] != "default,other" || !strings.HasSuffix(row[4], "/10") || row[5] != "running" {
 			t.Errorf("dtq workers row: %q", row)
 		}
 		e.fails([]string{"workers", "extra"}, `unknown command "extra"`)
@@ -44,5 +44,36 @@ func TestWorkersNone(t *testing.T) {
 		if v := e.json("workers"); v["workers"] == nil {
 			t.Errorf("dtq workers --json with none: %v", v)
 		}
+	})
+}
+
+// dtq workers quiet and stop ask the worker; dtq workers shows its state.
+func TestWorkersQuietAndStop(t *testing.T) {
+	forEachAPI(t, nil, func(t *testing.T, e *apiEnv) {
+		deadline := time.Now().Add(waitLimit)
+		for !strings.Contains(e.ok("workers"), testWorkerID) {
+			if time.Now().After(deadline) {
+				t.Fatal("the test worker is not listed")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if out := e.ok("workers", "quiet", testWorkerID); out != "worker "+testWorkerID+" asked to quiet (it hears it at once, or at its next heartbeat within 5 s)\n" {
+			t.Errorf("dtq workers quiet printed %q", out)
+		}
+		for deadline := time.Now().Add(waitLimit); rowOf(t, e.ok("workers"), testWorkerID)[5] != "quiet"; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the worker is not quiet:\n%s", e.ok("workers"))
+			}
+		}
+		if v := e.json("workers", "stop", testWorkerID); v["requested"] != "stop" {
+			t.Errorf("dtq workers stop --json: %v", v)
+		}
+		for deadline := time.Now().Add(waitLimit); rowOf(t, e.ok("workers"), testWorkerID)[5] != "stopping"; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the worker is not stopping:\n%s", e.ok("workers"))
+			}
+		}
+		e.fails([]string{"workers", "stop", "nobody"}, "404 not_found: no such worker")
+		e.fails([]string{"workers", "quiet"}, "accepts 1 arg(s), received 0")
 	})
 }

@@ -219,6 +219,18 @@ func (p *Proc) Stop() error {
 	return err
 }
 
+// Wait waits up to d for the process to exit by itself (no signal) and
+// returns its exit error; exited is false when it still runs after d.
+func (p *Proc) Wait(d time.Duration) (err error, exited bool) {
+	select {
+	case err = <-p.exit:
+		p.exit <- err
+		return err, true
+	case <-time.After(d):
+		return nil, false
+	}
+}
+
 // Stderr returns what the process wrote to stderr so far.
 func (p *Proc) Stderr() string {
 	p.mu.Lock()

@@ -173,10 +173,15 @@ type WorkerRecord struct {
 	// Kind is "go" (a dtq.Worker) or "http" (a lease holder); Library
 	// what it runs on ("" unknown).
 	Kind, Library string
+	// State is what the worker says it does (WorkerState: "" for a lease
+	// holder); Control what an admin asked of it (WorkerControl, read
+	// only).
+	State, Control string
 }
 
-// Heartbeat records w, to expire after ttl.
-func (s *Store) Heartbeat(ctx context.Context, w WorkerRecord, ttl time.Duration) error {
+// Heartbeat records w, to expire after ttl. It returns what an admin
+// asked of the worker (its hash's WorkerControl: "" for nothing).
+func (s *Store) Heartbeat(ctx context.Context, w WorkerRecord, ttl time.Duration) (string, error) {
 	c := s.r
 	key := WorkerKey(s.ns, w.ID)
 	now := time.Now().UnixMilli()
@@ -186,17 +191,23 @@ func (s *Store) Heartbeat(ctx context.Context, w WorkerRecord, ttl time.Duration
 			FieldValue(WorkerQueues, strings.Join(w.Queues, ",")).FieldValue(WorkerConcurrency, itoa(w.Concurrency)).
 			FieldValue(WorkerBusy, itoa(w.Busy)).FieldValue(WorkerStarted, strconv.FormatInt(w.Started, 10)).
 			FieldValue(WorkerHeartbeat, strconv.FormatInt(now, 10)).
-			FieldValue(WorkerKind, w.Kind).FieldValue(WorkerLibrary, w.Library).Build(),
+			FieldValue(WorkerKind, w.Kind).FieldValue(WorkerLibrary, w.Library).FieldValue(WorkerState, w.State).Build(),
 		c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build(),
 		c.B().Zadd().Key(WorkersKey(s.ns)).ScoreMember().ScoreMember(float64(now+ttl.Milliseconds()), w.ID).Build(),
 		c.B().Zremrangebyscore().Key(WorkersKey(s.ns)).Min("-inf").Max(strconv.FormatInt(now, 10)).Build(),
+		c.B().Hget().Key(key).Field(WorkerControl).Build(),
 	}
-	for _, r := range c.DoMulti(ctx, cmds...) {
+	res := c.DoMulti(ctx, cmds...)
+	for _, r := range res[:len(res)-1] {
 		if err := r.Error(); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	control, err := res[len(res)-1].ToString()
+	if rueidis.IsRedisNil(err) {
+		return "", nil
+	}
+	return control, err
 }
 
 // TouchWorker refreshes worker id's heartbeat, leaving the rest of its
@@ -256,7 +267,8 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerRecord, error) {
 		}
 		out = append(out, WorkerRecord{ID: h[WorkerID], Host: h[WorkerHost], PID: atoi(h[WorkerPID]), Queues: queues,
 			Concurrency: atoi(h[WorkerConcurrency]), Busy: atoi(h[WorkerBusy]),
-			Started: atoi64(h[WorkerStarted]), Heartbeat: atoi64(h[WorkerHeartbeat]), Kind: h[WorkerKind], Library: h[WorkerLibrary]})
+			Started: atoi64(h[WorkerStarted]), Heartbeat: atoi64(h[WorkerHeartbeat]), Kind: h[WorkerKind], Library: h[WorkerLibrary],
+			State: h[WorkerState], Control: h[WorkerControl]})
 	}
 	return out, nil
 }

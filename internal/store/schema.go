@@ -233,6 +233,11 @@ func WorkersKey(ns string) string { return ns + ":workers" }
 // WorkerKey is the heartbeat hash of one worker (Worker* fields).
 func WorkerKey(ns, id string) string { return ns + ":worker:" + id }
 
+// WorkerControlChannel is the channel on which Admin.QuietWorker and
+// StopWorker tell workers what they ask ("<worker id> quiet|stop"); a
+// worker also reads its hash's WorkerControl at each heartbeat.
+func WorkerControlChannel(ns string) string { return ns + ":workers:control" }
+
 // AuditKey is the capped stream of admin actions (Audit* fields).
 func AuditKey(ns string) string { return ns + ":audit" }
 
@@ -467,6 +472,8 @@ const (
 	WorkerHeartbeat   = "heartbeat"
 	WorkerKind        = "kind"    // "go" (a dtq.Worker) or "http" (a lease holder)
 	WorkerLibrary     = "library" // what the worker runs on, e.g. "dtq-go/1.2.0" ("" unknown)
+	WorkerState       = "state"   // what the worker says it does: "running", "quiet" or "stopping"
+	WorkerControl     = "control" // what an admin asked of it: "quiet" or "stop" (control.lua)
 )
 
 // Fields of an audit entry.

@@ -53,6 +53,7 @@ func TestLuaFields(t *testing.T) {
 		FieldCreated, FieldRun, FieldCrashes, FieldStarted, FieldWorker, FieldDue, FieldResult, FieldError, FieldCancel,
 		FieldIdem, FieldDeadID, FieldFinished, FieldRequeued, FieldDiscarded, FieldSchedule, FieldTick, FieldUnique, FieldGroup, FieldGroupWait, FieldLimitKey, FieldOrderKey, FieldOrderWait, FieldParked, FieldThrottled, FieldReserved,
 		FieldWorkflow, FieldStep, FieldPrev, FieldTrace, FieldParent, FieldWait, FieldResume, FieldEntry, WFStatus, WFCreated, WFFinished, WFCancel, WFNodes, WFTasks,
+		WorkerKind, WorkerControl,
 		InfoPaused, InfoSucceeded, InfoRetried, InfoDead, InfoCancelled, InfoRequeued, InfoDone, LimitQueue, LimitRate, LimitTAT, LimitPause} {
 		known[f] = true
 	}

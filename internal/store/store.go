@@ -146,7 +146,7 @@ var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScrip
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript,
 	dropScript, dropSweepScript, leaseScript, gpromoteScript, gsweepScript, scopeScript, workflowScript, workflowCancelScript,
 	progressScript, stepScript, suspendScript, signalScript, wakeScript,
-	debounceScript, debounceSweepScript, opromoteScript, runNowScript, deleteScript}
+	debounceScript, debounceSweepScript, opromoteScript, runNowScript, deleteScript, controlScript}
 
 // ScriptSHA returns the SHA1 by which EVALSHA calls the script of this
 // name ("start" for start.lua), "" for none: for tests that fail a
