@@ -3,6 +3,7 @@ package browsertest
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
@@ -89,4 +90,56 @@ func TestBulkActionsFromTasksPage(t *testing.T) {
 		p.Must(http.StatusNotFound, "GET", "/api/v1/tasks/"+echoes[0], "")
 		tb.noScriptRan("Tasks")
 	})
+}
+
+// The workers page shows a Go worker's state; Quiet (confirmed) makes it
+// quiet, Stop (confirmed) stops it: `dtq worker` exits by itself, code 0.
+// An HTTP worker has neither button. On Redis, with `dtq api` and `dtq
+// worker` as in production.
+func TestQuietAndStopFromWorkersPage(t *testing.T) {
+	t.Parallel()
+	env := redisEnv(t)
+	p := start(t, env, "api", "--addr", "127.0.0.1:0")
+	w := start(t, env, "worker", "--addr", "127.0.0.1:0")
+	p.Must(http.StatusOK, "POST", "/api/v1/leases", `{"worker":"py-test","queues":["nowhere"]}`)
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/workers")
+	goRow := `table.workers tbody tr:not([data-id^="http:"])`
+	tb.waitFor("the Go worker running", `((r) => r !== null && r.querySelector('.worker-state').textContent === 'running')(document.querySelector(`+js(goRow)+`))`)
+	tb.waitFor("no buttons for the HTTP worker", `((r) => r !== null && r.querySelectorAll('button').length === 0 &&
+		r.textContent.includes('stop its process'))(document.querySelector('tr[data-id="http:py-test"]'))`)
+	tb.click(goRow + ` button[aria-label^="Quiet"]`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open && document.getElementById('confirm-title').textContent.startsWith('Quiet ')`)
+	tb.click(`#confirm-ok`)
+	tb.waitFor("the worker quiet", `((r) => r !== null && r.querySelector('.worker-state').textContent === 'quiet')(document.querySelector(`+js(goRow)+`))`)
+	tb.click(goRow + ` button[aria-label^="Stop"]`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open && document.getElementById('confirm-title').textContent.startsWith('Stop ')`)
+	tb.click(`#confirm-ok`)
+	err, exited := w.Wait(30 * time.Second)
+	if !exited || err != nil {
+		t.Fatalf("dtq worker after Stop: exited %v, %v:\n%s", exited, err, w.Stderr())
+	}
+	tb.waitFor("the Go worker gone from the page", `document.querySelector(`+js(goRow)+`) === null`)
+	tb.noScriptRan("Workers")
+}
+
+// On `dtq serve` (the embedded backend) Quiet makes its worker quiet: the
+// page says so, and a task submitted after stays QUEUED.
+func TestQuietFromWorkersPageEmbedded(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0")
+	tb := newTab(t, 1280, 800)
+	tb.open(p.URL + "/#/workers")
+	row := `table.workers tbody tr`
+	tb.waitFor("the worker running", `((r) => r !== null && r.querySelector('.worker-state').textContent === 'running')(document.querySelector(`+js(row)+`))`)
+	tb.click(row + ` button[aria-label^="Quiet"]`)
+	tb.waitFor("the confirmation", `document.getElementById('confirm-dialog').open`)
+	tb.click(`#confirm-ok`)
+	tb.waitFor("the worker quiet", `((r) => r !== null && r.querySelector('.worker-state').textContent === 'quiet' &&
+		r.querySelector('button[aria-label^="Quiet"]').disabled)(document.querySelector(`+js(row)+`))`)
+	id := p.Submit(`{"task_type":"echo"}`)
+	if got := p.Task(id).Body["status"]; got != "QUEUED" {
+		t.Errorf("a task submitted to the quiet worker's queue is %v", got)
+	}
+	tb.noScriptRan("Workers")
 }

@@ -66,6 +66,8 @@ func rolesHideActions(t *testing.T, p *proctest.Proc, idle, dead string) {
 	tb.waitFor("no cancel button", hidden(cancel))
 	page("tasks?queue=idle", `.bulk-pick`)
 	tb.waitFor("no bulk actions, no checkboxes", hidden(`section.bulk`)+` && `+hidden(`td.pick`))
+	page("workers", `table.workers td.actions`)
+	tb.waitFor("no worker quiet or stop", hidden(`table.workers td.actions`))
 	page("tasks/"+dead, requeue)
 	tb.waitFor("no requeue button", hidden(requeue))
 	page("dlq?queue=default", row)
@@ -97,6 +99,8 @@ func rolesHideActions(t *testing.T, p *proctest.Proc, idle, dead string) {
 	tb.waitFor("the requeue button", shown(requeue))
 	page("tasks?queue=default", `.bulk-pick`)
 	tb.waitFor("the bulk actions and checkboxes", shown(`section.bulk`)+` && `+shown(`td.pick`))
+	page("workers", `table.workers td.actions`)
+	tb.waitFor("worker quiet and stop", shown(`table.workers td.actions`))
 	page("dlq?queue=default", row)
 	for _, sel := range dlqActions {
 		tb.waitFor(sel, shown(sel))
