@@ -122,7 +122,7 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 }
 
 // newProcessCmd builds `dtq serve`, `dtq api` or `dtq worker`.
-func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string) *cobra.Command {
+func newProcessCmd(out, errOut io.Writer, r role, short, long, defaultAddr string) *cobra.Command {
 	var o processOptions
 	cmd := &cobra.Command{
 		Use:   r.name,
@@ -133,7 +133,7 @@ func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string)
 			if err := applyEnv(cmd); err != nil {
 				return err
 			}
-			return runProcess(cmd.Context(), errOut, o, r)
+			return runProcess(cmd.Context(), out, errOut, o, r)
 		},
 	}
 	addProcessFlags(cmd, &o, r, defaultAddr)
@@ -155,8 +155,8 @@ func collectAtScrape(m *metrics.Metrics, client *dtq.Admin) error {
 // runProcess runs a dtq process until ctx ends, then shuts it down
 // gracefully: it stops accepting requests and taking tasks, lets running
 // requests and tasks finish within the shutdown timeout, and hands back the
-// rest.
-func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role) error {
+// rest. It logs to errOut; the console trace exporter writes to out.
+func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r role) error {
 	log, err := newLogger(errOut, o.logLevel)
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		return err
 	}
 	defer closeRedis()
-	stopTracing, err := setupTracing(ctx, log)
+	tracer, stopTracing, err := setupTracing(ctx, log, out)
 	if err != nil {
 		return err
 	}
@@ -188,6 +188,7 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		Observer:        m,
 		DurableReplicas: o.durableReplicas,
 		DurableTimeout:  o.durableTimeout,
+		TracerProvider:  tracer,
 	})
 	if err != nil {
 		return err
