@@ -22,9 +22,11 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		e, _, tp := tracedEnv(t, b)
 		traces := make(chan trace.TraceID, 8)
+		nodes := make(chan string, 8)
 		e.worker(nil, map[string]dtq.HandlerFunc{
-			"node": func(ctx context.Context, _ *dtq.Task) (any, error) {
+			"node": func(ctx context.Context, t *dtq.Task) (any, error) {
 				traces <- trace.SpanContextFromContext(ctx).TraceID()
+				nodes <- t.ID
 				return nil, nil
 			},
 		})
@@ -38,8 +40,8 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := e.c.Get(t.Context(), res.Task.ID); traceOf(got.TraceParent) != want {
-			t.Fatalf("the unique task's traceparent %q", got.TraceParent)
+		if got, _ := e.c.Get(t.Context(), res.Task.ID); traceOf(got.TraceParent) != want || got.TraceID != want.String() {
+			t.Fatalf("the unique task's traceparent %q, trace id %q, want trace %s", got.TraceParent, got.TraceID, want)
 		}
 		if _, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("node", nil, nil), dtq.Call("node", nil, nil)), nil); err != nil {
 			t.Fatal(err)
@@ -54,6 +56,16 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 				t.Fatalf("node %d did not run", i)
 			}
 		}
+		// A node that succeeded in its first execution keeps its trace in
+		// its packed record (R6, a workflow's task's).
+		first := <-nodes
+		eventually(t, 10*time.Second, "the first node SUCCEEDED", func() bool {
+			got, err := e.c.Get(t.Context(), first)
+			return err == nil && got.Status == dtq.StatusSucceeded
+		})
+		if got, _ := e.c.Get(t.Context(), first); got.TraceID != want.String() {
+			t.Fatalf("the succeeded node's trace id %q, want %s", got.TraceID, want)
+		}
 		// A client with no tracer provider (the global no-op one) and no
 		// span in its ctx stores none.
 		untraced, err := dtq.NewClient(redisconn.Wrap(b.Client), &dtq.Config{Namespace: b.Namespace})
@@ -64,8 +76,8 @@ func TestTraceOfUniqueAndWorkflowTasks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := e.c.Get(t.Context(), plain.Task.ID); got.TraceParent != "" {
-			t.Fatalf("an untraced submission's task has traceparent %q", got.TraceParent)
+		if got, _ := e.c.Get(t.Context(), plain.Task.ID); got.TraceParent != "" || got.TraceID != "" {
+			t.Fatalf("an untraced submission's task has traceparent %q, trace id %q", got.TraceParent, got.TraceID)
 		}
 	})
 }
