@@ -256,4 +256,6 @@ const (
 	logTaskID   = "task_id"
 	logQueue    = "queue"
 	logTaskType = "task_type"
+	logTraceID  = "trace_id" // of the task's execution (execution.logger)
+	logSpanID   = "span_id"
 )
