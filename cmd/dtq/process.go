@@ -44,6 +44,7 @@ type processOptions struct {
 	maxBodyBytes   int64
 	maxBatch       int
 	allowedOrigins []string
+	traceURL       string
 
 	mqAckTombstoneTTL time.Duration
 
@@ -104,6 +105,8 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 		bindEnv(cmd, "max-batch", "DTQ_MAX_BATCH")
 		f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "browser origins allowed besides the server's own: host patterns for /ws/events; entries with a scheme (https://ui.example.com) are also trusted for state-changing requests")
 		bindEnv(cmd, "allowed-origins", "DTQ_ALLOWED_ORIGINS")
+		f.StringVar(&o.traceURL, "trace-url", "", "the dashboard links a task's trace id to this URL of your tracing UI, {trace_id} standing for it, e.g. https://jaeger.example/trace/{trace_id} (empty: the id is shown as text)")
+		bindEnv(cmd, "trace-url", "DTQ_TRACE_URL")
 		f.DurationVar(&o.mqAckTombstoneTTL, "mq-ack-tombstone-ttl", 0, "message queues (/api/v1/mq): how long the key of an acked or termed message stays blocked, so a put of it again is a duplicate (0: none, the key is free at once)")
 		bindEnv(cmd, "mq-ack-tombstone-ttl", "DTQ_MQ_ACK_TOMBSTONE_TTL")
 	}
@@ -163,6 +166,12 @@ func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r 
 	}
 	if d := o.mqAckTombstoneTTL; d < 0 || (d > 0 && d < time.Millisecond) {
 		return fmt.Errorf("--mq-ack-tombstone-ttl must be 0 (no tombstones) or at least 1ms (got %v)", d)
+	}
+	var dash http.Handler
+	if r.api {
+		if dash, err = dashboard.Handler(&dashboard.Config{TraceURL: o.traceURL}); err != nil {
+			return fmt.Errorf("--trace-url: %w", err)
+		}
 	}
 	redis, closeRedis, err := connectBackend(ctx, log, o, r)
 	if err != nil {
@@ -234,7 +243,6 @@ func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r 
 		mux.Handle("/", apiServer.Handler())
 		// The dashboard: its page at exactly "/", its assets under /ui/;
 		// every other path stays the API's (and its JSON 404 and 405).
-		dash := dashboard.Handler()
 		mux.Handle("GET /{$}", dash)
 		mux.Handle("GET "+dashboard.AssetPrefix, dash)
 	} else {

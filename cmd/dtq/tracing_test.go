@@ -297,3 +297,36 @@ func TestTracesExported(t *testing.T) {
 		}
 	})
 }
+
+// --trace-url reaches the dashboard's page; a bad one stops the process
+// at start, naming the flag.
+func TestTraceURLFlag(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	var page string
+	log, err := runWhile(t, addr, func() {
+		res, err := http.Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page = string(b)
+	}, "serve", "--addr", addr, "--trace-url", "https://jaeger.example/trace/{trace_id}")
+	if err != nil {
+		t.Fatalf("dtq serve: %v\n%s", err, log)
+	}
+	if !strings.Contains(page, `<meta name="dtq-trace-url" content="https://jaeger.example/trace/{trace_id}">`) {
+		t.Errorf("the dashboard's page does not carry the trace URL:\n%s", page)
+	}
+
+	var out, errOut strings.Builder
+	root := newRootCmd(&out, &errOut)
+	root.SetArgs([]string{"serve", "--addr", freeAddr(t), "--trace-url", "javascript:alert(1)//{trace_id}"})
+	if err := root.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "--trace-url") {
+		t.Errorf("dtq serve with a javascript: trace URL: %v, want an error naming --trace-url", err)
+	}
+}
