@@ -296,6 +296,16 @@ func TestTracesExported(t *testing.T) {
 			t.Fatalf("no dtq.run span of task %s (service dtq-console) on standard output:\n%s", id, stdout)
 		}
 	})
+
+	// The SDK's sampler follows OTEL_TRACES_SAMPLER: always_off records
+	// nothing.
+	t.Run("sampler", func(t *testing.T) {
+		t.Setenv("OTEL_TRACES_EXPORTER", "console")
+		t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
+		if _, stdout, log := runTracedTask(t); stdout != "" {
+			t.Fatalf("spans exported with OTEL_TRACES_SAMPLER=always_off:\n%s\n%s", stdout, log)
+		}
+	})
 }
 
 // --trace-url reaches the dashboard's page; a bad one stops the process
