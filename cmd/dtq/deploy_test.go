@@ -86,6 +86,8 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		t.Fatal(err)
 	}
 	m.ClaimsThrottled("limited", 1)
+	m.LimitOnFull("limited", dtq.CancelNewest, 1)
+	m.DebounceJoined(dtq.TaskRef{Queue: dtq.DefaultQueue})
 	m.TasksReclaimed(dtq.DefaultQueue, 0)
 	m.RedisError("read", nil)
 	m.ObserveHTTP("GET /health", 200, time.Millisecond)
