@@ -23,12 +23,18 @@ var shared struct {
 // started. Use it from TestMain: os.Exit(pgtest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// StopShared stops the shared server, if one was started: for a TestMain
+// that runs its tests through another harness's Main (redistest.Main).
+func StopShared() {
 	if shared.srv != nil {
 		if err := shared.srv.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest: stopping shared server:", err)
 		}
 	}
-	return code
 }
 
 // Shared returns the test binary's shared PostgreSQL server, starting it on
