@@ -137,3 +137,31 @@ func TestNewRelayRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// A standby relay waits while another is active, and takes over as soon as
+// the active one stops: rows committed after the stop are relayed by it.
+func TestStandbyTakesOver(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	first := e.startRelay(nil, nil)
+	waitFor(t, "the first relay to be active", func() bool { return stats(t, first).Active })
+	second := e.startRelay(e.newClient(nil), nil)
+	if err := e.enqueueTx([]int{1}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first row to be relayed", func() bool { return e.waiting() == 0 })
+	if s := stats(t, second); s.Active || s.Relayed != 0 {
+		t.Fatalf("the standby's stats %+v while the first relay is active", s)
+	}
+	if err := first.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.enqueueTx([]int{2}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second row to be relayed by the standby", func() bool { return e.waiting() == 0 })
+	if s := stats(t, second); !s.Active || s.Relayed != 1 {
+		t.Fatalf("the standby's stats %+v after the takeover; want active, 1 relayed", s)
+	}
+	checkOnce(t, "tasks", e.tasks(), map[int]bool{1: true, 2: true})
+}
