@@ -94,6 +94,14 @@ func NewRelay(client *dtq.Client, url string, cfg *RelayConfig) (*Relay, error) 
 	if err != nil {
 		return nil, invalid("outbox", "is not a PostgreSQL connection URL: %v", err)
 	}
+	// The relay's session holds the lock: a server that lost sight of it
+	// (a network partition) should end it, and free the lock for a standby,
+	// within about a minute, not the operating system's two hours.
+	for name, v := range map[string]string{"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"} {
+		if _, set := pgcfg.RuntimeParams[name]; !set {
+			pgcfg.RuntimeParams[name] = v
+		}
+	}
 	poolcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, invalid("outbox", "is not a PostgreSQL connection URL: %v", err)

@@ -20,6 +20,11 @@ const (
 	retryMax  = 5 * time.Second
 )
 
+// pgTimeout bounds each of the relay's statements (not its wait for the
+// lock): a server that stopped answering ends the session, which is then
+// made again.
+const pgTimeout = 30 * time.Second
+
 // run holds sessions until ctx ends: each is a connection that takes the
 // lock, listens and relays; a lost one is retried after a backoff.
 func (r *Relay) run(ctx context.Context) {
@@ -190,6 +195,8 @@ func (r *Relay) relayBatch(ctx context.Context, conn *pgx.Conn, source string) (
 }
 
 func readBatch(ctx context.Context, conn *pgx.Conn, limit int) ([]row, error) {
+	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
+	defer cancel()
 	q, err := conn.Query(ctx, selectBatch, limit)
 	if err != nil {
 		return nil, err
@@ -210,6 +217,8 @@ func readBatch(ctx context.Context, conn *pgx.Conn, limit int) ([]row, error) {
 // settle deletes the accepted rows and marks the refused ones, in one
 // transaction (one statement, one round trip, when none was refused).
 func settle(ctx context.Context, conn *pgx.Conn, done, failedIDs []int64, reasons []string) error {
+	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
+	defer cancel()
 	if len(failedIDs) == 0 {
 		if len(done) == 0 {
 			return nil
