@@ -26,9 +26,10 @@ import (
 
 // role is what a dtq process runs.
 type role struct {
-	name   string // serve, api or worker
+	name   string // serve, api, worker or relay
 	api    bool   // the HTTP API (and dashboard route)
 	worker bool   // workers running the example handlers
+	relay  bool   // only the outbox relay: --outbox is required
 }
 
 // processOptions configure `dtq serve`, `dtq api` and `dtq worker`; each
@@ -63,6 +64,8 @@ type processOptions struct {
 
 	durableReplicas int
 	durableTimeout  time.Duration
+
+	outboxURL string
 }
 
 // addProcessFlags defines the flags of a process with role r.
@@ -92,6 +95,12 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	bindEnv(cmd, "durable-replicas", "DTQ_DURABLE_REPLICAS")
 	f.DurationVar(&o.durableTimeout, "durable-timeout", time.Second, "how long a write waits for --durable-replicas before the submit fails (503)")
 	bindEnv(cmd, "durable-timeout", "DTQ_DURABLE_TIMEOUT")
+	outboxHelp := "PostgreSQL URL of an outbox to relay to dtq (postgres://…; docs/outbox.md); empty: none"
+	if r.relay {
+		outboxHelp = "PostgreSQL URL of the outbox to relay to dtq (postgres://…; docs/outbox.md); required"
+	}
+	f.StringVar(&o.outboxURL, "outbox", "", outboxHelp)
+	bindEnv(cmd, "outbox", "DTQ_OUTBOX_URL")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's /debug/pprof profiles on this address (keep it private; empty: off)")
 	bindEnv(cmd, "pprof-addr", "DTQ_PPROF_ADDR")
 	if r.api {
@@ -135,6 +144,9 @@ func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string)
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd); err != nil {
 				return err
+			}
+			if r.relay && o.outboxURL == "" {
+				return errors.New("dtq relay needs --outbox or DTQ_OUTBOX_URL: the PostgreSQL URL of the outbox to relay")
 			}
 			return runProcess(cmd.Context(), errOut, o, r)
 		},
@@ -200,6 +212,10 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		return err
 	}
 	if err := collectAtScrape(m, dtq.NewAdmin(client)); err != nil {
+		return err
+	}
+	relay, err := startRelay(ctx, log, client, m, o.outboxURL)
+	if err != nil {
 		return err
 	}
 
@@ -295,6 +311,11 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if worker != nil {
 		if err := worker.Stop(stopCtx); err != nil {
 			log.Warn("tasks still running at the shutdown timeout were cancelled and will be retried", "error", err)
+		}
+	}
+	if relay != nil {
+		if err := relay.Stop(stopCtx); err != nil {
+			log.Warn("the outbox relay did not stop within the shutdown timeout", "error", err)
 		}
 	}
 	log.Info("stopped")

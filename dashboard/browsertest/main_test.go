@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/dtq-dev/dtq/internal/pgtest"
 	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
@@ -111,7 +112,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	browser = b
-	return redistest.Main(m)
+	code := redistest.Main(m)
+	pgtest.StopShared()
+	return code
 }
 
 // findBrowser returns the path of a Chromium or Chrome, or "".
