@@ -81,6 +81,11 @@ type Config struct {
 	// Observer receives the task events of the Client and of the Workers
 	// built from it, for metrics. Defaults to none.
 	Observer Observer
+
+	// DisableHistory stops this process from adding its task events to the
+	// stored history (Admin.History): counts per queue, task type and
+	// minute, added to Redis every few seconds. Defaults to false.
+	DisableHistory bool
 }
 
 func (c *Config) withDefaults() (Config, error) {
@@ -204,6 +209,9 @@ type engine struct {
 	log   *slog.Logger
 	obs   observer
 	pub   publisher
+	// history counts this process's task events for the stored history
+	// (nil when Config.DisableHistory); obs reports to it.
+	history *historyFold
 
 	mu     sync.Mutex
 	queues map[string]*queueState
@@ -262,8 +270,13 @@ func NewClient(redis Redis, cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{&engine{store: store.New(r, c.Namespace), cfg: c, obs: newObserver(c.Observer), log: c.Logger.With("component", "dtq"),
-		queues: map[string]*queueState{}, pub: publisher{linger: eventLinger}}}, nil
+	e := &engine{store: store.New(r, c.Namespace), cfg: c, log: c.Logger.With("component", "dtq"),
+		queues: map[string]*queueState{}, pub: publisher{linger: eventLinger}}
+	if !c.DisableHistory {
+		e.history = newHistoryFold(e.store, e.log)
+	}
+	e.obs = newObserver(c.Observer, e.history)
+	return &Client{e}, nil
 }
 
 // queue returns the state of queue name (which must be valid).

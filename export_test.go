@@ -46,3 +46,6 @@ func WatchTypes(ctx context.Context, c *LeaseServer, queue string, types []strin
 	}
 	return claim.Watch(ctx, q.store, marks, set, block)
 }
+
+// FlushHistory adds c's history counts to Redis now (a Worker's stop does).
+func FlushHistory(ctx context.Context, c *Client) { c.history.flush(ctx) }

@@ -98,6 +98,9 @@ func (s *LeaseServer) Stop(ctx context.Context) error {
 	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	s.history.flush(hctx) // the counts of the leases' outcomes
+	cancel()
 	select {
 	case <-done:
 		return nil

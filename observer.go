@@ -109,6 +109,32 @@ type LimitObserver interface {
 	ClaimsThrottled(queue string, n int)
 }
 
+// DebounceObserver is an Observer that also wants to know when a debounced
+// submission (EnqueueOpts.Debounce) joined the pending task of its key
+// instead of creating one (EnqueueResult.Debounced). When Config.Observer
+// implements it, the Client calls DebounceJoined once per such submission
+// it made, with the task joined (a submission that created the task is a
+// TaskSubmitted); it must not block.
+type DebounceObserver interface {
+	Observer
+	DebounceJoined(t TaskRef)
+}
+
+// OnFullObserver is an Observer that also wants to know what the rules of
+// full concurrency limits (LimitSpec.OnFull) did. When Config.Observer
+// implements it, Workers (and the lease calls of HTTP workers) call
+// LimitOnFull at the start that applied rule, with n: 1 for CancelNewest
+// (the task started is CANCELLED; it is also a TaskEnded) and for
+// CancelRunning (the cancellation of the oldest run under the limit was
+// requested; not when one of its runs was being cancelled already), and
+// for ReplaceWaiting the number of waiting tasks it cancelled (each also a
+// TaskEnded). Each is reported once, by the process whose start applied
+// the rule; it must not block.
+type OnFullObserver interface {
+	Observer
+	LimitOnFull(queue string, rule OnFull, n int)
+}
+
 // TaskRef names the task a TaskObserver callback is about.
 type TaskRef struct {
 	ID, Queue, Type string
@@ -155,18 +181,25 @@ func (NopTaskObserver) OnFinished(TaskRef, Outcome, time.Duration) {}
 func (NopTaskObserver) OnEnded(TaskRef, Outcome)                   {}
 func (NopTaskObserver) OnReclaimed(TaskRef)                        {}
 
-// observer dispatches the engine's task events to Config.Observer: to its
-// TaskObserver methods when it has them. The zero value reports nothing.
+// observer dispatches the engine's task events to Config.Observer — to its
+// TaskObserver methods when it has them — and to the stored history's
+// counts (h, nil when Config.DisableHistory). The zero value reports
+// nothing.
 type observer struct {
 	o Observer
 	t TaskObserver
 	l LimitObserver
+	d DebounceObserver
+	f OnFullObserver
+	h *historyFold
 }
 
-func newObserver(o Observer) observer {
+func newObserver(o Observer, h *historyFold) observer {
 	t, _ := o.(TaskObserver)
 	l, _ := o.(LimitObserver)
-	return observer{o: o, t: t, l: l}
+	d, _ := o.(DebounceObserver)
+	f, _ := o.(OnFullObserver)
+	return observer{o: o, t: t, l: l, d: d, f: f, h: h}
 }
 
 func (x observer) throttled(queue string, n int) {
@@ -175,11 +208,24 @@ func (x observer) throttled(queue string, n int) {
 	}
 }
 
+func (x observer) debounceJoined(t TaskRef) {
+	if x.d != nil {
+		x.d.DebounceJoined(t)
+	}
+}
+
+func (x observer) onFull(queue string, rule OnFull, n int) {
+	if x.f != nil && n > 0 {
+		x.f.LimitOnFull(queue, rule, n)
+	}
+}
+
 // on reports whether there is an observer: callers skip the work of
 // measuring for none.
-func (x observer) on() bool { return x.o != nil }
+func (x observer) on() bool { return x.o != nil || x.h != nil }
 
 func (x observer) submitted(t TaskRef) {
+	x.h.submitted(t.Queue, t.Type)
 	switch {
 	case x.t != nil:
 		x.t.OnSubmitted(t)
@@ -189,6 +235,7 @@ func (x observer) submitted(t TaskRef) {
 }
 
 func (x observer) started(t TaskRef, pickup time.Duration) {
+	x.h.started(t.Queue, t.Type, pickup)
 	switch {
 	case x.t != nil:
 		x.t.OnStarted(t, pickup)
@@ -198,6 +245,7 @@ func (x observer) started(t TaskRef, pickup time.Duration) {
 }
 
 func (x observer) finished(t TaskRef, outcome Outcome, run time.Duration) {
+	x.h.finished(t.Queue, t.Type, outcome, run)
 	switch {
 	case x.t != nil:
 		x.t.OnFinished(t, outcome, run)
@@ -207,6 +255,7 @@ func (x observer) finished(t TaskRef, outcome Outcome, run time.Duration) {
 }
 
 func (x observer) ended(t TaskRef, outcome Outcome) {
+	x.h.ended(t.Queue, t.Type, outcome)
 	switch {
 	case x.t != nil:
 		x.t.OnEnded(t, outcome)

@@ -399,6 +399,7 @@ func (w *Worker) stop(ctx context.Context, cancelNow bool) error {
 	w.stopUpkeep()
 	w.upkeep.Wait()
 	w.flushEvents(context.WithoutCancel(ctx))
+	w.flushHistory(context.WithoutCancel(ctx))
 	w.deregister(context.WithoutCancel(ctx))
 	return err
 }
@@ -409,6 +410,14 @@ func (w *Worker) flushEvents(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	w.c.flushEventsNow(ctx)
+}
+
+// flushHistory adds the process's history counts to Redis before Stop
+// returns, within two seconds.
+func (w *Worker) flushHistory(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	w.c.history.flush(ctx)
 }
 
 // retryDelay is the backoff before retry n (1-based).

@@ -19,16 +19,3 @@ func (s *Server) openapi(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	w.Write(openAPI)
 }
-
-// routeRecorder registers routes on a ServeMux and records their patterns
-// in order, so a test can compare the routes served with the document.
-type routeRecorder struct {
-	mux      *http.ServeMux
-	patterns *[]string
-}
-
-// HandleFunc registers h for pattern, as http.ServeMux.HandleFunc does.
-func (r routeRecorder) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
-	*r.patterns = append(*r.patterns, pattern)
-	r.mux.HandleFunc(pattern, h)
-}

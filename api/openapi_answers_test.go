@@ -50,6 +50,7 @@ const (
 	opPutGroup   = "PUT /api/v1/queues/{name}/groups/{group}"
 	opDelGroup   = "DELETE /api/v1/queues/{name}/groups/{group}"
 	opOrderKeys  = "GET /api/v1/queues/{name}/order-keys"
+	opHistory    = "GET /api/v1/history"
 	opOrderKey   = "GET /api/v1/queues/{name}/order-keys/{key}"
 	opPutType    = "PUT /api/v1/limits/{queue}/types/{type}"
 	opDelType    = "DELETE /api/v1/limits/{queue}/types/{type}"
@@ -109,10 +110,12 @@ func TestOpenAPIAnswers(t *testing.T) {
 		p.schedules(open)
 		p.limits(open)
 		p.orderKeys(open)
+		p.history(open)
 		p.events(open)
 		p.closed(open)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k", APIKeyReads: true}}), true)
 		p.keyed(newEnv(t, b, &opts{noWorker: true, api: api.Config{APIKey: "k"}}), false)
+		p.roles(newEnv(t, b, &opts{noWorker: true, api: rolesConfig(false)}))
 		// A namespace of its own: the other envs' workers finish tasks with
 		// their own (default) retention.
 		short := *b
@@ -771,7 +774,7 @@ func (p *prober) down() {
 		}
 		method, path, body := concrete(key)
 		r := e.do(method, path, body)
-		noRedis := key == opHealth || key == opOpenAPI || key == opEvents
+		noRedis := key == opHealth || key == opOpenAPI || key == opEvents || key == opWhoami
 		if (r.status == http.StatusServiceUnavailable) == noRedis {
 			p.t.Errorf("Redis down: %s answered %d: %s", key, r.status, r.raw)
 		}

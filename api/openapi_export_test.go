@@ -3,7 +3,24 @@ package api
 import "github.com/dtq-dev/dtq"
 
 // Routes returns the patterns s registered on its mux, in order.
-func Routes(s *Server) []string { return append([]string(nil), s.patterns...) }
+func Routes(s *Server) []string {
+	var out []string
+	for _, r := range s.table {
+		out = append(out, r.pattern)
+	}
+	return out
+}
+
+// RouteRoles returns the least role of each route s registered, by
+// pattern: "read", "submit", "worker", "admin", or "none" for a route
+// anyone may call.
+func RouteRoles(s *Server) map[string]string {
+	out := map[string]string{}
+	for _, r := range s.table {
+		out[r.pattern] = string(r.role)
+	}
+	return out
+}
 
 // WireOf returns what the API answers for v, a pointer to a value of an
 // engine type it answers (nil for another type).

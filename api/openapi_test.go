@@ -260,6 +260,9 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"OrderKey":              wire.OrderKey{},
 		"OrderKeyList":          wire.OrderKeyList{},
 		"OrderKeyLine":          wire.OrderKeyLine{},
+		"History":               wire.History{},
+		"HistoryBucket":         wire.HistoryBucket{},
+		"Percentiles":           wire.Percentiles{},
 		"WorkerInfo":            wire.WorkerInfo{},
 		"WorkerList":            wire.WorkerList{},
 		"AuditEntry":            wire.AuditEntry{},
@@ -286,6 +289,7 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"LeaseStepRecorded":     wire.LeaseStepRecorded{},
 		"Error":                 wire.Error{},
 		"ErrorDetail":           wire.ErrorDetail{},
+		"Whoami":                wire.Whoami{},
 		"Health":                wire.Health{},
 		"Ready":                 wire.Health{},
 	}

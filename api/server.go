@@ -5,7 +5,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -21,10 +20,18 @@ import (
 // Config configures a Server. The zero value of every field means its
 // default.
 type Config struct {
-	// APIKey, when set, is required in the X-API-Key header of every
-	// mutating and admin route. Defaults to none: no authentication.
+	// APIKey, when set, is an admin key (RoleAdmin): it may call every
+	// route. With it or any key of Keys configured, every route that
+	// changes state needs a key in the X-API-Key header whose role allows
+	// it (401 without a known key, 403 with one whose role does not).
+	// Defaults to none: with no Keys either, no authentication.
 	APIKey string
-	// APIKeyReads requires the key on read routes too. Defaults to false.
+	// Keys are API keys with their roles, besides APIKey. A key appears
+	// once; New panics on an unknown role, an empty key or a key given
+	// twice (Config.CheckKeys reports them as errors). Defaults to none.
+	Keys []Key
+	// APIKeyReads requires a key on read routes too (any role may read).
+	// Defaults to false: reads are open, whatever the keys.
 	APIKeyReads bool
 	// MaxBodyBytes bounds a request body. Defaults to 2 MiB.
 	MaxBodyBytes int64
@@ -67,13 +74,14 @@ type Server struct {
 	redis   *conn.Redis
 	cfg     Config
 	log     *slog.Logger
-	keyHash []byte
+	keyring keyring
 	mux     *http.ServeMux
 	csrf    *http.CrossOriginProtection
 	hub     *wsHub
 	mqs     mqQueues
-	// patterns lists the routes registered on mux, in order.
-	patterns []string
+	// table lists the routes registered on mux, in order, with their
+	// roles.
+	table []route
 }
 
 // New returns a Server on client, whose Redis connection redis also
@@ -103,12 +111,12 @@ func New(client *dtq.Client, redis *conn.Redis, cfg *Config) *Server {
 		panic(err) // the default configuration is valid
 	}
 	_ = leases.Start(context.Background()) // a new server starts; its schedulers stop at Close
+	if err := c.CheckKeys(); err != nil {
+		panic("api: Config." + err.Error())
+	}
 	s := &Server{c: client, admin: dtq.NewAdmin(client), leases: leases, redis: redis, cfg: c,
 		log: c.Logger.With("component", "api"), mux: http.NewServeMux()}
-	if c.APIKey != "" {
-		h := sha256.Sum256([]byte(c.APIKey))
-		s.keyHash = h[:]
-	}
+	s.keyring = newKeyring(&c)
 	s.hub = newWSHub(client, c.WSBuffer, c.Logger)
 	s.csrf = s.crossOriginProtection()
 	s.warnBadOrigins()
@@ -116,74 +124,77 @@ func New(client *dtq.Client, redis *conn.Redis, cfg *Config) *Server {
 	return s
 }
 
+// routes registers every route with the least role that may call it
+// (Role; docs/api.md has the table).
 func (s *Server) routes() {
-	const read, write = true, false
-	m := routeRecorder{s.mux, &s.patterns}
-	m.HandleFunc("POST /api/v1/tasks", s.auth(write, s.submit))
-	m.HandleFunc("POST /api/v1/tasks/batch", s.auth(write, s.submitBatch))
-	m.HandleFunc("GET /api/v1/tasks/{id}", s.auth(read, s.getTask))
-	m.HandleFunc("GET /api/v1/tasks", s.auth(read, s.listTasks))
-	m.HandleFunc("POST /api/v1/tasks/{id}/cancel", s.auth(write, s.cancelTask))
-	m.HandleFunc("POST /api/v1/tasks/{id}/signals/{name}", s.auth(write, s.signalTask))
-	m.HandleFunc("POST /api/v1/workflows", s.auth(write, s.submitWorkflow))
-	m.HandleFunc("GET /api/v1/workflows/{id}", s.auth(read, s.getWorkflow))
-	m.HandleFunc("POST /api/v1/workflows/{id}/cancel", s.auth(write, s.cancelWorkflow))
-	m.HandleFunc("POST /api/v1/leases", s.authFor(write, maxHTTPLeaseWait, s.lease))
-	m.HandleFunc("POST /api/v1/leases/outcomes", s.auth(write, s.endLeases))
-	m.HandleFunc("POST /api/v1/leases/{lease}/extend", s.auth(write, s.extendLease))
-	m.HandleFunc("POST /api/v1/leases/{lease}/complete", s.auth(write, s.completeLease))
-	m.HandleFunc("POST /api/v1/leases/{lease}/fail", s.auth(write, s.failLease))
-	m.HandleFunc("POST /api/v1/leases/{lease}/progress", s.auth(write, s.leaseProgress))
-	m.HandleFunc("GET /api/v1/leases/{lease}/steps", s.auth(write, s.leaseSteps))
-	m.HandleFunc("PUT /api/v1/leases/{lease}/steps/{name}", s.auth(write, s.recordLeaseStep))
-	m.HandleFunc("POST /api/v1/leases/{lease}/sleep", s.auth(write, s.sleepLease))
-	m.HandleFunc("POST /api/v1/leases/{lease}/wait", s.auth(write, s.waitLease))
-	m.HandleFunc("POST /api/v1/leases/{lease}/child", s.auth(write, s.childLease))
-	m.HandleFunc("POST /api/v1/mq/{queue}/topics/{topic}/messages", s.auth(write, s.mqPut))
-	m.HandleFunc("GET /api/v1/mq/{queue}/topics/{topic}", s.auth(read, s.mqTopic))
-	m.HandleFunc("GET /api/v1/mq/{queue}/dead", s.auth(read, s.mqDead))
-	m.HandleFunc("POST /api/v1/mq/{queue}/leases", s.authFor(write, maxHTTPLeaseWait, s.mqLeases))
-	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/ack", s.auth(write, s.mqAck))
-	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/extend", s.auth(write, s.mqExtend))
-	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/release", s.auth(write, s.mqRelease))
-	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/nak", s.auth(write, s.mqNak))
-	m.HandleFunc("POST /api/v1/mq/{queue}/leases/{lease}/term", s.auth(write, s.mqTerm))
-	m.HandleFunc("GET /api/v1/dlq", s.auth(read, s.listDead))
-	m.HandleFunc("POST /api/v1/dlq/{id}/requeue", s.auth(write, s.requeue))
-	m.HandleFunc("DELETE /api/v1/dlq/{id}", s.auth(write, s.discard))
-	m.HandleFunc("POST /api/v1/dlq/requeue", s.auth(write, s.requeueAll))
-	m.HandleFunc("POST /api/v1/dlq/redrive", s.authFor(write, maxHTTPRedrive, s.redrive))
-	m.HandleFunc("DELETE /api/v1/dlq", s.auth(write, s.purge))
-	m.HandleFunc("GET /api/v1/queues", s.auth(read, s.listQueues))
-	m.HandleFunc("GET /api/v1/queues/{name}", s.auth(read, s.getQueue))
-	m.HandleFunc("DELETE /api/v1/queues/{name}", s.auth(write, s.deleteQueue))
-	m.HandleFunc("POST /api/v1/queues/{name}/pause", s.auth(write, s.pause))
-	m.HandleFunc("POST /api/v1/queues/{name}/resume", s.auth(write, s.resume))
-	m.HandleFunc("GET /api/v1/schedules", s.auth(read, s.listSchedules))
-	m.HandleFunc("GET /api/v1/schedules/{queue}/{name}", s.auth(read, s.getSchedule))
-	m.HandleFunc("PUT /api/v1/schedules/{queue}/{name}", s.auth(write, s.putSchedule))
-	m.HandleFunc("DELETE /api/v1/schedules/{queue}/{name}", s.auth(write, s.deleteSchedule))
-	m.HandleFunc("POST /api/v1/schedules/{queue}/{name}/pause", s.auth(write, s.pauseSchedule))
-	m.HandleFunc("POST /api/v1/schedules/{queue}/{name}/resume", s.auth(write, s.resumeSchedule))
-	m.HandleFunc("GET /api/v1/limits", s.auth(read, s.listLimits))
-	m.HandleFunc("GET /api/v1/limits/{queue}", s.auth(read, s.getLimit))
-	m.HandleFunc("PUT /api/v1/limits/{queue}", s.auth(write, s.putLimit))
-	m.HandleFunc("DELETE /api/v1/limits/{queue}", s.auth(write, s.deleteLimit))
-	m.HandleFunc("GET /api/v1/queues/{name}/groups", s.auth(read, s.listGroups))
-	m.HandleFunc("PUT /api/v1/queues/{name}/groups/{group}", s.auth(write, s.putGroup))
-	m.HandleFunc("DELETE /api/v1/queues/{name}/groups/{group}", s.auth(write, s.deleteGroup))
-	m.HandleFunc("GET /api/v1/queues/{name}/order-keys", s.auth(read, s.listOrderKeys))
-	m.HandleFunc("GET /api/v1/queues/{name}/order-keys/{key}", s.auth(read, s.getOrderKey))
-	m.HandleFunc("PUT /api/v1/limits/{queue}/types/{type}", s.auth(write, s.putTypeLimit))
-	m.HandleFunc("DELETE /api/v1/limits/{queue}/types/{type}", s.auth(write, s.deleteTypeLimit))
-	m.HandleFunc("PUT /api/v1/limits/{queue}/keys/{key}", s.auth(write, s.putKeyLimit))
-	m.HandleFunc("DELETE /api/v1/limits/{queue}/keys/{key}", s.auth(write, s.deleteKeyLimit))
-	m.HandleFunc("GET /api/v1/workers", s.auth(read, s.workers))
-	m.HandleFunc("GET /api/v1/audit", s.auth(read, s.audit))
-	m.HandleFunc("GET /health", s.health)
-	m.HandleFunc("GET /ready", s.ready)
-	m.HandleFunc("GET /api/v1/openapi.json", s.openapi)
-	m.HandleFunc("GET /ws/events", s.events) // checks the API key itself: header or query
+	m := routeTable{s, &s.table}
+	m.handle("POST /api/v1/tasks", RoleSubmit, s.submit)
+	m.handle("POST /api/v1/tasks/batch", RoleSubmit, s.submitBatch)
+	m.handle("GET /api/v1/tasks/{id}", RoleRead, s.getTask)
+	m.handle("GET /api/v1/tasks", RoleRead, s.listTasks)
+	m.handle("POST /api/v1/tasks/{id}/cancel", RoleSubmit, s.cancelTask)
+	m.handle("POST /api/v1/tasks/{id}/signals/{name}", RoleSubmit, s.signalTask)
+	m.handle("POST /api/v1/workflows", RoleSubmit, s.submitWorkflow)
+	m.handle("GET /api/v1/workflows/{id}", RoleRead, s.getWorkflow)
+	m.handle("POST /api/v1/workflows/{id}/cancel", RoleSubmit, s.cancelWorkflow)
+	m.handleWait("POST /api/v1/leases", RoleWorker, maxHTTPLeaseWait, s.lease)
+	m.handle("POST /api/v1/leases/outcomes", RoleWorker, s.endLeases)
+	m.handle("POST /api/v1/leases/{lease}/extend", RoleWorker, s.extendLease)
+	m.handle("POST /api/v1/leases/{lease}/complete", RoleWorker, s.completeLease)
+	m.handle("POST /api/v1/leases/{lease}/fail", RoleWorker, s.failLease)
+	m.handle("POST /api/v1/leases/{lease}/progress", RoleWorker, s.leaseProgress)
+	m.handle("GET /api/v1/leases/{lease}/steps", RoleWorker, s.leaseSteps)
+	m.handle("PUT /api/v1/leases/{lease}/steps/{name}", RoleWorker, s.recordLeaseStep)
+	m.handle("POST /api/v1/leases/{lease}/sleep", RoleWorker, s.sleepLease)
+	m.handle("POST /api/v1/leases/{lease}/wait", RoleWorker, s.waitLease)
+	m.handle("POST /api/v1/leases/{lease}/child", RoleWorker, s.childLease)
+	m.handle("POST /api/v1/mq/{queue}/topics/{topic}/messages", RoleSubmit, s.mqPut)
+	m.handle("GET /api/v1/mq/{queue}/topics/{topic}", RoleRead, s.mqTopic)
+	m.handle("GET /api/v1/mq/{queue}/dead", RoleRead, s.mqDead)
+	m.handleWait("POST /api/v1/mq/{queue}/leases", RoleWorker, maxHTTPLeaseWait, s.mqLeases)
+	m.handle("POST /api/v1/mq/{queue}/leases/{lease}/ack", RoleWorker, s.mqAck)
+	m.handle("POST /api/v1/mq/{queue}/leases/{lease}/extend", RoleWorker, s.mqExtend)
+	m.handle("POST /api/v1/mq/{queue}/leases/{lease}/release", RoleWorker, s.mqRelease)
+	m.handle("POST /api/v1/mq/{queue}/leases/{lease}/nak", RoleWorker, s.mqNak)
+	m.handle("POST /api/v1/mq/{queue}/leases/{lease}/term", RoleWorker, s.mqTerm)
+	m.handle("GET /api/v1/dlq", RoleRead, s.listDead)
+	m.handle("POST /api/v1/dlq/{id}/requeue", RoleAdmin, s.requeue)
+	m.handle("DELETE /api/v1/dlq/{id}", RoleAdmin, s.discard)
+	m.handle("POST /api/v1/dlq/requeue", RoleAdmin, s.requeueAll)
+	m.handleWait("POST /api/v1/dlq/redrive", RoleAdmin, maxHTTPRedrive, s.redrive)
+	m.handle("DELETE /api/v1/dlq", RoleAdmin, s.purge)
+	m.handle("GET /api/v1/queues", RoleRead, s.listQueues)
+	m.handle("GET /api/v1/queues/{name}", RoleRead, s.getQueue)
+	m.handle("DELETE /api/v1/queues/{name}", RoleAdmin, s.deleteQueue)
+	m.handle("POST /api/v1/queues/{name}/pause", RoleAdmin, s.pause)
+	m.handle("POST /api/v1/queues/{name}/resume", RoleAdmin, s.resume)
+	m.handle("GET /api/v1/schedules", RoleRead, s.listSchedules)
+	m.handle("GET /api/v1/schedules/{queue}/{name}", RoleRead, s.getSchedule)
+	m.handle("PUT /api/v1/schedules/{queue}/{name}", RoleAdmin, s.putSchedule)
+	m.handle("DELETE /api/v1/schedules/{queue}/{name}", RoleAdmin, s.deleteSchedule)
+	m.handle("POST /api/v1/schedules/{queue}/{name}/pause", RoleAdmin, s.pauseSchedule)
+	m.handle("POST /api/v1/schedules/{queue}/{name}/resume", RoleAdmin, s.resumeSchedule)
+	m.handle("GET /api/v1/limits", RoleRead, s.listLimits)
+	m.handle("GET /api/v1/limits/{queue}", RoleRead, s.getLimit)
+	m.handle("PUT /api/v1/limits/{queue}", RoleAdmin, s.putLimit)
+	m.handle("DELETE /api/v1/limits/{queue}", RoleAdmin, s.deleteLimit)
+	m.handle("GET /api/v1/queues/{name}/groups", RoleRead, s.listGroups)
+	m.handle("PUT /api/v1/queues/{name}/groups/{group}", RoleAdmin, s.putGroup)
+	m.handle("DELETE /api/v1/queues/{name}/groups/{group}", RoleAdmin, s.deleteGroup)
+	m.handle("GET /api/v1/queues/{name}/order-keys", RoleRead, s.listOrderKeys)
+	m.handle("GET /api/v1/queues/{name}/order-keys/{key}", RoleRead, s.getOrderKey)
+	m.handle("PUT /api/v1/limits/{queue}/types/{type}", RoleAdmin, s.putTypeLimit)
+	m.handle("DELETE /api/v1/limits/{queue}/types/{type}", RoleAdmin, s.deleteTypeLimit)
+	m.handle("PUT /api/v1/limits/{queue}/keys/{key}", RoleAdmin, s.putKeyLimit)
+	m.handle("DELETE /api/v1/limits/{queue}/keys/{key}", RoleAdmin, s.deleteKeyLimit)
+	m.handle("GET /api/v1/workers", RoleRead, s.workers)
+	m.handle("GET /api/v1/audit", RoleRead, s.audit)
+	m.handle("GET /api/v1/history", RoleRead, s.history)
+	m.handle("GET /api/v1/whoami", RoleRead, s.whoami)
+	m.open("GET /health", s.health)
+	m.open("GET /ready", s.ready)
+	m.open("GET /api/v1/openapi.json", s.openapi)
+	m.own("GET /ws/events", RoleRead, s.events) // checks the key itself: header or query
 }
 
 // Close stops the WebSocket event hub and closes every connection of

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -61,15 +59,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // wsAuthorized reports whether r may open the events route: always unless
-// APIKeyReads, then with the key in the X-API-Key header or the api_key
-// query parameter (compared as SHA-256 digests, in constant time).
+// APIKeyReads, then with a key of any role (every role may read) in the
+// X-API-Key header or the api_key query parameter (compared as SHA-256
+// digests, in constant time).
 func (s *Server) wsAuthorized(r *http.Request) bool {
-	if s.keyHash == nil || !s.cfg.APIKeyReads {
+	if len(s.keyring) == 0 || !s.cfg.APIKeyReads {
 		return true
 	}
-	header := sha256.Sum256([]byte(r.Header.Get("X-API-Key")))
-	query := sha256.Sum256([]byte(r.URL.Query().Get("api_key")))
-	return subtle.ConstantTimeCompare(header[:], s.keyHash)|subtle.ConstantTimeCompare(query[:], s.keyHash) == 1
+	_, header := s.keyring.role(r.Header.Get("X-API-Key"))
+	_, query := s.keyring.role(r.URL.Query().Get("api_key"))
+	return header || query
 }
 
 // wsQueues parses the ?queue= values: each a queue name or a comma-separated

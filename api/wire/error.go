@@ -41,6 +41,7 @@ const (
 	CodeTopicFull       = "topic_full"
 	CodeInternal        = "internal"
 	CodeForbiddenOrigin = "forbidden_origin"
+	CodeForbidden       = "forbidden"
 	CodeUpgradeRequired = "upgrade_required"
 )
 

@@ -119,8 +119,11 @@ func (e *apiError) Error() string {
 	if e.TaskID != "" {
 		b.WriteString(" (task " + e.TaskID + ")")
 	}
-	if e.Status == http.StatusUnauthorized {
+	switch {
+	case e.Status == http.StatusUnauthorized:
 		b.WriteString(" (set --api-key or DTQ_API_KEY)")
+	case e.Status == http.StatusForbidden && e.Code == wire.CodeForbidden:
+		b.WriteString(" (the key of --api-key or DTQ_API_KEY has a role that may not do this: use a key of the role named)")
 	}
 	return b.String()
 }

@@ -24,5 +24,6 @@ func clientCommands(out, errOut io.Writer) []*cobra.Command {
 		newWorkflowCmd(out),
 		newWorkersCmd(out),
 		newAuditCmd(out),
+		newHistoryCmd(out),
 	}
 }

@@ -26,9 +26,10 @@ import (
 
 // role is what a dtq process runs.
 type role struct {
-	name   string // serve, api or worker
+	name   string // serve, api, worker or relay
 	api    bool   // the HTTP API (and dashboard route)
 	worker bool   // workers running the example handlers
+	relay  bool   // only the outbox relay: --outbox is required
 }
 
 // processOptions configure `dtq serve`, `dtq api` and `dtq worker`; each
@@ -40,6 +41,7 @@ type processOptions struct {
 	logLevel  string
 
 	apiKey         string
+	apiKeys        string
 	apiKeyReads    bool
 	maxBodyBytes   int64
 	maxBatch       int
@@ -63,6 +65,8 @@ type processOptions struct {
 
 	durableReplicas int
 	durableTimeout  time.Duration
+
+	outboxURL string
 }
 
 // addProcessFlags defines the flags of a process with role r.
@@ -92,12 +96,20 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	bindEnv(cmd, "durable-replicas", "DTQ_DURABLE_REPLICAS")
 	f.DurationVar(&o.durableTimeout, "durable-timeout", time.Second, "how long a write waits for --durable-replicas before the submit fails (503)")
 	bindEnv(cmd, "durable-timeout", "DTQ_DURABLE_TIMEOUT")
+	outboxHelp := "PostgreSQL URL of an outbox to relay to dtq (postgres://…; docs/outbox.md); empty: none"
+	if r.relay {
+		outboxHelp = "PostgreSQL URL of the outbox to relay to dtq (postgres://…; docs/outbox.md); required"
+	}
+	f.StringVar(&o.outboxURL, "outbox", "", outboxHelp)
+	bindEnv(cmd, "outbox", "DTQ_OUTBOX_URL")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's /debug/pprof profiles on this address (keep it private; empty: off)")
 	bindEnv(cmd, "pprof-addr", "DTQ_PPROF_ADDR")
 	if r.api {
-		f.StringVar(&o.apiKey, "api-key", "", "require this key in X-API-Key on mutating and admin routes")
+		f.StringVar(&o.apiKey, "api-key", "", "the admin key: with any key set, mutating and admin routes require a key in X-API-Key whose role allows them")
 		bindEnv(cmd, "api-key", "DTQ_API_KEY")
-		f.BoolVar(&o.apiKeyReads, "api-key-reads", false, "require the API key on read routes too")
+		f.StringVar(&o.apiKeys, "api-keys", "", "more API keys with roles, comma-separated role:key entries; roles: read, submit (producers), worker (HTTP workers' leases), admin")
+		bindEnv(cmd, "api-keys", "DTQ_API_KEYS")
+		f.BoolVar(&o.apiKeyReads, "api-key-reads", false, "require an API key (of any role) on read routes too")
 		bindEnv(cmd, "api-key-reads", "DTQ_API_KEY_READS")
 		f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 2<<20, "largest request body accepted, in bytes")
 		bindEnv(cmd, "max-body-bytes", "DTQ_MAX_BODY_BYTES")
@@ -136,6 +148,9 @@ func newProcessCmd(out, errOut io.Writer, r role, short, long, defaultAddr strin
 			if err := applyEnv(cmd); err != nil {
 				return err
 			}
+			if r.relay && o.outboxURL == "" {
+				return errors.New("dtq relay needs --outbox or DTQ_OUTBOX_URL: the PostgreSQL URL of the outbox to relay")
+			}
 			return runProcess(cmd.Context(), out, errOut, o, r)
 		},
 	}
@@ -166,6 +181,10 @@ func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r 
 	}
 	if d := o.mqAckTombstoneTTL; d < 0 || (d > 0 && d < time.Millisecond) {
 		return fmt.Errorf("--mq-ack-tombstone-ttl must be 0 (no tombstones) or at least 1ms (got %v)", d)
+	}
+	keys, err := apiKeys(o)
+	if err != nil {
+		return err
 	}
 	var dash http.Handler
 	if r.api {
@@ -205,6 +224,10 @@ func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r 
 	if err := collectAtScrape(m, dtq.NewAdmin(client)); err != nil {
 		return err
 	}
+	relay, err := startRelay(ctx, log, client, m, o.outboxURL)
+	if err != nil {
+		return err
+	}
 
 	var worker *dtq.Worker
 	if r.worker && o.schedulesFile != "" {
@@ -231,6 +254,7 @@ func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r 
 	if r.api {
 		apiServer = api.New(client, redisconn.Wrap(redis), &api.Config{
 			APIKey:         o.apiKey,
+			Keys:           keys,
 			APIKeyReads:    o.apiKeyReads,
 			MaxBodyBytes:   o.maxBodyBytes,
 			MaxBatch:       o.maxBatch,
@@ -298,11 +322,31 @@ func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r 
 			log.Warn("tasks still running at the shutdown timeout were cancelled and will be retried", "error", err)
 		}
 	}
+	if relay != nil {
+		if err := relay.Stop(stopCtx); err != nil {
+			log.Warn("the outbox relay did not stop within the shutdown timeout", "error", err)
+		}
+	}
 	log.Info("stopped")
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}
 	return nil
+}
+
+// apiKeys parses --api-keys (DTQ_API_KEYS), which may not repeat the
+// admin key of --api-key. An error names the entry, never a key.
+func apiKeys(o processOptions) ([]api.Key, error) {
+	keys, err := api.ParseKeys(o.apiKeys)
+	if err != nil {
+		return nil, fmt.Errorf("--api-keys (DTQ_API_KEYS): %w", err)
+	}
+	for i, k := range keys {
+		if o.apiKey != "" && k.Key == o.apiKey {
+			return nil, fmt.Errorf("--api-keys (DTQ_API_KEYS): entry %d: its key is the admin key of --api-key (one key has one role)", i+1)
+		}
+	}
+	return keys, nil
 }
 
 // connectBackend connects to Redis, or starts the embedded backend when no

@@ -85,6 +85,8 @@ func TestScreenshots(t *testing.T) {
 		{"schedules", "#/schedules", `document.querySelectorAll('table.schedules tbody tr').length === 3`},
 		// populate's five admin actions and the workflow's submission.
 		{"audit", "#/audit", `document.querySelectorAll('table.audit tbody tr').length === 6`},
+		// (its counts may not have reached Redis yet: drawn is enough)
+		{"history-page", "#/history?queue=default", `document.querySelectorAll('.chart-svg path.line').length >= 4`},
 	}
 	shoot := func(tb *tab, prefix string) {
 		for _, pg := range pages {

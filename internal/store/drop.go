@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dtq-dev/dtq/internal/script"
+	"github.com/redis/rueidis"
 )
 
 var (
@@ -97,7 +98,41 @@ func (q *Queue) sweepDropped(ctx context.Context, dropped int64) error {
 			}
 		}
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	return q.dropHistory(ctx)
+}
+
+// dropHistory deletes the queue's history buckets (HistoryMinute,
+// HistoryHour), found by a SCAN of every node.
+func (q *Queue) dropHistory(ctx context.Context) error {
+	c := q.s.r
+	for _, node := range c.Nodes() {
+		var cursor uint64
+		for {
+			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(q.k.prefix+"hist:*").Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				return err
+			}
+			if len(e.Elements) > 0 {
+				cmds := make(rueidis.Commands, len(e.Elements))
+				for i, key := range e.Elements {
+					cmds[i] = c.B().Del().Key(key).Build()
+				}
+				for _, r := range c.DoMulti(ctx, cmds...) {
+					if err := r.Error(); err != nil {
+						return err
+					}
+				}
+			}
+			if e.Cursor == 0 {
+				break
+			}
+			cursor = e.Cursor
+		}
+	}
+	return nil
 }
 
 // UnregisterQueue takes name out of the namespace's queue set.

@@ -200,6 +200,15 @@ func (k Keys) ScopeLeases() string { return k.prefix + "limlease" }
 // FieldParked.
 func (k Keys) ScopeWait() string { return k.prefix + "limwait" }
 
+// HistoryMinute is the hash of the queue's history in minute m (Unix
+// minutes): field "<task type>\n<counter>", value a count (history.go).
+// It expires a day after its minute.
+func (k Keys) HistoryMinute(m int64) string { return k.prefix + "hist:m:" + strconv.FormatInt(m, 10) }
+
+// HistoryHour is HistoryMinute for hour h (Unix hours); it expires 30 days
+// after its hour.
+func (k Keys) HistoryHour(h int64) string { return k.prefix + "hist:h:" + strconv.FormatInt(h, 10) }
+
 // SchedulerLock is the leader lock of the queue's scheduler.
 func (k Keys) SchedulerLock() string { return k.prefix + "scheduler" }
 

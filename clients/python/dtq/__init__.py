@@ -20,7 +20,8 @@ Standard library only; everything goes over dtq's HTTP API (docs/python.md).
 from ._submission import Debounce
 from .client import Client, chain, node, parallel
 from .context import Cancelled, Context, LeaseDropped, Suspended
-from .errors import (BadRequest, ChildFailed, Conflict, ConnectionFailed, DtqError, Expired, ForbiddenOrigin,
+from .errors import (BadRequest, ChildFailed, Conflict, ConnectionFailed, DtqError, Expired, Forbidden,
+                     ForbiddenOrigin,
                      IdempotencyKeyReused, InProgress, InternalError, Invalid, LeaseLost, MethodNotAllowed,
                      NotCancellable, NotDead, NotFound, OutOfMemory, Permanent, QueueFull, QueueNotEmpty,
                      RateLimited, RetryAfter, SignalDelivered, TaskFinished, TooLarge, TopicFull, Unauthorized,
@@ -35,7 +36,8 @@ from .worker import Worker
 __all__ = [
     "Client", "Worker", "Context", "MessageQueue", "Message", "Debounce", "node", "chain", "parallel",
     "Permanent", "RetryAfter", "Cancelled", "Suspended", "LeaseDropped", "WaitTimedOut", "ChildFailed",
-    "DtqError", "ConnectionFailed", "BadRequest", "Invalid", "Unauthorized", "ForbiddenOrigin", "NotFound",
+    "DtqError", "ConnectionFailed", "BadRequest", "Invalid", "Unauthorized", "Forbidden", "ForbiddenOrigin",
+    "NotFound",
     "MethodNotAllowed", "Conflict", "InProgress", "NotCancellable", "NotDead", "QueueNotEmpty", "LeaseLost",
     "SignalDelivered", "TaskFinished", "Expired", "TooLarge", "UnsupportedMediaType", "IdempotencyKeyReused",
     "RateLimited", "QueueFull", "TopicFull", "Unavailable", "OutOfMemory", "InternalError",

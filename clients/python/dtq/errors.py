@@ -20,6 +20,7 @@ __all__ = [
     "BadRequest",
     "Invalid",
     "Unauthorized",
+    "Forbidden",
     "ForbiddenOrigin",
     "NotFound",
     "MethodNotAllowed",
@@ -99,6 +100,10 @@ class Invalid(BadRequest):
 
 class Unauthorized(DtqError):
     """401 unauthorized: an API key is configured and X-API-Key was missing or wrong."""
+
+
+class Forbidden(DtqError):
+    """403 forbidden: the API key's role may not call the route (the message names the role needed)."""
 
 
 class ForbiddenOrigin(DtqError):
@@ -189,6 +194,7 @@ _BY_CODE: Dict[str, Type[DtqError]] = {
     "bad_request": BadRequest,
     "invalid_field": Invalid,
     "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
     "forbidden_origin": ForbiddenOrigin,
     "not_found": NotFound,
     "method_not_allowed": MethodNotAllowed,

@@ -40,7 +40,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from ._http import Abort, Transport
 from .context import Context, LeaseDropped, Suspended
-from .errors import BadRequest, DtqError, ForbiddenOrigin, NotFound, Permanent, RetryAfter, Unauthorized
+from .errors import BadRequest, DtqError, Forbidden, ForbiddenOrigin, NotFound, Permanent, RetryAfter, Unauthorized
 from .version import LIBRARY
 
 log = logging.getLogger("dtq.worker")
@@ -298,7 +298,7 @@ class Worker:
                 self._pause(backoff)
                 continue
             if isinstance(ans, DtqError):
-                if isinstance(ans, (BadRequest, Unauthorized, ForbiddenOrigin, NotFound)):
+                if isinstance(ans, (BadRequest, Unauthorized, Forbidden, ForbiddenOrigin, NotFound)):
                     raise ans  # the worker's own configuration is wrong: retrying cannot help
                 backoff = min(max(backoff * 2, 0.2), 5.0)
                 self._emit("error", on="lease", status=status, error=str(ans))

@@ -35,6 +35,9 @@ export declare class InvalidError extends DtqError {
 /** 401 unauthorized: an API key is configured and X-API-Key is missing or wrong. */
 export declare class UnauthorizedError extends DtqError {
 }
+/** 403 forbidden: the API key's role may not call the route. */
+export declare class ForbiddenError extends DtqError {
+}
 /** 403 forbidden_origin. */
 export declare class ForbiddenOriginError extends DtqError {
 }

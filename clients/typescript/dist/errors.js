@@ -42,6 +42,9 @@ export class InvalidError extends DtqError {
 /** 401 unauthorized: an API key is configured and X-API-Key is missing or wrong. */
 export class UnauthorizedError extends DtqError {
 }
+/** 403 forbidden: the API key's role may not call the route. */
+export class ForbiddenError extends DtqError {
+}
 /** 403 forbidden_origin. */
 export class ForbiddenOriginError extends DtqError {
 }
@@ -112,6 +115,7 @@ const byCode = {
     bad_request: BadRequestError,
     invalid_field: InvalidError,
     unauthorized: UnauthorizedError,
+    forbidden: ForbiddenError,
     forbidden_origin: ForbiddenOriginError,
     not_found: NotFoundError,
     method_not_allowed: MethodNotAllowedError,

@@ -53,6 +53,8 @@ export class InvalidError extends DtqError {
 
 /** 401 unauthorized: an API key is configured and X-API-Key is missing or wrong. */
 export class UnauthorizedError extends DtqError {}
+/** 403 forbidden: the API key's role may not call the route. */
+export class ForbiddenError extends DtqError {}
 /** 403 forbidden_origin. */
 export class ForbiddenOriginError extends DtqError {}
 /** 404 not_found: no such task, workflow, schedule, queue, or route. */
@@ -104,6 +106,7 @@ const byCode: Record<string, ErrorClass> = {
   bad_request: BadRequestError,
   invalid_field: InvalidError,
   unauthorized: UnauthorizedError,
+  forbidden: ForbiddenError,
   forbidden_origin: ForbiddenOriginError,
   not_found: NotFoundError,
   method_not_allowed: MethodNotAllowedError,

@@ -18,7 +18,7 @@ export type { ConnectionOptions } from './http.js';
 export { DEFAULT_URL } from './http.js';
 export { VERSION, LIBRARY } from './version.js';
 export {
-  DtqError, BadRequestError, InvalidError, UnauthorizedError, ForbiddenOriginError, NotFoundError,
+  DtqError, BadRequestError, InvalidError, UnauthorizedError, ForbiddenError, ForbiddenOriginError, NotFoundError,
   MethodNotAllowedError, ConflictError, TooLargeError, UnsupportedMediaTypeError, IdempotencyKeyReusedError,
   QueueFullError, UnavailableError, OutOfMemoryError, InProgressError, ExpiredError, NotCancellableError,
   SignalDeliveredError, TaskFinishedError, NotDeadError, QueueNotEmptyError, LeaseLostError, TopicFullError,

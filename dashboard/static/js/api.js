@@ -1,9 +1,13 @@
-// api.js: the HTTP API of the server that serves this page, and its API key.
+// api.js: the HTTP API of the server that serves this page, its API key and
+// the key's role.
 //
 // The key lives in sessionStorage only (this tab, until it closes). Nothing
 // asks for it up front: a request answered 401 asks the user once (through
 // the prompt set with setKeyPrompt), then retries with the key. A key the
-// server refuses is forgotten and the user is asked again.
+// server refuses is forgotten and the user is asked again. Once a key is set,
+// GET /api/v1/whoami tells its role; can(need) says whether it allows an
+// action, and <html data-role> lets the stylesheet hide the actions pages
+// mark with data-need that the role may not take.
 
 const KEY = 'dtq.apiKey';
 
@@ -39,6 +43,9 @@ export function getKey() {
   }
 }
 
+// setKey keeps the key k ('' forgets it) and learns its role: it resolves
+// to false when the server does not know k (which is then forgotten), else
+// true.
 export function setKey(k) {
   try {
     if (k) sessionStorage.setItem(KEY, k);
@@ -46,7 +53,81 @@ export function setKey(k) {
   } catch {
     // storage disabled: the key is not kept
   }
+  memoryKey = k;
+  const known = learnRole(k);
   for (const fn of keyListeners) fn(!!k);
+  return known;
+}
+
+// ---- the key's role ------------------------------------------------------
+
+// role is the role of the key set, from GET /api/v1/whoami: 'read',
+// 'submit', 'worker' or 'admin'; '' while unknown or without a key (every
+// action is shown: one the server refuses asks for a key).
+let role = '';
+let memoryKey = '';
+const roleListeners = new Set();
+
+function setRole(r) {
+  role = r === 'read' || r === 'submit' || r === 'worker' || r === 'admin' ? r : '';
+  const limited = role && role !== 'admin';
+  if (limited) document.documentElement.dataset.role = role;
+  else delete document.documentElement.dataset.role;
+  for (const fn of roleListeners) fn(role);
+}
+
+// getRole returns the role of the key set ('' while unknown or none).
+export function getRole() {
+  return role;
+}
+
+// onRoleChange calls fn(role) whenever the key's role is learned or lost.
+export function onRoleChange(fn) {
+  roleListeners.add(fn);
+  return () => roleListeners.delete(fn);
+}
+
+// can reports whether the key set may take an action that needs role need
+// ('read', 'submit', 'worker' or 'admin'), as the server decides it: an
+// admin key may do everything, every key may read, others their own role's
+// actions. Without a key or before its role is known: true.
+export function can(need) {
+  return !role || role === 'admin' || need === 'read' || role === need;
+}
+
+// learnRole asks the server the role of key k (none: forgets the role). A
+// key the server does not know (401) is forgotten: it resolves to false
+// then, else to true.
+async function learnRole(k) {
+  setRole('');
+  if (!k) return true;
+  let res;
+  try {
+    res = await fetch(url('api/v1/whoami'), {
+      headers: { Accept: 'application/json', 'X-API-Key': k }, cache: 'no-store', credentials: 'same-origin',
+    });
+  } catch {
+    return true; // unreachable: every action stays shown; the server still decides
+  }
+  if (k !== memoryKey) return true; // another key was set meanwhile
+  if (res.status === 401) {
+    setKey('');
+    return false;
+  }
+  if (!res.ok) return true;
+  try {
+    setRole((await res.json()).role);
+  } catch {
+    // not the API's answer: the role stays unknown
+  }
+  return true;
+}
+
+// learnStoredRole learns the role of the key this tab kept, if any: call
+// it once at start.
+export function learnStoredRole() {
+  memoryKey = getKey();
+  learnRole(memoryKey);
 }
 
 const keyListeners = new Set();

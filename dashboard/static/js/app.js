@@ -15,6 +15,7 @@ import * as workers from './pages/workers.js';
 import * as schedules from './pages/schedules.js';
 import * as limits from './pages/limits.js';
 import * as audit from './pages/audit.js';
+import * as history from './pages/history.js';
 
 const $ = (id) => document.getElementById(id);
 const main = $('main');
@@ -52,8 +53,8 @@ function keyDialog(reason) {
     reasonEl.textContent = reason ? REASONS[reason] : '';
     reasonEl.hidden = !reason;
     $('key-state').textContent = api.getKey()
-      ? 'A key is set for this tab.'
-      : 'No key is set. It is needed only when the server runs with --api-key.';
+      ? 'A key is set for this tab' + (api.getRole() ? ': its role is ' + api.getRole() + '.' : '.')
+      : 'No key is set. It is needed only when the server runs with --api-key or --api-keys.';
     $('key-forget').hidden = !api.getKey();
     input.value = '';
     let result = null;
@@ -68,8 +69,10 @@ function keyDialog(reason) {
     dlg.onclose = () => {
       if (dlg.open) return; // a late close event of an earlier opening
       if (!reason && result) {
-        api.setKey(result);
-        notify('ok', 'The API key is set for this tab.');
+        api.setKey(result).then((known) => {
+          if (known) notify('ok', 'The API key is set for this tab.');
+          else notify('error', 'The server does not know that API key (401): it was not kept. Enter the right key with the “API key” button.');
+        });
       }
       if (api.readsNeedAKey()) stream.reconnectNow();
       resolve(result);
@@ -103,13 +106,19 @@ function confirm({ title, text, ok, danger }) {
 
 api.setKeyPrompt(keyDialog);
 
+// showKeyState labels the key button: set or not, and the role of a key
+// that may not do everything (its actions the others are hidden).
 function showKeyState() {
   const b = $('key-button');
   const has = !!api.getKey();
-  b.textContent = has ? 'API key ✓' : 'API key';
-  b.setAttribute('aria-label', has ? 'API key (set for this tab)' : 'API key (not set)');
+  const role = api.getRole();
+  const limited = has && role && role !== 'admin' ? ' (' + role + ')' : '';
+  b.textContent = (has ? 'API key ✓' : 'API key') + limited;
+  b.setAttribute('aria-label', has ? 'API key (set for this tab' + (role ? ', role ' + role : '') + ')' : 'API key (not set)');
 }
 api.onKeyChange(showKeyState);
+api.onRoleChange(showKeyState);
+api.learnStoredRole();
 showKeyState();
 $('key-button').addEventListener('click', () => keyDialog(null));
 
@@ -158,10 +167,10 @@ const ctx = { api, stream, rates, notify, confirm, act };
 
 // ---- pages ---------------------------------------------------------------
 
-const PAGES = { overview, tasks, task, workflow, dlq, schedules, limits, workers, audit };
+const PAGES = { overview, tasks, task, workflow, dlq, schedules, limits, workers, audit, history };
 
 // route parses location.hash: "#/", "#/tasks?queue=…", "#/tasks/<id>",
-// "#/workflows/<id>", "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit". Other hashes (a skip link) are
+// "#/workflows/<id>", "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit", "#/history?queue=…&type=…&last=…". Other hashes (a skip link) are
 // not routes: null.
 function route() {
   const raw = location.hash.replace(/^#/, '') || '/';

@@ -20,7 +20,9 @@ function niceStep(v) {
 // LineChart draws series over time. points: [{t (unix s), <key>: number|null}].
 export class LineChart {
   // opts: {title, series: [{key, name}], format(v) -> string, min (the
-  // least maximum of the y axis)}
+  // least maximum of the y axis), and for points that are not seconds up
+  // to now: ticks(points) -> [{i, label}] (the x axis's labels) and
+  // when(t) -> string (the hover's time)}
   constructor(opts) {
     this.opts = opts;
     this.points = [];
@@ -96,7 +98,13 @@ export class LineChart {
       parts.push(h('svg:line', { class: 'grid', x1: M.l, x2: width - M.r, y1: y(v), y2: y(v) }));
       parts.push(h('svg:text', { class: 'axis', x: M.l - 6, y: y(v) + 4, 'text-anchor': 'end' }, this.opts.format(v)));
     }
-    if (n > 1) {
+    if (n > 1 && this.opts.ticks) {
+      for (const tk of this.opts.ticks(pts)) {
+        if (tk.i < 0 || tk.i >= n) continue;
+        const anchor = tk.i === 0 ? 'start' : tk.i === n - 1 ? 'end' : 'middle';
+        parts.push(h('svg:text', { class: 'axis', x: x(tk.i), y: H - 6, 'text-anchor': anchor }, tk.label));
+      }
+    } else if (n > 1) {
       const now = pts[n - 1].t + 1;
       // a label per minute, or per 2 minutes on a narrow chart; none so
       // close to "now" that they would overlap
@@ -131,7 +139,7 @@ export class LineChart {
     if (this.hover !== null && this.hover < n) {
       const i = this.hover, p = pts[i];
       parts.push(h('svg:line', { class: 'cursor', x1: x(i), x2: x(i), y1: M.t, y2: H - M.b }));
-      const when = new Date(p.t * 1000).toLocaleTimeString();
+      const when = this.opts.when ? this.opts.when(p.t) : new Date(p.t * 1000).toLocaleTimeString();
       replace(this.tip, h('strong', {}, when), this.opts.series.map((s) =>
         h('div', {}, h('span', { class: 'swatch s-' + s.key }), s.name + ': ' + (p[s.key] === null || p[s.key] === undefined ? '–' : this.opts.format(p[s.key])))));
       this.tip.hidden = false;

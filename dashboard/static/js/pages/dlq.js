@@ -15,8 +15,8 @@ export function mount(main, ctx, route) {
   const qSel = h('select', { id: 'd-queue' });
   qSel.addEventListener('change', () => { location.hash = routeHref('dlq', { queue: qSel.value }); });
   const count = h('span', { class: 'muted' });
-  const requeueAll = h('button', { type: 'button', class: 'btn', id: 'requeue-all' }, 'Requeue all');
-  const purge = h('button', { type: 'button', class: 'btn btn-danger', id: 'purge' }, 'Purge');
+  const requeueAll = h('button', { type: 'button', class: 'btn', id: 'requeue-all', dataset: { need: 'admin' } }, 'Requeue all');
+  const purge = h('button', { type: 'button', class: 'btn btn-danger', id: 'purge', dataset: { need: 'admin' } }, 'Purge');
   const status = h('p', { class: 'state', role: 'status' }, 'Loading dead letters…');
   const tbody = h('tbody');
   const table = h('table', { class: 'rtable dlq', hidden: true },
@@ -76,7 +76,7 @@ export function mount(main, ctx, route) {
     h('section', { class: 'card toolbar' },
       h('label', { for: 'd-queue' }, 'Queue', qSel), count,
       h('div', { class: 'actions' }, requeueAll, purge)),
-    h('section', { class: 'card redrive', 'aria-labelledby': 'redrive-h' },
+    h('section', { class: 'card redrive', 'aria-labelledby': 'redrive-h', dataset: { need: 'admin' } },
       h('h2', { id: 'redrive-h' }, 'Redrive'),
       h('p', { class: 'muted small card-help' }, 'Requeue the dead letters that match every filter given — task type, a part of the reason (any letter case), when they died — paced, so a recovering dependency is not flooded. Count first.'),
       h('div', { class: 'toolbar' }, field('Task type', rType), field('Reason contains', rErr), field('Died after', rAfter),
@@ -95,8 +95,8 @@ export function mount(main, ctx, route) {
   const row = (d) => {
     const t = d.task;
     const cell = (label, ...kids) => h('td', { dataset: { label } }, ...kids);
-    const rq = h('button', { type: 'button', class: 'btn btn-small btn-primary', 'aria-label': 'Requeue ' + t.id }, 'Requeue');
-    const ds = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': 'Discard ' + t.id }, 'Discard');
+    const rq = h('button', { type: 'button', class: 'btn btn-small btn-primary', 'aria-label': 'Requeue ' + t.id, dataset: { need: 'admin' } }, 'Requeue');
+    const ds = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': 'Discard ' + t.id, dataset: { need: 'admin' } }, 'Discard');
     rq.addEventListener('click', async () => {
       if (await ctx.act(rq, () => api.post('api/v1/dlq/' + api.seg(t.id) + '/requeue'), 'Requeued ' + t.id + ': it runs again.')) {
         remove(t.id);

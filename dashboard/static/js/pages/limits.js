@@ -60,7 +60,7 @@ export function mount(main, ctx) {
       r = {
         meter: h('meter', { min: 0, max: 1, value: 0 }), use: h('span'), onFull: h('span', { class: 'on-full muted small' }),
         rate: h('span'), waiting: h('span'), paused: h('span'),
-        btn: h('button', { type: 'button', class: 'btn btn-small' }, 'Remove'),
+        btn: h('button', { type: 'button', class: 'btn btn-small', dataset: { need: 'admin' } }, 'Remove'),
       };
       r.tr = h('tr', { dataset: { limit: e.key } },
         h('td', { dataset: { label: 'Queue' } }, h('a', { href: routeHref('tasks', { queue: e.queue }) }, e.queue)),

@@ -26,7 +26,7 @@ export function mount(main, ctx) {
     const key = s.queue + '/' + s.name;
     let r = rows.get(key);
     if (!r) {
-      r = { state: h('span'), next: h('span'), last: h('span'), btn: h('button', { type: 'button', class: 'btn btn-small' }) };
+      r = { state: h('span'), next: h('span'), last: h('span'), btn: h('button', { type: 'button', class: 'btn btn-small', dataset: { need: 'admin' } }) };
       r.tr = h('tr', { dataset: { schedule: key } },
         h('td', { dataset: { label: 'Schedule' } }, h('strong', {}, s.name), h('div', { class: 'small muted' },
           'queue ', h('a', { href: routeHref('tasks', { queue: s.queue }) }, s.queue))),

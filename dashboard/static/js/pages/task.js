@@ -22,8 +22,8 @@ export function mount(main, ctx, route) {
     h('p', { class: 'crumbs' }, h('a', { href: '#/tasks' }, 'Tasks'), ' / ', h('span', { class: 'mono' }, id)),
     head, body);
 
-  const cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', id: 'cancel-task' }, 'Cancel task');
-  const requeueBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'requeue-task' }, 'Requeue');
+  const cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', id: 'cancel-task', dataset: { need: 'submit' } }, 'Cancel task');
+  const requeueBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'requeue-task', dataset: { need: 'admin' } }, 'Requeue');
   cancelBtn.addEventListener('click', async () => {
     const ok = await ctx.confirm({
       title: 'Cancel this task?',

@@ -26,7 +26,7 @@ export function mount(main, ctx, route) {
     h('p', { class: 'crumbs' }, h('a', { href: '#/tasks' }, 'Tasks'), ' / workflow ', h('span', { class: 'mono' }, id)),
     head, body);
 
-  const cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', id: 'cancel-workflow' }, 'Cancel workflow');
+  const cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', id: 'cancel-workflow', dataset: { need: 'submit' } }, 'Cancel workflow');
   cancelBtn.addEventListener('click', async () => {
     const ok = await ctx.confirm({
       title: 'Cancel this workflow?',
