@@ -220,6 +220,8 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"Workflow":              wire.Workflow{},
 		"WorkflowNode":          wire.WorkflowNode{},
 		"WorkflowProgress":      wire.WorkflowProgress{},
+		"WorkflowSummary":       wire.WorkflowSummary{},
+		"WorkflowPage":          wire.WorkflowPage{},
 		"LeaseRequest":          wire.LeaseRequest{},
 		"LeaseList":             wire.LeaseList{},
 		"Lease":                 wire.Lease{},

@@ -135,6 +135,7 @@ func (s *Server) routes() {
 	m.handle("POST /api/v1/tasks/{id}/cancel", RoleSubmit, s.cancelTask)
 	m.handle("POST /api/v1/tasks/{id}/signals/{name}", RoleSubmit, s.signalTask)
 	m.handle("POST /api/v1/workflows", RoleSubmit, s.submitWorkflow)
+	m.handle("GET /api/v1/workflows", RoleRead, s.listWorkflows)
 	m.handle("GET /api/v1/workflows/{id}", RoleRead, s.getWorkflow)
 	m.handle("POST /api/v1/workflows/{id}/cancel", RoleSubmit, s.cancelWorkflow)
 	m.handleWait("POST /api/v1/leases", RoleWorker, maxHTTPLeaseWait, s.lease)
