@@ -244,6 +244,8 @@ func TestOpenAPIGoTypes(t *testing.T) {
 		"MQNak":                 wire.MQNak{},
 		"MQTerm":                wire.MQTerm{},
 		"MQTopic":               wire.MQTopic{},
+		"MQQueueList":           wire.MQQueueList{},
+		"MQTopicList":           wire.MQTopicList{},
 		"MQDeadList":            wire.MQDeadList{},
 		"MQDead":                wire.MQDead{},
 		"DeadLetter":            wire.DeadLetter{},

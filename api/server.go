@@ -150,6 +150,8 @@ func (s *Server) routes() {
 	m.handle("POST /api/v1/leases/{lease}/wait", RoleWorker, s.waitLease)
 	m.handle("POST /api/v1/leases/{lease}/child", RoleWorker, s.childLease)
 	m.handle("POST /api/v1/mq/{queue}/topics/{topic}/messages", RoleSubmit, s.mqPut)
+	m.handle("GET /api/v1/mq", RoleRead, s.mqQueueList)
+	m.handle("GET /api/v1/mq/{queue}/topics", RoleRead, s.mqTopicList)
 	m.handle("GET /api/v1/mq/{queue}/topics/{topic}", RoleRead, s.mqTopic)
 	m.handle("GET /api/v1/mq/{queue}/dead", RoleRead, s.mqDead)
 	m.handleWait("POST /api/v1/mq/{queue}/leases", RoleWorker, maxHTTPLeaseWait, s.mqLeases)
