@@ -157,3 +157,30 @@ func TestSweepWorkflowsRemovesTheGone(t *testing.T) {
 		}
 	})
 }
+
+// Trim, which the scheduler runs, sweeps the workflow index too and
+// counts what it removed.
+func TestTrimSweepsTheWorkflowIndex(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		c := b.Client
+		for n := range 10 {
+			fakeWorkflow(t, b, q, ulidN(n), int64(1000+n), "SUCCEEDED")
+		}
+		for n := range 4 {
+			if err := c.Do(ctx, c.B().Del().Key(q.k.Workflow(ulidN(n))).Build()).Error(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		removed, err := q.Trim(ctx, time.Hour, 1000, 1000, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, _ := c.Do(ctx, c.B().Zcard().Key(q.k.Workflows()).Build()).AsInt64()
+		if removed != 4 || left != 6 {
+			t.Fatalf("Trim removed %d, %d left in the workflow index; want 4 and 6", removed, left)
+		}
+	})
+}
