@@ -439,9 +439,6 @@ const (
 	InfoCancelled = "cancelled"
 	InfoRequeued  = "requeued" // DEAD tasks made QUEUED again
 	InfoDone      = "done"     // tasks the done stream lists
-	// InfoWorkflowSweep is where Trim's sweep of the workflow index goes
-	// on from: a creation time (Unix ms) in Workflows.
-	InfoWorkflowSweep = "wfsweep"
 	// InfoBehind prefixes, per band (b0..b9), the acknowledged entries not
 	// yet trimmed: they wait behind an older running one.
 	InfoBehind = "b"

@@ -208,19 +208,14 @@ func (q *Queue) workflowStates(ctx context.Context, rs []*WorkflowRecord) error 
 const sweepChunks = 10
 
 // SweepWorkflows takes out of the workflow index the entries of
-// workflows that are gone, reading on from where the last sweep stopped
-// (InfoWorkflowSweep) and starting over at the oldest once it reached the
-// newest. It reads at most sweepChunks*workflowChunk entries and returns
-// how many it removed.
+// workflows that are gone, reading on from where this Queue value's last
+// sweep stopped (a creation time; another process, or a new leader,
+// starts at the oldest) and starting over at the oldest once it reached
+// the newest. It reads at most sweepChunks*workflowChunk entries — one
+// read when the index is empty — and returns how many it removed.
 func (q *Queue) SweepWorkflows(ctx context.Context) (int, error) {
 	c := q.s.r
-	from, err := c.Do(ctx, c.B().Hget().Key(q.k.Info()).Field(InfoWorkflowSweep).Build()).ToString()
-	if err != nil && !rueidis.IsRedisNil(err) {
-		return 0, err
-	}
-	if _, err := strconv.ParseInt(from, 10, 64); err != nil {
-		from = "0"
-	}
+	from := strconv.FormatInt(q.wfSweep.Load(), 10)
 	removed := 0
 	for range sweepChunks {
 		zs, err := c.Do(ctx, c.B().Zrangebyscore().Key(q.k.Workflows()).Min(from).Max("+inf").Withscores().
@@ -228,25 +223,27 @@ func (q *Queue) SweepWorkflows(ctx context.Context) (int, error) {
 		if err != nil {
 			return removed, err
 		}
-		cmds := make(rueidis.Commands, len(zs))
-		for i, z := range zs {
-			cmds[i] = c.B().Exists().Key(q.k.Workflow(z.Member)).Build()
-		}
-		var gone []string
-		for i, res := range c.DoMulti(ctx, cmds...) {
-			n, err := res.AsInt64()
-			if err != nil {
-				return removed, err
+		if len(zs) > 0 {
+			cmds := make(rueidis.Commands, len(zs))
+			for i, z := range zs {
+				cmds[i] = c.B().Exists().Key(q.k.Workflow(z.Member)).Build()
 			}
-			if n == 0 {
-				gone = append(gone, zs[i].Member)
+			var gone []string
+			for i, res := range c.DoMulti(ctx, cmds...) {
+				n, err := res.AsInt64()
+				if err != nil {
+					return removed, err
+				}
+				if n == 0 {
+					gone = append(gone, zs[i].Member)
+				}
 			}
-		}
-		if len(gone) > 0 {
-			if err := c.Do(ctx, c.B().Zrem().Key(q.k.Workflows()).Member(gone...).Build()).Error(); err != nil {
-				return removed, err
+			if len(gone) > 0 {
+				if err := c.Do(ctx, c.B().Zrem().Key(q.k.Workflows()).Member(gone...).Build()).Error(); err != nil {
+					return removed, err
+				}
+				removed += len(gone)
 			}
-			removed += len(gone)
 		}
 		if len(zs) < workflowChunk {
 			from = "0" // the newest reached: start over next time
@@ -258,5 +255,7 @@ func (q *Queue) SweepWorkflows(ctx context.Context) (int, error) {
 		}
 		from = strconv.FormatInt(last, 10)
 	}
-	return removed, c.Do(ctx, c.B().Hset().Key(q.k.Info()).FieldValue().FieldValue(InfoWorkflowSweep, from).Build()).Error()
+	n, _ := strconv.ParseInt(from, 10, 64)
+	q.wfSweep.Store(n)
+	return removed, nil
 }
