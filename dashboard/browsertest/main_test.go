@@ -322,6 +322,7 @@ func (tb *tab) fullScreenshot(name string) {
 var docImages = map[string]bool{
 	"overview": true, "tasks": true, "task": true, "workflow": true, "dead-letters": true, "schedules": true, "workers": true, "audit": true, "history": true,
 	"mobile-overview": true, "mobile-task": true, "dark-overview": true, "dark-task": true, "api-key": true, "unauthorized": true, "disconnected": true, "role-read": true,
+	"limit-form": true, "schedule-form": true, "workflows": true, "messages": true,
 }
 
 // screenshot saves the viewport as name.png among the artifacts (and in
