@@ -23,6 +23,7 @@ fuzz:
 
 deps:
 	@scripts/ensure-redis.sh
+	@scripts/ensure-postgres.sh
 	@scripts/ensure-chromium.sh
 	@scripts/ensure-runtimes.sh
 

@@ -145,10 +145,13 @@ func logCommandStats(b *testing.B, c rueidis.Client, n int) {
 	fmt.Fprintf(os.Stderr, "%s: commandstats over %d tasks (the measured work):\n%s\n", b.Name(), n, strings.Join(lines, "\n"))
 }
 
+// benchClient is a Client on a redis-server of its own.
+// DTQ_BENCH_NO_HISTORY=1 turns its stored history off (Config.DisableHistory):
+// the A/B of what the history costs.
 func benchClient(b *testing.B) (*dtq.Client, rueidis.Client) {
 	srv := redistest.Start(b, nil)
 	rc := redistest.Client(b, srv)
-	c, err := dtq.NewClient(redisconn.Wrap(rc), nil)
+	c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{DisableHistory: os.Getenv("DTQ_BENCH_NO_HISTORY") == "1"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -72,6 +72,20 @@ func (h claimHooks) Ended(e *store.Entry, code store.StartCode) {
 	h.e.obs.ended(h.ref(e), outcome)
 }
 
+// OnFull reports what a full limit's rule did at a start: the waiters it
+// replaced ended CANCELLED (as Client.Cancel reports them), and the count
+// of its rule.
+func (h claimHooks) OnFull(_ *store.Entry, s *store.Started) {
+	n := 1
+	if s.OnFull == store.OnFullReplaceWaiting {
+		n = len(s.Replaced)
+		for _, r := range s.Replaced {
+			h.e.obs.ended(TaskRef{ID: r.ID, Queue: h.q.name, Type: r.Type}, OutcomeCancelled)
+		}
+	}
+	h.e.obs.onFull(h.q.name, onFullOf(s.OnFull), n)
+}
+
 func (h claimHooks) RedisError(op string, err error) { h.e.redisError(op, err) }
 
 func (h claimHooks) ref(e *store.Entry) TaskRef {

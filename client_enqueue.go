@@ -408,7 +408,7 @@ func (c *engine) enqueueResult(ctx context.Context, q *queueState, item store.En
 			ID: res.ID, Queue: q.name, Type: item.Type, Payload: item.Payload, Priority: item.Priority,
 			Status: res.Status, MaxAttempts: item.MaxAttempts, Timeout: item.Timeout, Created: res.Created, Due: res.Due,
 			Group: item.Group, GroupWaiting: res.GroupWaiting, LimitKey: item.LimitKey,
-			OrderKey: item.OrderKey, OrderWaiting: res.OrderWaiting,
+			OrderKey: item.OrderKey, OrderWaiting: res.OrderWaiting, Trace: item.Trace,
 		})}, nil
 	case store.Replay:
 		t, err := c.get(ctx, res.ID)

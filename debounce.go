@@ -101,6 +101,7 @@ func (c *engine) enqueueDebounced(ctx context.Context, q *queueState, item store
 		}
 		t := taskOf(rec)
 		t.Debounced = true
+		c.obs.debounceJoined(TaskRef{ID: t.ID, Queue: q.name, Type: item.Type})
 		return &EnqueueResult{Task: t, Debounced: true}, nil
 	case store.Created:
 		c.publishEnqueued(q, []store.EnqueueItem{item}, []store.EnqueueResult{res})

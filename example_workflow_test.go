@@ -72,3 +72,37 @@ func ExampleParallel() {
 	// task SUCCEEDED "1080px"
 	// task FAILED width out of range
 }
+
+// Listing workflows: Admin.ListWorkflows pages a queue's workflows, newest
+// first, here only the failed ones, each with its progress.
+func ExampleAdmin_ListWorkflows() {
+	ctx := context.Background()
+	client, stop := start(&dtq.WorkerConfig{Queues: []string{"imports"}}, map[string]dtq.HandlerFunc{
+		"step": func(_ context.Context, t *dtq.Task) (any, error) {
+			if string(t.Payload) == `"bad"` {
+				return nil, dtq.Permanent(errors.New("bad input"))
+			}
+			return "ok", nil
+		},
+	})
+	defer stop()
+
+	for _, input := range []string{"good", "bad"} {
+		wf, err := client.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("step", input, nil), dtq.Call("step", "next", nil)),
+			&dtq.WorkflowOpts{Queue: "imports"})
+		if err != nil {
+			panic(err)
+		}
+		waitWorkflow(client, wf.ID)
+	}
+	page, err := dtq.NewAdmin(client).ListWorkflows(ctx, dtq.ListWorkflowsOpts{Queue: "imports", Status: dtq.WorkflowFailed})
+	if err != nil {
+		panic(err)
+	}
+	for _, w := range page.Workflows {
+		p := w.Progress
+		fmt.Printf("%s: %d of %d succeeded, %d failed, %d skipped\n", w.Status, p.Succeeded, p.Total, p.Failed, p.Skipped)
+	}
+	// Output:
+	// FAILED: 0 of 2 succeeded, 1 failed, 1 skipped
+}

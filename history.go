@@ -76,11 +76,14 @@ type historyFold struct {
 	store *store.Store
 	log   *slog.Logger
 
-	mu     sync.Mutex
-	cells  map[histCell]*histCounts
-	types  map[histCell]int // per (queue, minute): the types counted apart
-	armed  bool             // a flush timer is set
-	flushM sync.Mutex       // one flush at a time
+	mu    sync.Mutex
+	cells map[histCell]*histCounts
+	// apart are the (queue, type, minute) counted apart, and nApart how
+	// many per (queue, minute): kept across flushes for the minute.
+	apart  map[histCell]bool
+	nApart map[histCell]int
+	armed  bool       // a flush timer is set
+	flushM sync.Mutex // one flush at a time
 }
 
 func newHistoryFold(s *store.Store, log *slog.Logger) *historyFold {
@@ -91,21 +94,24 @@ func newHistoryFold(s *store.Store, log *slog.Logger) *historyFold {
 // h.mu is held.
 func (h *historyFold) cell(queue, typ string) *histCounts {
 	if h.cells == nil {
-		h.cells, h.types = map[histCell]*histCounts{}, map[histCell]int{}
+		h.cells = map[histCell]*histCounts{}
+	}
+	if h.apart == nil {
+		h.apart, h.nApart = map[histCell]bool{}, map[histCell]int{}
 	}
 	m := time.Now().Unix() / 60
 	k := histCell{queue, typ, m}
+	if !h.apart[k] {
+		qm := histCell{queue: queue, minute: m}
+		if h.nApart[qm] >= historyMaxTypes {
+			k.typ = historyOtherType
+		} else {
+			h.apart[k] = true
+			h.nApart[qm]++
+		}
+	}
 	c := h.cells[k]
 	if c == nil {
-		qm := histCell{queue: queue, minute: m}
-		if h.types[qm] >= historyMaxTypes {
-			k.typ = historyOtherType
-			if c = h.cells[k]; c != nil {
-				return c
-			}
-		} else {
-			h.types[qm]++
-		}
 		c = &histCounts{}
 		h.cells[k] = c
 	}
@@ -223,7 +229,18 @@ func (h *historyFold) flush(ctx context.Context) {
 	defer h.flushM.Unlock()
 	h.mu.Lock()
 	cells := h.cells
-	h.cells, h.types, h.armed = nil, nil, false
+	h.cells, h.armed = nil, false
+	now := time.Now().Unix() / 60
+	for k := range h.apart { // (the past minutes' are done with)
+		if k.minute < now {
+			delete(h.apart, k)
+		}
+	}
+	for k := range h.nApart {
+		if k.minute < now {
+			delete(h.nApart, k)
+		}
+	}
 	h.mu.Unlock()
 	if len(cells) == 0 {
 		return

@@ -140,26 +140,37 @@ func TestHistoryQueryValidation(t *testing.T) {
 	})
 }
 
-// A process counts at most 50 task types of a queue apart in a minute; the
-// rest are counted as "(other)", and nothing is lost.
+// A process counts at most 50 task types of a queue apart in a minute —
+// across its flushes — and the rest as "(other)"; nothing is lost, and a
+// type counted apart stays apart for the minute.
 func TestHistoryBoundsTypes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		opts := &dtq.EnqueueOpts{Queue: "many", Delay: time.Hour}
-		for i := range 60 {
+		for i := range 40 {
 			e.enqueue(fmt.Sprintf("t%02d", i), nil, opts)
 		}
 		dtq.FlushHistory(ctx, e.c)
-		h, err := e.a.History(ctx, dtq.HistoryQuery{Queue: "many", Since: time.Now().Add(-3 * time.Minute)})
+		for i := 40; i < 60; i++ {
+			e.enqueue(fmt.Sprintf("t%02d", i), nil, opts)
+		}
+		e.enqueue("t00", nil, opts)
+		dtq.FlushHistory(ctx, e.c)
+		q := dtq.HistoryQuery{Queue: "many", Since: time.Now().Add(-3 * time.Minute)}
+		h, err := e.a.History(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := historySum(h); s.Submitted != 60 {
-			t.Errorf("submitted: %d, want 60", s.Submitted)
+		if s := historySum(h); s.Submitted != 61 {
+			t.Errorf("submitted: %d, want 61", s.Submitted)
 		}
-		// (a minute's turn during the loop can let a few more apart)
+		// (a minute's turn during the test can let a few more apart)
 		if n := len(h.Types); n < 51 || n > 60 || h.Types[0] != "(other)" {
 			t.Errorf("types: %d %v, want 50 apart and (other)", n, h.Types)
+		}
+		q.Type = "t00"
+		if h, err := e.a.History(ctx, q); err != nil || historySum(h).Submitted != 2 {
+			t.Errorf("t00, counted apart before the flush: %v, %v, want its 2 submissions", h, err)
 		}
 	})
 }

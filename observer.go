@@ -109,6 +109,32 @@ type LimitObserver interface {
 	ClaimsThrottled(queue string, n int)
 }
 
+// DebounceObserver is an Observer that also wants to know when a debounced
+// submission (EnqueueOpts.Debounce) joined the pending task of its key
+// instead of creating one (EnqueueResult.Debounced). When Config.Observer
+// implements it, the Client calls DebounceJoined once per such submission
+// it made, with the task joined (a submission that created the task is a
+// TaskSubmitted); it must not block.
+type DebounceObserver interface {
+	Observer
+	DebounceJoined(t TaskRef)
+}
+
+// OnFullObserver is an Observer that also wants to know what the rules of
+// full concurrency limits (LimitSpec.OnFull) did. When Config.Observer
+// implements it, Workers (and the lease calls of HTTP workers) call
+// LimitOnFull at the start that applied rule, with n: 1 for CancelNewest
+// (the task started is CANCELLED; it is also a TaskEnded) and for
+// CancelRunning (the cancellation of the oldest run under the limit was
+// requested; not when one of its runs was being cancelled already), and
+// for ReplaceWaiting the number of waiting tasks it cancelled (each also a
+// TaskEnded). Each is reported once, by the process whose start applied
+// the rule; it must not block.
+type OnFullObserver interface {
+	Observer
+	LimitOnFull(queue string, rule OnFull, n int)
+}
+
 // TaskRef names the task a TaskObserver callback is about.
 type TaskRef struct {
 	ID, Queue, Type string
@@ -163,18 +189,34 @@ type observer struct {
 	o Observer
 	t TaskObserver
 	l LimitObserver
+	d DebounceObserver
+	f OnFullObserver
 	h *historyFold
 }
 
 func newObserver(o Observer, h *historyFold) observer {
 	t, _ := o.(TaskObserver)
 	l, _ := o.(LimitObserver)
-	return observer{o: o, t: t, l: l, h: h}
+	d, _ := o.(DebounceObserver)
+	f, _ := o.(OnFullObserver)
+	return observer{o: o, t: t, l: l, d: d, f: f, h: h}
 }
 
 func (x observer) throttled(queue string, n int) {
 	if x.l != nil && n > 0 {
 		x.l.ClaimsThrottled(queue, n)
+	}
+}
+
+func (x observer) debounceJoined(t TaskRef) {
+	if x.d != nil {
+		x.d.DebounceJoined(t)
+	}
+}
+
+func (x observer) onFull(queue string, rule OnFull, n int) {
+	if x.f != nil && n > 0 {
+		x.f.LimitOnFull(queue, rule, n)
 	}
 }
 
@@ -263,4 +305,6 @@ const (
 	logTaskID   = "task_id"
 	logQueue    = "queue"
 	logTaskType = "task_type"
+	logTraceID  = "trace_id" // of the task's execution (execution.logger)
+	logSpanID   = "span_id"
 )

@@ -118,6 +118,10 @@ type Task struct {
 	// "dtq.enqueue" span): a worker in another language continues the trace
 	// from it. "" when the submission had no trace.
 	TraceParent string `json:"traceparent,omitempty"`
+	// TraceID is the trace id of TraceParent (32 lowercase hex digits): what
+	// a tracing UI finds the task's trace by, and what the worker's log
+	// lines about the task carry as trace_id. "" when TraceParent is.
+	TraceID string `json:"trace_id,omitempty"`
 
 	// Progress is what the running execution last reported (Progress, or
 	// a lease's progress); nil when it reported none, and once it ended.
@@ -292,7 +296,7 @@ func taskOf(r *store.Record) *Task {
 	if r.Result != nil {
 		t.Result = json.RawMessage(r.Result)
 	}
-	t.TraceParent, t.parent = r.Trace, r.Parent
+	t.TraceParent, t.TraceID, t.parent = r.Trace, traceIDOf(r.Trace), r.Parent
 	if p := r.Progress; p != nil {
 		t.Progress = &TaskProgress{Fraction: p.Fraction, Note: p.Note, At: msTime(p.At)}
 	}

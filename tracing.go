@@ -54,6 +54,16 @@ func traceparentOf(ctx context.Context) string {
 	return carrier["traceparent"]
 }
 
+// traceIDOf returns the trace id of the W3C traceparent tp ("" when tp is
+// "" or malformed).
+func traceIDOf(tp string) string {
+	sc := trace.SpanContextFromContext(withTraceparent(context.Background(), tp))
+	if !sc.IsValid() {
+		return ""
+	}
+	return sc.TraceID().String()
+}
+
 // withTraceparent returns ctx with the remote span of traceparent tp as
 // its parent (ctx when tp is "" or malformed).
 func withTraceparent(ctx context.Context, tp string) context.Context {

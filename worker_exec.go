@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/backoff"
 	"github.com/dtq-dev/dtq/internal/claim"
 	"github.com/dtq-dev/dtq/internal/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // execution is a task running on this worker.
@@ -19,6 +21,25 @@ type execution struct {
 	queue  *workerQueue
 	cancel context.CancelCauseFunc
 	steps  runSteps // its task's durable steps (step_run.go)
+
+	span     trace.SpanContext // of its dtq.run span (the submission's when not recorded)
+	recorded bool              // whether that span records (logger)
+}
+
+// logger returns l with the attributes that tie a log line about the
+// execution to its trace: trace_id, and span_id — its dtq.run span's —
+// when that span was recorded (one that was not, with no tracer provider,
+// carries the submission's trace: the task's). l itself when neither has a
+// trace, so an untraced execution costs nothing.
+func (ex *execution) logger(l *slog.Logger) *slog.Logger {
+	sc := ex.span
+	switch {
+	case !sc.IsValid():
+		return l
+	case !ex.recorded:
+		return l.With(logTraceID, sc.TraceID().String())
+	}
+	return l.With(logTraceID, sc.TraceID().String(), logSpanID, sc.SpanID().String())
 }
 
 type ctxKey struct{}
@@ -49,7 +70,7 @@ func TaskFromContext(ctx context.Context) (*Task, bool) {
 func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 	ctx, cancel := context.WithCancelCause(w.runBase)
 	ctx, span := w.c.startRunSpan(ctx, t, time.Time{})
-	ex := &execution{task: t, queue: wq, cancel: cancel}
+	ex := &execution{task: t, queue: wq, cancel: cancel, span: span.SpanContext(), recorded: span.IsRecording()}
 	w.mu.Lock()
 	w.running[t.ID] = ex
 	w.mu.Unlock()
@@ -67,6 +88,9 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 		confirmErr := w.confirmClaim(ctx, ex)
 		record := false
 		if confirmErr == nil {
+			if w.log.Enabled(ctx, slog.LevelDebug) {
+				ex.logger(w.log).Debug("task started", logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
+			}
 			item, record = w.execute(ctx, ex)
 		}
 		ran := time.Since(began)
@@ -81,10 +105,10 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			endRunSpan(span, "", "")
 			wq.reader.Slots.Release(1)
 			if confirmErr != nil {
-				w.log.Info("claimed task not run: it may have been taken over while this worker stalled",
+				ex.logger(w.log).Info("claimed task not run: it may have been taken over while this worker stalled",
 					logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", confirmErr)
 			} else {
-				w.log.Info("task taken over by another worker; this execution's outcome is dropped",
+				ex.logger(w.log).Info("task taken over by another worker; this execution's outcome is dropped",
 					logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt)
 			}
 			obs.finished(ref, OutcomeLost, ran)
@@ -121,20 +145,21 @@ func (w *Worker) launch(wq *workerQueue, t *Task, leased bool) {
 			obs.finished(ref, OutcomeSuspended, ran)
 			return
 		}
-		w.logFailure(t, status, item.Text)
+		w.logFailure(ex, status, item.Text)
 		obs.finished(ref, outcomeOf(status), ran)
 	})
 }
 
 // logFailure logs an execution whose recorded outcome is a failure: a
 // retry, or DEAD.
-func (w *Worker) logFailure(t *Task, status, errText string) {
+func (w *Worker) logFailure(ex *execution, status, errText string) {
+	t := ex.task
 	switch Status(status) {
 	case StatusScheduled:
-		w.log.Info("task failed; it will be retried",
+		ex.logger(w.log).Info("task failed; it will be retried",
 			logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", errText)
 	case StatusDead:
-		w.log.Warn("task failed for good: it is dead",
+		ex.logger(w.log).Warn("task failed for good: it is dead",
 			logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "attempt", t.Attempt, "error", errText)
 	}
 }
@@ -267,18 +292,18 @@ func (w *Worker) finish(ex *execution, item store.FinishItem) string {
 		status, err := ex.queue.finishes.Do(ctx, finishReq{task: ex.task, item: item})
 		if err == nil {
 			if status == "" {
-				w.log.Info("task outcome rejected: another execution owns it now",
+				ex.logger(w.log).Info("task outcome rejected: another execution owns it now",
 					logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type)
 			}
 			return status
 		}
 		if !warned && time.Since(first) >= w.cfg.VisibilityTimeout/2 {
 			warned = true
-			w.log.Warn("recording task outcome is failing; still trying (the task runs again elsewhere if it is reclaimed first)",
+			ex.logger(w.log).Warn("recording task outcome is failing; still trying (the task runs again elsewhere if it is reclaimed first)",
 				logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type, "error", err)
 		}
 		if w.waitRetry(ctx, &retry) != nil {
-			w.log.Warn("recording task outcome failed until the end of the stop's grace period; the task will run again",
+			ex.logger(w.log).Warn("recording task outcome failed until the end of the stop's grace period; the task will run again",
 				logTaskID, item.TaskID, logQueue, ex.task.Queue, logTaskType, ex.task.Type, "error", err)
 			w.mu.Lock()
 			w.unrecorded = append(w.unrecorded, item.TaskID)

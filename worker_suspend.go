@@ -29,13 +29,13 @@ func (w *Worker) suspend(ex *execution, item store.FinishItem) (string, store.Fi
 		if errors.As(err, &nre) && code != store.SuspendStale {
 			// Written on the master, not (yet) on enough replicas; asked
 			// again it would find the run ended: it stands as written.
-			w.log.Warn("task suspension not acknowledged by enough replicas", logTaskID, t.ID, "error", err)
+			ex.logger(w.log).Warn("task suspension not acknowledged by enough replicas", logTaskID, t.ID, "error", err)
 			err = nil
 		}
 		if err == nil {
 			switch code {
 			case store.Suspended:
-				w.log.Debug("task suspended", logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type,
+				ex.logger(w.log).Debug("task suspended", logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type,
 					"for", s.kind, "name", s.name, "until", msTime(due))
 				w.c.publish(ex.queue.q.store.Keys().Events(), []string{suspendLine(t, s, due)})
 				return string(StatusScheduled), item
@@ -44,13 +44,13 @@ func (w *Worker) suspend(ex *execution, item store.FinishItem) (string, store.Fi
 				item.Outcome, item.Text = store.OutcomeCancel, "cancelled"
 				return w.finish(ex, item), item
 			}
-			w.log.Info("task outcome rejected: another execution owns it now",
+			ex.logger(w.log).Info("task outcome rejected: another execution owns it now",
 				logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type)
 			return "", item
 		}
 		w.c.redisError("suspend", err)
 		if w.waitRetry(ctx, &retry) != nil {
-			w.log.Warn("suspending the task failed until the end of the stop's grace period; it will run again",
+			ex.logger(w.log).Warn("suspending the task failed until the end of the stop's grace period; it will run again",
 				logTaskID, t.ID, logQueue, t.Queue, logTaskType, t.Type, "error", err)
 			return "", item
 		}

@@ -24,7 +24,7 @@ func taskOf(t *dtq.Task) *wire.Task {
 		Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Crashes: t.Crashes, Result: t.Result, LastError: t.LastError, Worker: t.Worker,
 		CancelRequested: t.CancelRequested, Schedule: t.Schedule, Group: t.Group, GroupWaiting: t.GroupWaiting,
 		LimitKey: t.LimitKey, OrderKey: t.OrderKey, OrderWaiting: t.OrderWaiting, HeldBy: t.HeldBy, Workflow: t.Workflow, WorkflowNode: t.WorkflowNode, Previous: t.Previous,
-		TraceParent: t.TraceParent, Progress: progressOf(t.Progress), Suspended: suspensionOf(t.Suspended), Duplicate: t.Duplicate, Debounced: t.Debounced, TimeoutSeconds: t.Timeout.Seconds(),
+		TraceParent: t.TraceParent, TraceID: t.TraceID, Progress: progressOf(t.Progress), Suspended: suspensionOf(t.Suspended), Duplicate: t.Duplicate, Debounced: t.Debounced, TimeoutSeconds: t.Timeout.Seconds(),
 		CreatedAt: wiretime.Time(t.CreatedAt), ScheduledAt: wiretime.Ptr(t.ScheduledAt), StartedAt: wiretime.Ptr(t.StartedAt),
 		FinishedAt: wiretime.Ptr(t.FinishedAt), ScheduleTick: wiretime.Ptr(t.ScheduleTick)}
 	if t.Steps != nil {

@@ -29,7 +29,11 @@ const maxMQQueues = 1024
 
 // mq returns the message queue of the request's {queue}.
 func (s *Server) mq(r *http.Request) (*queue.Queue, error) {
-	name := r.PathValue("queue")
+	return s.mqNamed(r.PathValue("queue"))
+}
+
+// mqNamed returns the message queue name.
+func (s *Server) mqNamed(name string) (*queue.Queue, error) {
 	s.mqs.mu.Lock()
 	defer s.mqs.mu.Unlock()
 	if q := s.mqs.m[name]; q != nil {

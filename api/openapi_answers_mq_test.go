@@ -12,6 +12,8 @@ import (
 const (
 	opMQPut     = "POST /api/v1/mq/{queue}/topics/{topic}/messages"
 	opMQTopic   = "GET /api/v1/mq/{queue}/topics/{topic}"
+	opMQQueues  = "GET /api/v1/mq"
+	opMQTopics  = "GET /api/v1/mq/{queue}/topics"
 	opMQDead    = "GET /api/v1/mq/{queue}/dead"
 	opMQLease   = "POST /api/v1/mq/{queue}/leases"
 	opMQAck     = "POST /api/v1/mq/{queue}/leases/{lease}/ack"
@@ -57,6 +59,17 @@ func (p *prober) messages(e *env) {
 	}
 	p.do(e, 200, opMQTopic, base+"/topics/new?group=other", "")
 	p.do(e, 400, opMQTopic, base+"/topics/new?group=", "")
+	if r := p.do(e, 200, opMQQueues, "/api/v1/mq", ""); !strings.Contains(string(r.raw), `"orders"`) {
+		p.t.Errorf("the message queues: %s", r.raw)
+	}
+	if r := p.do(e, 200, opMQTopics, base+"/topics", ""); !strings.Contains(string(r.raw), `{"topic":"new","group":"dtq","queued":2,"in_flight":0,"delayed":0}`) {
+		p.t.Errorf("the topics of orders: %s", r.raw)
+	}
+	if r := p.do(e, 200, opMQTopics, "/api/v1/mq/never-used/topics?group=other", ""); string(r.raw) != "{\"topics\":[]}\n" {
+		p.t.Errorf("the topics of a queue never used: %s", r.raw)
+	}
+	p.do(e, 400, opMQTopics, base+"/topics?group=", "")
+	p.do(e, 400, opMQTopics, "/api/v1/mq/bad%20queue/topics", "")
 
 	lease := func(body string) map[string]any {
 		p.t.Helper()

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/base64"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -13,6 +14,9 @@ import (
 const someLease = "TDF8ZGVmYXVsdC0wMUFSWjNOREVLVFNWNFJSRkZRNjlHNUZBVnwwfDEtMHwxfDF8MHwxfDMwMDAwfGh0dHA6dw"
 
 // workflows provokes the answers of the workflow routes.
+// opListWF is the workflow list.
+const opListWF = "GET /api/v1/workflows"
+
 func (p *prober) workflows(e *env) {
 	body := `{"root":{"chain":[{"task":{"task_type":"echo","payload":1}},{"parallel":[{"task":{"task_type":"echo"}},{"task":{"task_type":"fail","max_attempts":1}}],"on_complete":{"task":{"task_type":"echo"}}}]}}`
 	r := p.do(e, 201, opWorkflow, "/api/v1/workflows", body)
@@ -43,6 +47,24 @@ func (p *prober) workflows(e *env) {
 	if r := p.do(e, 422, opWorkflow, "/api/v1/workflows", `{"queue":"idle","root":{"task":{"task_type":"echo","payload":"other"}}}`,
 		"Idempotency-Key", "wf-1"); r.errCode() != "idempotency_key_reused" {
 		p.t.Errorf("another workflow with the key: %s", r.raw)
+	}
+	// The list: newest first, filtered, paged.
+	list := p.do(e, 200, opListWF, "/api/v1/workflows?queue=idle&limit=1", "")
+	if ws, _ := list.body["workflows"].([]any); len(ws) != 1 || ws[0].(map[string]any)["id"] != first || list.str("next_cursor") == "" {
+		p.t.Errorf("the newest workflow of queue idle: %s, want %s and a next cursor", list.raw, first)
+	}
+	next := p.do(e, 200, opListWF, "/api/v1/workflows?queue=idle&limit=5&cursor="+url.QueryEscape(list.str("next_cursor")), "")
+	if ws, _ := next.body["workflows"].([]any); len(ws) != 1 || ws[0].(map[string]any)["id"] != idle || next.str("next_cursor") != "" {
+		p.t.Errorf("the next page: %s, want %s and no more", next.raw, idle)
+	}
+	if r := p.do(e, 200, opListWF, "/api/v1/workflows?queue=idle&status=CANCELLED&created_after=2020-01-01T00:00:00Z", ""); !strings.Contains(string(r.raw), idle) ||
+		strings.Contains(string(r.raw), first) {
+		p.t.Errorf("CANCELLED workflows of queue idle: %s", r.raw)
+	}
+	p.do(e, 200, opListWF, "/api/v1/workflows", "")
+	for _, bad := range []string{"status=DONE", "limit=0", "created_after=yesterday", "cursor=x", "queue=bad%20name",
+		"created_after=2026-01-02T00:00:00Z&created_before=2026-01-01T00:00:00Z"} {
+		p.do(e, 400, opListWF, "/api/v1/workflows?"+bad, "")
 	}
 }
 

@@ -55,6 +55,10 @@ func TestTraceAcrossTheHop(t *testing.T) {
 			t.Fatalf("the handler's span is of trace %s, want %s", hs.TraceID(), traceID)
 		}
 		e.waitStatus(id, "SUCCEEDED")
+		// the task's answer names its trace, as a tracing UI finds it
+		if got := e.must(http.StatusOK, "GET", "/api/v1/tasks/"+id, "").str("trace_id"); got != traceID.String() {
+			t.Errorf("GET the task: trace_id %q, want %s", got, traceID)
+		}
 
 		remote := e.must(http.StatusCreated, "POST", "/api/v1/tasks", `{"task_type":"py","queue":"remote"}`, "traceparent",
 			hdr.Get("traceparent")).str("id")

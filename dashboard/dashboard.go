@@ -7,7 +7,8 @@
 // beside the API:
 //
 //	mux.Handle("/", apiServer.Handler())
-//	d := dashboard.Handler()
+//	d, err := dashboard.Handler(&dashboard.Config{TraceURL: "https://jaeger.example/trace/{trace_id}"})
+//	…
 //	mux.Handle("GET /{$}", d)
 //	mux.Handle("GET /ui/", d)
 //
@@ -30,12 +31,49 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
+	"html"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
 )
+
+// Config configures the dashboard. The zero value (or nil) is the
+// default.
+type Config struct {
+	// TraceURL is the template of the link from a task to its trace in the
+	// operator's tracing UI: an absolute http or https URL in which
+	// "{trace_id}" stands for the task's trace id (32 hex digits), e.g.
+	// "https://jaeger.example/trace/{trace_id}". The task page shows the
+	// trace id as that link. Defaults to "": the trace id is shown as text.
+	TraceURL string
+}
+
+// TraceIDPlaceholder is what Config.TraceURL's template holds in place of
+// the trace id.
+const TraceIDPlaceholder = "{trace_id}"
+
+// traceURLMeta is the page's element that hands Config.TraceURL to its
+// scripts (pages/task.js reads it), as index.html holds it empty.
+const traceURLMeta = `<meta name="dtq-trace-url" content="">`
+
+// validate reports a bad field of c, naming it.
+func (c *Config) validate() error {
+	if c.TraceURL == "" {
+		return nil
+	}
+	u, err := url.Parse(c.TraceURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("dashboard: Config.TraceURL %q is not an absolute http or https URL", c.TraceURL)
+	}
+	if !strings.Contains(c.TraceURL, TraceIDPlaceholder) {
+		return fmt.Errorf("dashboard: Config.TraceURL %q does not hold %s, where the task's trace id goes", c.TraceURL, TraceIDPlaceholder)
+	}
+	return nil
+}
 
 //go:embed static
 var static embed.FS
@@ -72,12 +110,19 @@ type handler struct {
 	assets map[string]*asset // by path below static/, "index.html" for the page
 }
 
-// Handler returns the dashboard's handler. It answers GET and HEAD of "/"
-// with the page and of AssetPrefix+name with the embedded asset name; any
-// other path is 404 and any other method 405. Answers carry CSP,
+// Handler returns the dashboard's handler, configured by cfg (nil: the
+// defaults), or an error naming a bad field of cfg. It answers GET and HEAD
+// of "/" with the page and of AssetPrefix+name with the embedded asset
+// name; any other path is 404 and any other method 405. Answers carry CSP,
 // X-Content-Type-Options: nosniff, an ETag (If-None-Match gets 304) and
 // Cache-Control: no-cache, so a new binary's files are picked up at once.
-func Handler() http.Handler {
+func Handler(cfg *Config) (http.Handler, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	h := &handler{assets: make(map[string]*asset)}
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -86,6 +131,13 @@ func Handler() http.Handler {
 		body, err := static.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		if p == "static/index.html" {
+			if !bytes.Contains(body, []byte(traceURLMeta)) {
+				panic("dashboard: index.html lacks " + traceURLMeta)
+			}
+			body = bytes.Replace(body, []byte(traceURLMeta),
+				[]byte(`<meta name="dtq-trace-url" content="`+html.EscapeString(cfg.TraceURL)+`">`), 1)
 		}
 		ctype, ok := contentTypes[path.Ext(p)]
 		if !ok {
@@ -99,7 +151,7 @@ func Handler() http.Handler {
 		// The files are compiled in: this cannot fail at run time.
 		panic("dashboard: reading embedded files: " + err.Error())
 	}
-	return h
+	return h, nil
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -75,7 +75,7 @@ func TestPolicyIsStrict(t *testing.T) {
 
 func TestServesPageAndAssets(t *testing.T) {
 	t.Parallel()
-	h := dashboard.Handler()
+	h := newHandler(t, nil)
 	for _, c := range []struct{ path, ctype, contains string }{
 		{"/", "text/html; charset=utf-8", `<script type="module" src="ui/js/app.js">`},
 		{"/ui/app.css", "text/css; charset=utf-8", "prefers-color-scheme: dark"},
@@ -112,7 +112,7 @@ func TestServesPageAndAssets(t *testing.T) {
 
 func TestUnknownAssetAndMethod(t *testing.T) {
 	t.Parallel()
-	h := dashboard.Handler()
+	h := newHandler(t, nil)
 	for _, path := range []string{"/ui/nope.js", "/ui/", "/ui/index.html", "/ui/js/", "/ui/../dashboard.go", "/elsewhere"} {
 		res := get(t, h, http.MethodGet, path)
 		if res.StatusCode != http.StatusNotFound {
@@ -132,7 +132,7 @@ func TestUnknownAssetAndMethod(t *testing.T) {
 // insertAdjacentHTML, document.write and eval stay out of the scripts.
 func TestNoInlineCodeNorHTMLSinks(t *testing.T) {
 	t.Parallel()
-	h := dashboard.Handler()
+	h := newHandler(t, nil)
 	page := body(t, get(t, h, http.MethodGet, "/"))
 	for _, bad := range []*regexp.Regexp{
 		regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`), // a script with inline text
@@ -167,5 +167,38 @@ func TestNoInlineCodeNorHTMLSinks(t *testing.T) {
 	}
 	if count < 8 {
 		t.Errorf("checked %d scripts, want every one of them", count)
+	}
+}
+
+// newHandler is dashboard.Handler(cfg), failing the test on an error.
+func newHandler(t *testing.T, cfg *dashboard.Config) http.Handler {
+	t.Helper()
+	h, err := dashboard.Handler(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Config.TraceURL reaches the page (escaped) for its task page's trace
+// link; a template that is not an absolute http(s) URL holding {trace_id}
+// is refused, naming the field.
+func TestTraceURL(t *testing.T) {
+	t.Parallel()
+	page := body(t, get(t, newHandler(t, nil), http.MethodGet, "/"))
+	if !strings.Contains(page, `<meta name="dtq-trace-url" content="">`) {
+		t.Errorf("the default page has no empty dtq-trace-url")
+	}
+	tmpl := `https://grafana.example/explore?left={"queries":[{"query":"{trace_id}"}]}&x=1`
+	page = body(t, get(t, newHandler(t, &dashboard.Config{TraceURL: tmpl}), http.MethodGet, "/"))
+	want := `<meta name="dtq-trace-url" content="https://grafana.example/explore?left={&#34;queries&#34;:[{&#34;query&#34;:&#34;{trace_id}&#34;}]}&amp;x=1">`
+	if !strings.Contains(page, want) {
+		t.Errorf("the page does not hand the template over escaped: want %s in\n%s", want, page)
+	}
+	for _, bad := range []string{"javascript:alert(1)//{trace_id}", "/trace/{trace_id}", "https://jaeger.example/trace/",
+		"ftp://jaeger.example/{trace_id}", "https:///{trace_id}", "http://%zz/{trace_id}"} {
+		if _, err := dashboard.Handler(&dashboard.Config{TraceURL: bad}); err == nil || !strings.Contains(err.Error(), "TraceURL") {
+			t.Errorf("TraceURL %q: %v, want an error naming TraceURL", bad, err)
+		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/dtq-dev/dtq/conn"
 	"github.com/dtq-dev/dtq/internal/keys"
 	"github.com/dtq-dev/dtq/internal/queuestore"
+	"github.com/dtq-dev/dtq/internal/redisconn"
 )
 
 // TopicStats counts the messages of one topic.
@@ -70,4 +72,41 @@ func (q *Queue) DeadLetters(ctx context.Context, count int64) ([]DeadLetter, err
 // moved to its dead-letter stream.
 func (q *Queue) Malformed(ctx context.Context) (int64, error) {
 	return queuestore.Counter(ctx, q.client, q.keys.Stats(), "malformed")
+}
+
+// register enters topic in the queue's topic set and the queue in the
+// namespace's queue set, once per Queue value and topic: the first Put of
+// a topic costs one more round trip, later ones nothing. It is best
+// effort: a failure is logged and the next Put of the topic tries again
+// (the Put itself retries or fails on its own terms).
+func (q *Queue) register(ctx context.Context, topic string) {
+	if _, ok := q.registered.Load(topic); ok {
+		return
+	}
+	if err := queuestore.Register(ctx, q.client, keys.Queues(q.cfg.Namespace), q.name, q.keys.Topics(), topic); err != nil {
+		q.log.Warn("could not list the topic (Queue.Topics)", attrTopic, topic, attrError, err)
+		return
+	}
+	q.registered.Store(topic, true)
+}
+
+// Topics returns the names of the queue's topics, sorted: every topic a
+// message was put to (Put; a topic that only Message.Release moved
+// messages to is not listed), for as long as the queue's keys exist.
+func (q *Queue) Topics(ctx context.Context) ([]string, error) {
+	return queuestore.Members(ctx, q.client, q.keys.Topics())
+}
+
+// Queues returns the names of the queues of namespace cfg.Namespace (nil
+// cfg: the default namespace) that a message was put to, sorted.
+func Queues(ctx context.Context, redis *conn.Redis, cfg *Config) ([]string, error) {
+	client := redisconn.Client(redis)
+	if client == nil {
+		return nil, invalid("client", "must not be nil")
+	}
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return queuestore.Members(ctx, client, keys.Queues(c.Namespace))
 }

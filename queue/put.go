@@ -73,6 +73,7 @@ func (q *Queue) Put(ctx context.Context, topic string, data []byte, opts *PutOpt
 	if len(data) > q.cfg.MaxMessageBytes {
 		return false, invalid("data", "is %d bytes, over Config.MaxMessageBytes (%d)", len(data), q.cfg.MaxMessageBytes)
 	}
+	q.register(ctx, topic)
 	msg := queuestore.PutMessage{Topic: topic, Key: o.Key, Data: data, MaxSize: o.MaxSize, Delay: roundUpMs(o.Delay)}
 	if o.Key == "" {
 		msg.Key = randomKey() // unique: not entered in the dedup index

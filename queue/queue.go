@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/dtq-dev/dtq/conn"
@@ -103,6 +104,10 @@ type Queue struct {
 	puts   *batch.Batcher[queuestore.PutMessage, queuestore.PutResult]
 	// leaseCursors are the reclaim cursors of Lease calls.
 	leaseCursors cursorCache
+	// registered holds the topics this value has entered in the queue's
+	// topic set (and the queue in the namespace's queue set): a Put
+	// registers its topic once per Queue value (see Topics).
+	registered sync.Map
 }
 
 // New returns the queue name (1-64 characters from A-Z a-z 0-9 _ . -) on

@@ -106,3 +106,15 @@ type MQDead struct {
 	Data       *string `json:"data,omitempty"`
 	DataBase64 string  `json:"data_base64"`
 }
+
+// MQQueueList is the answer of GET /api/v1/mq: the names of the message
+// queues a message was put to, sorted.
+type MQQueueList struct {
+	Queues []string `json:"queues"`
+}
+
+// MQTopicList is the answer of GET /api/v1/mq/{queue}/topics: the queue's
+// topics, sorted, with their counts for a consumer group.
+type MQTopicList struct {
+	Topics []MQTopic `json:"topics"`
+}

@@ -100,6 +100,7 @@ type Task struct {
 	WorkflowNode int             `json:"workflow_node,omitempty"`
 	Previous     json.RawMessage `json:"previous,omitempty"`
 	TraceParent  string          `json:"traceparent,omitempty"`
+	TraceID      string          `json:"trace_id,omitempty"`
 	Progress     *TaskProgress   `json:"progress,omitempty"`
 	// Steps are the task's recorded durable steps (GET /api/v1/tasks/{id}
 	// only), in the order they were recorded.

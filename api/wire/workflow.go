@@ -67,3 +67,24 @@ type WorkflowNode struct {
 	OnSuccess  *WorkflowNode   `json:"on_success,omitempty"`
 	OnComplete *WorkflowNode   `json:"on_complete,omitempty"`
 }
+
+// WorkflowSummary is a workflow as GET /api/v1/workflows lists it: a
+// Workflow without its nodes and result.
+type WorkflowSummary struct {
+	ID              string           `json:"id"`
+	Queue           string           `json:"queue"`
+	Status          string           `json:"status"`
+	CancelRequested bool             `json:"cancel_requested,omitempty"`
+	Error           string           `json:"error,omitempty"` // the root node's
+	Progress        WorkflowProgress `json:"progress"`
+	CreatedAt       Time             `json:"created_at"`
+	FinishedAt      *Time            `json:"finished_at,omitempty"`
+}
+
+// WorkflowPage is the answer of GET /api/v1/workflows: a page of
+// workflows, newest first, and the cursor of the next page ("" when there
+// are no more).
+type WorkflowPage struct {
+	Workflows  []WorkflowSummary `json:"workflows"`
+	NextCursor string            `json:"next_cursor"`
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/dtq-dev/dtq/examples/tasks"
 	"github.com/dtq-dev/dtq/internal/redisconn"
 	"github.com/dtq-dev/dtq/internal/redistest"
+	"github.com/dtq-dev/dtq/outbox"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.yaml.in/yaml/v3"
@@ -47,6 +48,10 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		t.Fatal(err)
 	}
 	if err := collectAtScrape(m, dtq.NewAdmin(client)); err != nil {
+		t.Fatal(err)
+	}
+	// A process relaying an outbox (--outbox) has its metrics too.
+	if err := m.CollectOutbox(idleOutbox{}); err != nil {
 		t.Fatal(err)
 	}
 	descs := make(chan *prometheus.Desc)
@@ -86,6 +91,8 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		t.Fatal(err)
 	}
 	m.ClaimsThrottled("limited", 1)
+	m.LimitOnFull("limited", dtq.CancelNewest, 1)
+	m.DebounceJoined(dtq.TaskRef{Queue: dtq.DefaultQueue})
 	m.TasksReclaimed(dtq.DefaultQueue, 0)
 	m.RedisError("read", nil)
 	m.ObserveHTTP("GET /health", 200, time.Millisecond)
@@ -123,6 +130,13 @@ func exportedMetrics(t *testing.T) map[string]dto.MetricType {
 		}
 	}
 	return out
+}
+
+// idleOutbox is an outbox with nothing waiting, for the metrics' names.
+type idleOutbox struct{}
+
+func (idleOutbox) Stats(context.Context) (outbox.Stats, error) {
+	return outbox.Stats{Active: true}, nil
 }
 
 var (

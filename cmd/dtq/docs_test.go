@@ -18,6 +18,7 @@ func TestDeploymentDocListsEverySetting(t *testing.T) {
 		func() []string { return envFlags(newServeCmd(nil, nil)) },
 		func() []string { return envFlags(newAPICmd(nil, nil)) },
 		func() []string { return envFlags(newWorkerCmd(nil, nil)) },
+		func() []string { return envFlags(newRelayCmd(nil, nil)) },
 	} {
 		for _, ef := range cmd() {
 			env, flag, _ := strings.Cut(ef, " ")

@@ -26,9 +26,10 @@ import (
 
 // role is what a dtq process runs.
 type role struct {
-	name   string // serve, api or worker
+	name   string // serve, api, worker or relay
 	api    bool   // the HTTP API (and dashboard route)
 	worker bool   // workers running the example handlers
+	relay  bool   // only the outbox relay: --outbox is required
 }
 
 // processOptions configure `dtq serve`, `dtq api` and `dtq worker`; each
@@ -45,6 +46,7 @@ type processOptions struct {
 	maxBodyBytes   int64
 	maxBatch       int
 	allowedOrigins []string
+	traceURL       string
 
 	mqAckTombstoneTTL time.Duration
 
@@ -63,6 +65,8 @@ type processOptions struct {
 
 	durableReplicas int
 	durableTimeout  time.Duration
+
+	outboxURL string
 }
 
 // addProcessFlags defines the flags of a process with role r.
@@ -92,6 +96,12 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 	bindEnv(cmd, "durable-replicas", "DTQ_DURABLE_REPLICAS")
 	f.DurationVar(&o.durableTimeout, "durable-timeout", time.Second, "how long a write waits for --durable-replicas before the submit fails (503)")
 	bindEnv(cmd, "durable-timeout", "DTQ_DURABLE_TIMEOUT")
+	outboxHelp := "PostgreSQL URL of an outbox to relay to dtq (postgres://…; docs/outbox.md); empty: none"
+	if r.relay {
+		outboxHelp = "PostgreSQL URL of the outbox to relay to dtq (postgres://…; docs/outbox.md); required"
+	}
+	f.StringVar(&o.outboxURL, "outbox", "", outboxHelp)
+	bindEnv(cmd, "outbox", "DTQ_OUTBOX_URL")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "", "serve Go's /debug/pprof profiles on this address (keep it private; empty: off)")
 	bindEnv(cmd, "pprof-addr", "DTQ_PPROF_ADDR")
 	if r.api {
@@ -107,6 +117,8 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 		bindEnv(cmd, "max-batch", "DTQ_MAX_BATCH")
 		f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "browser origins allowed besides the server's own: host patterns for /ws/events; entries with a scheme (https://ui.example.com) are also trusted for state-changing requests")
 		bindEnv(cmd, "allowed-origins", "DTQ_ALLOWED_ORIGINS")
+		f.StringVar(&o.traceURL, "trace-url", "", "the dashboard links a task's trace id to this URL of your tracing UI, {trace_id} standing for it, e.g. https://jaeger.example/trace/{trace_id} (empty: the id is shown as text)")
+		bindEnv(cmd, "trace-url", "DTQ_TRACE_URL")
 		f.DurationVar(&o.mqAckTombstoneTTL, "mq-ack-tombstone-ttl", 0, "message queues (/api/v1/mq): how long the key of an acked or termed message stays blocked, so a put of it again is a duplicate (0: none, the key is free at once)")
 		bindEnv(cmd, "mq-ack-tombstone-ttl", "DTQ_MQ_ACK_TOMBSTONE_TTL")
 	}
@@ -125,7 +137,7 @@ func addProcessFlags(cmd *cobra.Command, o *processOptions, r role, defaultAddr 
 }
 
 // newProcessCmd builds `dtq serve`, `dtq api` or `dtq worker`.
-func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string) *cobra.Command {
+func newProcessCmd(out, errOut io.Writer, r role, short, long, defaultAddr string) *cobra.Command {
 	var o processOptions
 	cmd := &cobra.Command{
 		Use:   r.name,
@@ -136,7 +148,10 @@ func newProcessCmd(_, errOut io.Writer, r role, short, long, defaultAddr string)
 			if err := applyEnv(cmd); err != nil {
 				return err
 			}
-			return runProcess(cmd.Context(), errOut, o, r)
+			if r.relay && o.outboxURL == "" {
+				return errors.New("dtq relay needs --outbox or DTQ_OUTBOX_URL: the PostgreSQL URL of the outbox to relay")
+			}
+			return runProcess(cmd.Context(), out, errOut, o, r)
 		},
 	}
 	addProcessFlags(cmd, &o, r, defaultAddr)
@@ -159,8 +174,8 @@ func collectAtScrape(m *metrics.Metrics, client *dtq.Admin) error {
 // to stop: Admin.StopWorker), then shuts it down
 // gracefully: it stops accepting requests and taking tasks, lets running
 // requests and tasks finish within the shutdown timeout, and hands back the
-// rest.
-func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role) error {
+// rest. It logs to errOut; the console trace exporter writes to out.
+func runProcess(ctx context.Context, out, errOut io.Writer, o processOptions, r role) error {
 	log, err := newLogger(errOut, o.logLevel)
 	if err != nil {
 		return err
@@ -172,12 +187,18 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if err != nil {
 		return err
 	}
+	var dash http.Handler
+	if r.api {
+		if dash, err = dashboard.Handler(&dashboard.Config{TraceURL: o.traceURL}); err != nil {
+			return fmt.Errorf("--trace-url: %w", err)
+		}
+	}
 	redis, closeRedis, err := connectBackend(ctx, log, o, r)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
-	stopTracing, err := setupTracing(ctx, log)
+	tracer, stopTracing, err := setupTracing(ctx, log, out)
 	if err != nil {
 		return err
 	}
@@ -196,11 +217,16 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		Observer:        m,
 		DurableReplicas: o.durableReplicas,
 		DurableTimeout:  o.durableTimeout,
+		TracerProvider:  tracer,
 	})
 	if err != nil {
 		return err
 	}
 	if err := collectAtScrape(m, dtq.NewAdmin(client)); err != nil {
+		return err
+	}
+	relay, err := startRelay(ctx, log, client, m, o.outboxURL)
+	if err != nil {
 		return err
 	}
 
@@ -242,7 +268,6 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 		mux.Handle("/", apiServer.Handler())
 		// The dashboard: its page at exactly "/", its assets under /ui/;
 		// every other path stays the API's (and its JSON 404 and 405).
-		dash := dashboard.Handler()
 		mux.Handle("GET /{$}", dash)
 		mux.Handle("GET "+dashboard.AssetPrefix, dash)
 	} else {
@@ -303,6 +328,11 @@ func runProcess(ctx context.Context, errOut io.Writer, o processOptions, r role)
 	if worker != nil {
 		if err := worker.Stop(stopCtx); err != nil {
 			log.Warn("tasks still running at the shutdown timeout were cancelled and will be retried", "error", err)
+		}
+	}
+	if relay != nil {
+		if err := relay.Stop(stopCtx); err != nil {
+			log.Warn("the outbox relay did not stop within the shutdown timeout", "error", err)
 		}
 	}
 	log.Info("stopped")

@@ -17,7 +17,7 @@ func newRootCmd(out, errOut io.Writer) *cobra.Command {
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.AddCommand(newVersionCmd(out), newServeCmd(out, errOut), newAPICmd(out, errOut), newWorkerCmd(out, errOut))
+	root.AddCommand(newVersionCmd(out), newServeCmd(out, errOut), newAPICmd(out, errOut), newWorkerCmd(out, errOut), newRelayCmd(out, errOut))
 	root.AddCommand(clientCommands(out, errOut)...)
 	root.AddCommand(newBenchCmd(out))
 	return root

@@ -8,8 +8,8 @@ import (
 
 // newServeCmd builds `dtq serve`: the API, workers running the example
 // handlers, and metrics, in one process on one port.
-func newServeCmd(_, errOut io.Writer) *cobra.Command {
-	return newProcessCmd(nil, errOut, role{name: "serve", api: true, worker: true},
+func newServeCmd(out, errOut io.Writer) *cobra.Command {
+	return newProcessCmd(out, errOut, role{name: "serve", api: true, worker: true},
 		"Run the API, workers and metrics in one process",
 		`Run the HTTP API, workers (running the example handlers: echo, sleep, flaky,
 always_fail), WebSocket events and Prometheus metrics in one process on one port.
@@ -21,8 +21,8 @@ variable named in its help; docs/deployment.md lists them all.`,
 }
 
 // newAPICmd builds `dtq api`: the API and metrics, without workers.
-func newAPICmd(_, errOut io.Writer) *cobra.Command {
-	return newProcessCmd(nil, errOut, role{name: "api", api: true},
+func newAPICmd(out, errOut io.Writer) *cobra.Command {
+	return newProcessCmd(out, errOut, role{name: "api", api: true},
 		"Run the HTTP API and metrics, without workers (needs --redis)",
 		`Run the HTTP API, WebSocket events and Prometheus metrics, without workers.
 Any number of api and worker processes share work through one Redis (--redis).`,
@@ -30,8 +30,8 @@ Any number of api and worker processes share work through one Redis (--redis).`,
 }
 
 // newWorkerCmd builds `dtq worker`: workers, with health and metrics.
-func newWorkerCmd(_, errOut io.Writer) *cobra.Command {
-	return newProcessCmd(nil, errOut, role{name: "worker", worker: true},
+func newWorkerCmd(out, errOut io.Writer) *cobra.Command {
+	return newProcessCmd(out, errOut, role{name: "worker", worker: true},
 		"Run workers for the example handlers (needs --redis)",
 		`Run workers for the example handlers (echo, sleep, flaky, always_fail), with
 /health, /ready and /metrics on --addr. On SIGTERM or SIGINT a worker stops

@@ -35,6 +35,14 @@ func runUntilHealthy(t *testing.T, addr string, args ...string) (string, error) 
 // any), then cancels the process and returns its error and log.
 func runWhile(t *testing.T, addr string, during func(), args ...string) (string, error) {
 	t.Helper()
+	_, log, err := runWhileOut(t, addr, during, args...)
+	return log, err
+}
+
+// runWhileOut is runWhile, also returning what the process wrote to its
+// standard output.
+func runWhileOut(t *testing.T, addr string, during func(), args ...string) (stdout, log string, err error) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	root := newRootCmd(&out, &errOut)
 	root.SetArgs(args)
@@ -46,7 +54,7 @@ func runWhile(t *testing.T, addr string, during func(), args ...string) (string,
 	for {
 		select {
 		case err := <-done:
-			return errOut.String(), err
+			return out.String(), errOut.String(), err
 		default:
 		}
 		if res, err := http.Get("http://" + addr + "/health"); err == nil {
@@ -64,8 +72,8 @@ func runWhile(t *testing.T, addr string, during func(), args ...string) (string,
 		during()
 	}
 	cancel()
-	err := <-done
-	return errOut.String(), err
+	err = <-done
+	return out.String(), errOut.String(), err
 }
 
 func TestServeEmbeddedStartsAndStops(t *testing.T) {

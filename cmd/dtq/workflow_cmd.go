@@ -14,18 +14,18 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newWorkflowCmd builds `dtq workflow` and its subcommands get, cancel and
+// newWorkflowCmd builds `dtq workflow` and its subcommands get, cancel, list and
 // submit: chains, and parallel nodes with callbacks.
 func newWorkflowCmd(out io.Writer) *cobra.Command {
 	var api apiOptions
 	cmd := &cobra.Command{
 		Use:   "workflow",
-		Short: "Submit, show and cancel workflows (chains, parallel nodes with callbacks)",
+		Short: "Submit, list, show and cancel workflows (chains, parallel nodes with callbacks)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	addAPIFlags(cmd, &api)
-	cmd.AddCommand(newWorkflowSubmitCmd(out, &api), newWorkflowGetCmd(out, &api), newWorkflowCancelCmd(out, &api))
+	cmd.AddCommand(newWorkflowSubmitCmd(out, &api), newWorkflowGetCmd(out, &api), newWorkflowCancelCmd(out, &api), newWorkflowListCmd(out, &api))
 	return cmd
 }
 

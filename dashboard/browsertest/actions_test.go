@@ -14,14 +14,6 @@ func redisEnv(t *testing.T) []string {
 	return []string{"DTQ_REDIS_URL=redis://" + redistest.Shared(t).Addr, "DTQ_NAMESPACE=" + redistest.Namespace(t)}
 }
 
-// bothBackends runs fn on `dtq serve` with the embedded backend (env nil)
-// and with real Redis.
-func bothBackends(t *testing.T, fn func(t *testing.T, env []string)) {
-	t.Parallel()
-	t.Run("embedded", func(t *testing.T) { t.Parallel(); fn(t, nil) })
-	t.Run("redis", func(t *testing.T) { t.Parallel(); fn(t, redisEnv(t)) })
-}
-
 // Run now on a delayed task's page asks for confirmation, then the task
 // runs at once and the page shows it SUCCEEDED; a task not SCHEDULED has
 // no Run now button.

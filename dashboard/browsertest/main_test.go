@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/dtq-dev/dtq/internal/pgtest"
 	"github.com/dtq-dev/dtq/internal/proctest"
 	"github.com/dtq-dev/dtq/internal/redistest"
 )
@@ -111,7 +112,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	browser = b
-	return redistest.Main(m)
+	code := redistest.Main(m)
+	pgtest.StopShared()
+	return code
 }
 
 // findBrowser returns the path of a Chromium or Chrome, or "".
@@ -319,6 +322,7 @@ func (tb *tab) fullScreenshot(name string) {
 var docImages = map[string]bool{
 	"overview": true, "tasks": true, "task": true, "workflow": true, "dead-letters": true, "schedules": true, "workers": true, "audit": true, "history": true,
 	"mobile-overview": true, "mobile-task": true, "dark-overview": true, "dark-task": true, "api-key": true, "unauthorized": true, "disconnected": true, "role-read": true,
+	"limit-form": true, "schedule-form": true, "workflows": true, "messages": true,
 }
 
 // screenshot saves the viewport as name.png among the artifacts (and in

@@ -26,6 +26,9 @@ func TestOverviewShowsQueuesLive(t *testing.T) {
 	tb.open(p.URL + "/")
 	tb.waitFor("the served queue, empty", queueCell("default", 3)+` === '0' && !document.querySelector('tr[data-queue=parked]')`)
 	tb.waitFor("the live connection", `document.getElementById('conn').textContent === 'live'`)
+	if !eval[bool](tb, `document.querySelector('.outbox').hidden`) {
+		t.Error("the outbox line shows on a process without --outbox")
+	}
 	// A reload would lose this.
 	eval[any](tb, `window.__sameDocument = 42`)
 

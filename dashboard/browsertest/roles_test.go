@@ -76,6 +76,11 @@ func rolesHideActions(t *testing.T, p *proctest.Proc, idle, dead string) {
 	}
 	tb.waitFor("the dead letter still listed", mainHas(dead))
 	tb.screenshot("role-read")
+	page("limits", "#new-limit")
+	tb.waitFor("no New limit or Set a group weight", hidden(`#new-limit`)+` && `+hidden(`#new-group`))
+	page("schedules", "#new-schedule")
+	tb.waitFor("no New schedule", hidden(`#new-schedule`))
+	page("dlq?queue=default", row)
 
 	// A submit key: Cancel, which works; still no admin action.
 	setKey("submit-key")
@@ -105,6 +110,8 @@ func rolesHideActions(t *testing.T, p *proctest.Proc, idle, dead string) {
 	for _, sel := range dlqActions {
 		tb.waitFor(sel, shown(sel))
 	}
+	page("limits", "#new-limit")
+	tb.waitFor("New limit and Set a group weight", shown(`#new-limit`)+` && `+shown(`#new-group`))
 
 	// An unknown key is refused at once and forgotten.
 	setKey("wrong-key")

@@ -67,6 +67,8 @@ func TestScreenshots(t *testing.T) {
 		 "on_complete":{"task":{"task_type":"echo","payload":"notify"}}},
 		{"task":{"task_type":"echo","payload":"archive"}}]}}`).Str("id")
 
+	p.Must(http.StatusCreated, "POST", "/api/v1/mq/orders/topics/new/messages", `{"data":"order 1","key":"o-1"}`)
+
 	tb.waitFor("40 echo tasks, 2 flaky ones and the workflow's 5 succeeded", `(`+queueCell("default", 8)+`).includes('succeeded 47')`)
 	tb.waitFor("the charts", `['submitted', 'succeeded', 'failed', 'p50'].every((k) => document.querySelector('li[data-series=' + k + ']').dataset.peak !== '')`)
 	tb.waitFor("the emails queue", queueCell("emails", 3)+` === '12'`)
@@ -87,6 +89,8 @@ func TestScreenshots(t *testing.T) {
 		{"audit", "#/audit", `document.querySelectorAll('table.audit tbody tr').length === 6`},
 		// (its counts may not have reached Redis yet: drawn is enough)
 		{"history-page", "#/history?queue=default", `document.querySelectorAll('.chart-svg path.line').length >= 4`},
+		{"workflows-page", "#/workflows?queue=default", `document.querySelectorAll('table.workflows tbody tr').length === 1`},
+		{"messages-page", "#/messages?queue=orders", `document.querySelectorAll('table.topics tbody tr').length === 1`},
 	}
 	shoot := func(tb *tab, prefix string) {
 		for _, pg := range pages {

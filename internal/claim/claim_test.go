@@ -48,6 +48,7 @@ func (h *hooks) Throttled(n int) {
 }
 func (h *hooks) Reclaimed([]store.Entry)             {}
 func (h *hooks) Ended(*store.Entry, store.StartCode) {}
+func (h *hooks) OnFull(*store.Entry, *store.Started) {}
 func (h *hooks) RedisError(_ string, err error) {
 	h.mu.Lock()
 	h.errs = append(h.errs, err)

@@ -218,8 +218,9 @@ func (c *Claimer) askAgain(wait context.Context, entries []store.Entry, maxWait 
 
 // settle reports what the start of entries answered (started) and returns
 // the runs it began, their RUNNING events published: a task its start
-// ended (DEAD, withdrawn) is reported as ended, one a limit holds back as
-// throttled.
+// ended (DEAD, withdrawn, cancelled by a full limit's rule) is reported as
+// ended, one a limit holds back as throttled, what a full limit's rule did
+// as OnFull.
 func (c *Claimer) settle(entries []store.Entry, started []store.Started) []Claim {
 	var out []Claim
 	for i, s := range started {
@@ -236,9 +237,14 @@ func (c *Claimer) settle(entries []store.Entry, started []store.Started) []Claim
 		case store.Parked, store.Deferred:
 			c.hooks.Throttled(1)
 		case store.Withdrawn:
-			c.log.Info("task cancelled while its worker was lost; it is not started again",
-				"task_id", e.TaskID, "queue", c.cfg.Queue, "task_type", typeOf(e))
+			if s.OnFull == "" {
+				c.log.Info("task cancelled while its worker was lost; it is not started again",
+					"task_id", e.TaskID, "queue", c.cfg.Queue, "task_type", typeOf(e))
+			}
 			c.hooks.Ended(e, s.Code)
+		}
+		if s.OnFull != "" {
+			c.hooks.OnFull(e, &started[i])
 		}
 		if s.Code != store.Began || e.GiveBack || e.Spec == nil {
 			continue

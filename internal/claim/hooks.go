@@ -26,6 +26,11 @@ type Hooks interface {
 	// MaxCrashes, or a malformed entry) or store.Withdrawn (cancelled
 	// while its worker was lost).
 	Ended(e *store.Entry, code store.StartCode)
+	// OnFull reports what the rule of a full scoped limit did at the
+	// start of e (s.OnFull is set): cancelled the task (it is also
+	// reported Ended), requested the cancellation of the oldest run under
+	// the limit, or cancelled s.Replaced.
+	OnFull(e *store.Entry, s *store.Started)
 	// RedisError reports a failed Redis call of operation op.
 	RedisError(op string, err error)
 }

@@ -108,3 +108,12 @@ func (q Queue) Wake() string { return q.prefix + "wake" }
 
 // Stats is the hash of the queue's counters.
 func (q Queue) Stats() string { return q.prefix + "stats" }
+
+// Topics is the set of the queue's topic names: each topic is added before
+// its first message is put (see queue.Queue.Topics).
+func (q Queue) Topics() string { return q.prefix + "topics" }
+
+// Queues is the namespace-wide set of the names of the queues of the queue
+// primitive that had a message put (see queue.Queues). It is outside every
+// queue's slot: no script touches it.
+func Queues(ns string) string { return ns + ":mq:queues" }

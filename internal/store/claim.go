@@ -515,7 +515,20 @@ type Started struct {
 	Attempt int
 	Crashes int
 	Started string // Unix ms, as Redis recorded it
+	// OnFull is the rule of a full scoped concurrency limit (ScopeDef.OnFull)
+	// that acted at this start, "" for none: OnFullCancelNewest ended the
+	// task CANCELLED here (Code Withdrawn); OnFullCancelRunning requested
+	// the cancellation of the oldest run under the limit (the task is
+	// Parked); OnFullReplaceWaiting cancelled Replaced (the task is Parked).
+	OnFull string
+	// Replaced are the tasks that waited for the limit before this one and
+	// that its OnFullReplaceWaiting rule cancelled (a task two starts of a
+	// batch replaced is listed at the first).
+	Replaced []Replaced
 }
+
+// Replaced is a task a full limit's OnFullReplaceWaiting rule cancelled.
+type Replaced struct{ ID, Type string }
 
 // Start runs start.lua for entries of this queue. With cfg.Durability it
 // then waits for the replicas on the same connection: an unanswered WAIT
@@ -589,23 +602,6 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		return nil, unexpected("start", flat)
 	}
 	started, _ := flat[4*len(entries)].ToString()
-	if tail := flat[4*len(entries)+1:]; len(tail) > 0 {
-		// The starts gave their groups room: their next waiters move in
-		// (should this fail, the scheduler's SweepGroups does it). Those
-		// marked "x:" are waiters a limit that replaces its waiting tasks
-		// replaced: they are cancelled (should this fail, they wait on).
-		vs := make([]string, len(tail))
-		for i, w := range tail {
-			vs[i], _ = w.ToString()
-		}
-		ms, replaced := splitTail(vs, "x:")
-		if len(ms) > 0 {
-			_, _ = q.promoteWaiters(ctx, ms)
-		}
-		for _, id := range replaced {
-			_, _, _ = q.Cancel(context.WithoutCancel(ctx), id, cfg.Retention)
-		}
-	}
 	out := make([]Started, len(entries))
 	for i := range entries {
 		code, err := flat[4*i].AsInt64()
@@ -619,6 +615,20 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		}
 		s.Run, s.Attempt, s.Crashes = msgInt(flat[4*i+1]), msgInt(flat[4*i+2]), msgInt(flat[4*i+3])
 		s.Started = started
+	}
+	if tail := flat[4*len(entries)+1:]; len(tail) > 0 {
+		// The starts gave their groups room: their next waiters move in
+		// (should this fail, the scheduler's SweepGroups does it). Then what
+		// the rules of full limits did (q.ruled).
+		vs := make([]string, len(tail))
+		for i, w := range tail {
+			vs[i], _ = w.ToString()
+		}
+		ms, rules := splitRuled(vs)
+		if len(ms) > 0 {
+			_, _ = q.promoteWaiters(ctx, ms)
+		}
+		q.ruled(context.WithoutCancel(ctx), cfg.Retention, rules, out)
 	}
 	return out, replErr
 }

@@ -209,6 +209,9 @@ func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) (
 // previous result too:
 //
 //	prio|…|len(idem)|len(workflow)|step|len(prev)|worker type result idem workflow prev payload
+//
+// A traced task's body starts with "T", its traceparent and "|" (which
+// makes finish.lua write an R5 record, or R6 for a workflow's task).
 func packBody(it *FinishItem, worker string) string {
 	sp := it.Born
 	result := ""
@@ -216,7 +219,12 @@ func packBody(it *FinishItem, worker string) string {
 		result = it.Text
 	}
 	var b strings.Builder
-	b.Grow(64 + len(worker) + len(sp.Type) + len(result) + len(sp.IdemHash) + len(sp.Payload))
+	b.Grow(64 + len(sp.Trace) + len(worker) + len(sp.Type) + len(result) + len(sp.IdemHash) + len(sp.Payload))
+	if sp.Trace != "" && strings.IndexByte(sp.Trace, '|') < 0 {
+		b.WriteByte('T')
+		b.WriteString(sp.Trace)
+		b.WriteByte('|')
+	}
 	nums := []string{itoa(it.Band), itoa(sp.MaxAttempts), ms(sp.Timeout), strconv.FormatInt(entryMs(it.EntryID), 10),
 		it.Started, itoa(it.Attempt), itoa(it.Crashes), itoa(len(worker)), itoa(len(sp.Type)), itoa(len(result)), itoa(len(sp.IdemHash))}
 	if it.Workflow != "" {

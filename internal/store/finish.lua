@@ -41,7 +41,7 @@
 --                KEYS of its workflow hash ("H19"), and the item by 2 more
 --                values: its node, and the previous result it started
 --                with ("" for none) — and for kind P a third: its result
---                (its packed record is an R4 one, with the workflow's
+--                (its packed record is an R4 one, or R6, with the workflow's
 --                fields) —: its end is recorded in the workflow, and what
 --                follows starts, in this call (wf_task_end).
 --                A retry has its
@@ -183,8 +183,11 @@ for i = 1, n do
       cancelled = cancelled + 1
     end
     if res == 'CANCELLED' or keepSucceeded then
+      -- R3, R4 for a workflow's task; R5 and R6 are those of a traced
+      -- task, whose body starts with 'T' and its traceparent
       local tag = 'R3|'
-      if wfk then tag = 'R4|' end
+      if string.byte(text, 1) == 84 then tag = 'R5|' end
+      if wfk then tag = (tag == 'R3|') and 'R4|' or 'R6|' end
       packed[#packed + 1] = ulid
       packed[#packed + 1] = tag .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
       listed[#listed + 1] = id

@@ -11,8 +11,7 @@ import (
 
 // splitTail splits the tail of a script's answer into the gwait members
 // of groups to move in (promoteWaiters) and the ids marked with prefix
-// ("x:" replaced waiters to cancel, "o:" tasks an order key passed to),
-// the prefix cut off.
+// ("o:" tasks an order key passed to), the prefix cut off.
 func splitTail(tail []string, prefix string) (members, marked []string) {
 	for _, s := range tail {
 		if id, ok := strings.CutPrefix(s, prefix); ok {

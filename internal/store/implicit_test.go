@@ -437,7 +437,7 @@ func TestClaimAfterPauseReadsQueued(t *testing.T) {
 		if err := q.SetPaused(ctx, true); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond) // a delivery in a later ms than the pause
+		time.Sleep(10 * time.Millisecond) // a delivery well after the pause (past claimedWhilePaused's margin)
 		if _, err := q.Enqueue(ctx, EnqueueConfig{}, []EnqueueItem{{Type: "t", Payload: []byte("2"), Priority: 5,
 			MaxAttempts: 3, Timeout: time.Minute}}); err != nil {
 			t.Fatal(err)

@@ -188,9 +188,10 @@ local function implicit_state(started, worker)
 end
 
 -- record_status returns the status and run of a packed record (see
--- store.parseRecord: R3, or R4 for a workflow's task), or nil.
+-- store.parseRecord: R3, or R4 for a workflow's task; R5, R6 the same of
+-- a traced task), or nil.
 local function record_status(v)
   if not v then return nil end
-  return string.match(v, '^R[34]|(%u+)|%d+|(%d+)|')
+  return string.match(v, '^R[3-6]|(%u+)|%d+|(%d+)|')
 end
 

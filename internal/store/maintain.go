@@ -145,8 +145,9 @@ const trimBatch = 500
 // bands' acknowledged entries, removes the done stream's tasks past the
 // retention (by age) and beyond maxFinished (by count, oldest first), and
 // the oldest dead letters beyond maxDead — their records with them
-// (trim.lua). It returns how many items it removed; it stops after about
-// limit.
+// (trim.lua) —, then sweeps a slice of the workflow index
+// (SweepWorkflows). It returns how many items it removed; it stops after
+// about limit.
 func (q *Queue) Trim(ctx context.Context, retention time.Duration, maxFinished, maxDead int64, limit int) (int, error) {
 	c := q.s.r
 	// Acknowledged band entries first: a finished task's entry must not
@@ -228,7 +229,8 @@ func (q *Queue) Trim(ctx context.Context, retention time.Duration, maxFinished, 
 		}
 		over -= int64(len(es))
 	}
-	return removed, nil
+	n, err := q.SweepWorkflows(ctx)
+	return removed + n, err
 }
 
 // trimEntries is the most done entries (each a finish batch) one trim

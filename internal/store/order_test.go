@@ -61,3 +61,100 @@ func TestOrderKeyLines(t *testing.T) {
 		}
 	})
 }
+
+// The call that ends the task holding an order key moves the key's next
+// task into its band itself: a finish (succeeded, or cancelled while it
+// ran) and a cancel (of a holder QUEUED in its band, or SCHEDULED) — so
+// the next read claims it. No scheduler runs here, whose pass would
+// otherwise do it (CONTRACT 3.3.2f); each step fails without the
+// promotePassed call of Finish or of Cancel.
+func TestOrderKeyPassedByTheEndingCall(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		ensureGroups(t, q)
+		enqueue := func(key string, delays ...time.Duration) []string {
+			t.Helper()
+			var items []EnqueueItem
+			for _, d := range delays {
+				items = append(items, EnqueueItem{Type: "t", Priority: 5, MaxAttempts: 3, Timeout: time.Minute, OrderKey: key, Delay: d})
+			}
+			res, err := q.Enqueue(ctx, EnqueueConfig{}, items)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := make([]string, len(res))
+			for i, r := range res {
+				ids[i] = r.ID
+			}
+			return ids
+		}
+		// claim reads the bands once, not blocking: it must claim exactly
+		// task id, which it starts.
+		claim := func(what, id string) (Entry, Started) {
+			t.Helper()
+			entries, _, err := q.ReadBands(ctx, "w", 10, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 1 || entries[0].TaskID != id {
+				rec, _ := q.s.Get(ctx, id)
+				t.Fatalf("%s: claimed %d entries %v, want %s alone in its band at once (it is %+v)", what, len(entries), entries, id, rec)
+			}
+			st, err := q.Start(ctx, StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}, entries)
+			if err != nil || st[0].Code != Began {
+				t.Fatalf("%s: start %+v %v", what, st, err)
+			}
+			return entries[0], st[0]
+		}
+		finish := func(e Entry, s Started, o Outcome) string {
+			t.Helper()
+			item := FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: s.Run, Outcome: o,
+				Attempt: s.Attempt, Crashes: s.Crashes, Started: s.Started}
+			if e.Born {
+				item.Born = e.Spec
+			}
+			out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, "w", []FinishItem{item})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out[0]
+		}
+		cancel := func(id, want string) {
+			t.Helper()
+			if status, _, err := q.Cancel(ctx, id, time.Hour); err != nil || status != want {
+				t.Fatalf("cancel %s: %q %v, want %s", id, status, err, want)
+			}
+		}
+
+		// A succeeded holder passes its key to the next at once.
+		a := enqueue("a", 0, 0, 0)
+		e, s := claim("the first of a", a[0])
+		if got := finish(e, s, OutcomeOK); got != StatusSucceeded {
+			t.Fatalf("finish: %s", got)
+		}
+		e, s = claim("after the holder succeeded", a[1])
+
+		// A running holder whose cancellation is requested passes it when
+		// its run ends cancelled.
+		cancel(a[1], StatusRunning)
+		if got := finish(e, s, OutcomeOK); got != StatusCancelled {
+			t.Fatalf("finish of a cancelled run: %s", got)
+		}
+		e, s = claim("after the running holder was cancelled", a[2])
+		finish(e, s, OutcomeOK)
+
+		// A holder QUEUED in its band, cancelled: the next enters its band.
+		b1 := enqueue("b", 0, 0)
+		cancel(b1[0], StatusCancelled)
+		e, s = claim("after the queued holder was cancelled", b1[1])
+		finish(e, s, OutcomeOK)
+
+		// A holder SCHEDULED by its delay, cancelled: likewise.
+		c := enqueue("c", time.Hour, 0)
+		cancel(c[0], StatusCancelled)
+		e, s = claim("after the scheduled holder was cancelled", c[1])
+		finish(e, s, OutcomeOK)
+	})
+}

@@ -201,14 +201,16 @@ func (r *Record) withRun(rs runState) {
 //	  len(worker)|len(type)|len(result)|len(idem)|worker type result idem payload
 //
 // An R4 record (a workflow's task) has its workflow, step and previous
-// result too (see packBody). It returns nil for a value it cannot read.
+// result too (see packBody). R5 and R6 are R3 and R4 of a traced task:
+// the body starts with "T", its traceparent and "|". It returns nil for a
+// value it cannot read.
 func parseRecord(id, queue, v string) *Record {
 	h := strings.SplitN(v, "|", 6)
-	if len(h) != 6 || h[0] != "R3" && h[0] != "R4" {
+	if len(h) != 6 || len(h[0]) != 2 || h[0][0] != 'R' || h[0][1] < '3' || h[0][1] > '6' {
 		return nil
 	}
 	nums := 11 // R3's numbers before the blobs
-	if h[0] == "R4" {
+	if h[0] == "R4" || h[0] == "R6" {
 		nums = 14
 	}
 	lerr, rest := atoi(h[4]), h[5]
@@ -216,6 +218,14 @@ func parseRecord(id, queue, v string) *Record {
 		return nil
 	}
 	errText, rest := rest[:lerr], rest[lerr+1:]
+	trace := ""
+	if h[0] == "R5" || h[0] == "R6" {
+		end := strings.IndexByte(rest, '|')
+		if end < 1 || rest[0] != 'T' {
+			return nil
+		}
+		trace, rest = rest[1:end], rest[end+1:]
+	}
 	p := strings.SplitN(rest, "|", nums+1)
 	if len(p) != nums+1 {
 		return nil
@@ -234,7 +244,7 @@ func parseRecord(id, queue, v string) *Record {
 	}
 	r := &Record{ID: id, Queue: queue, Status: h[1], Run: atoi(h[3]), Error: errText, Priority: atoi(p[0]), MaxAttempts: atoi(p[1]),
 		Timeout: time.Duration(atoi64(p[2])) * time.Millisecond, Created: atoi64(p[3]), Started: atoi64(p[4]),
-		Attempt: atoi(p[5]), Crashes: atoi(p[6]), Worker: blobs[0], Type: blobs[1], Idem: blobs[3], Payload: []byte(rest)}
+		Attempt: atoi(p[5]), Crashes: atoi(p[6]), Worker: blobs[0], Type: blobs[1], Idem: blobs[3], Payload: []byte(rest), Trace: trace}
 	if blobs[2] != "" {
 		r.Result = []byte(blobs[2])
 	}

@@ -17,12 +17,15 @@ func TestPackedRecordRoundTrip(t *testing.T) {
 		ctx := context.Background()
 		q := New(b.Client, b.Namespace).Queue("q")
 		worker := "w|1"
+		const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 		for _, c := range []struct {
 			outcome      Outcome
 			text, status string
-		}{{OutcomeOK, `{"a":"|"}`, StatusSucceeded}, {OutcomeCancel, "cancelled", StatusCancelled}} {
+			trace        string
+		}{{OutcomeOK, `{"a":"|"}`, StatusSucceeded, ""}, {OutcomeCancel, "cancelled", StatusCancelled, ""},
+			{OutcomeOK, `{"a":"|"}`, StatusSucceeded, traceparent}, {OutcomeCancel, "cancelled", StatusCancelled, traceparent}} {
 			res, err := q.Enqueue(ctx, EnqueueConfig{}, []EnqueueItem{{Type: "send|mail", Payload: []byte(`{"p":"||"}`),
-				Priority: 3, MaxAttempts: 7, Timeout: time.Minute}})
+				Priority: 3, MaxAttempts: 7, Timeout: time.Minute, Trace: c.trace}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,8 +55,13 @@ func TestPackedRecordRoundTrip(t *testing.T) {
 			if got.Status != c.status || got.Type != "send|mail" || string(got.Payload) != `{"p":"||"}` || got.Priority != 3 ||
 				got.MaxAttempts != 7 || got.Timeout != time.Minute || got.Worker != worker || string(got.Result) != wantResult ||
 				got.Error != wantErr || got.Run != 1 || got.Attempt != 1 || got.Created != res[0].Created ||
-				len(got.History) != 1 || got.History[0].Outcome != wantOutcome || got.History[0].Finished < got.Started {
+				len(got.History) != 1 || got.History[0].Outcome != wantOutcome || got.History[0].Finished < got.Started ||
+				got.Trace != c.trace {
 				t.Errorf("record %+v", got)
+			}
+			// the scripts read a traced task's record (R5) as finished too
+			if status, _, err := q.Cancel(ctx, res[0].ID, time.Hour); err != nil || status != c.status {
+				t.Errorf("cancel of the finished task (trace %q): %q %v, want %s", c.trace, status, err, c.status)
 			}
 		}
 	})

@@ -225,10 +225,14 @@ func (s *Store) dropAcknowledged(ctx context.Context, locs []located, out []*Rec
 	if len(cmds) == 0 {
 		return nil
 	}
-	cmds = append(cmds, c.B().Time().Build())
+	// TIME first: the clock read before the XPENDINGs' idle times, so that
+	// a delivery's time (now - idle) errs early — a claim is taken as
+	// given back only when sure.
+	cmds = append(rueidis.Commands{c.B().Time().Build()}, cmds...)
 	res := c.DoMulti(ctx, cmds...)
-	t, _ := res[len(res)-1].AsStrSlice()
+	t, _ := res[0].AsStrSlice()
 	now, _ := redisMs(t) // 0 when unread: no claim is taken as given back
+	res = res[1:]
 	for j, i := range check {
 		r := res[5*j : 5*j+5]
 		pend, err := r[0].ToArray()
@@ -286,7 +290,10 @@ func claimedWhilePaused(info rueidis.RedisResult, pend rueidis.RedisMessage, now
 		return false
 	}
 	idle, err := p[2].AsInt64()
-	return err == nil && now-idle > at
+	// (2 ms of margin: idle and now are whole ms, so a claim made just
+	// before the pause may compute up to 2 ms late — it reads RUNNING
+	// when unsure)
+	return err == nil && now-idle > at+2
 }
 
 // implicitRun is the run state of an implicit first run from its pending

@@ -96,6 +96,13 @@ func (k Keys) Once(sha256hex string) string { return k.prefix + "once:" + sha256
 // workflow's expires after the retention (see workflow.lua).
 func (k Keys) Workflow(ulid string) string { return k.prefix + "wf:" + ulid }
 
+// Workflows is the sorted set of the queue's workflows by creation time
+// (Unix ms, Redis clock): member the ULID part of the id, added by
+// workflow.lua in the step that writes the workflow. An entry whose
+// workflow expired or was deleted is taken out by Trim's sweep (or by a
+// ListWorkflows that meets it); see workflow_list.go.
+func (k Keys) Workflows() string { return k.prefix + "wfs" }
+
 // Steps is the hash of the durable steps task ulid recorded: field the
 // step's name, value "<run>|<Redis ms>|<result>" (see step.lua). It
 // expires StepKeep after its last write (a run that reads it moves that

@@ -110,12 +110,16 @@
 --   deleted (a running task's duplicate is left to its execution), skipped
 --
 -- Returns 4 values per entry — code, run, attempt, crashes — then the start
--- time (Unix ms), then the gwait members to move into the bands, then
--- "x:<id>" for each waiter a full limit that replaces its waiting tasks
--- ("w") replaced (the caller cancels them). A full limit that cancels the
--- newest ("n") ends the task here CANCELLED; one that cancels its oldest
--- run ("r") requests that run's cancellation (scope_cancel_oldest) and
--- holds the task back as a full limit does. Code is 1 when started (the caller publishes the RUNNING
+-- time (Unix ms), then the gwait members to move into the bands, then what
+-- the rules of full limits did, each marked with its rule's letter and the
+-- 1-based index i of the entry whose start applied it: "w:<i>:<id>" for
+-- each waiter a full limit that replaces its waiting tasks ("w") replaced
+-- (the caller cancels them); "n:<i>" when a full limit that cancels the
+-- newest ("n") ended the task here CANCELLED; "r:<i>" when one that cancels
+-- its oldest run ("r") requested that run's cancellation
+-- (scope_cancel_oldest: not when one of its runs was being cancelled
+-- already) — it holds the task back as a full limit does (the rules' counts
+-- in metrics come from these marks). Code is 1 when started (the caller publishes the RUNNING
 -- event), 0 when skipped, -1 when it went DEAD, -2 when it went CANCELLED
 -- (events of both published here), 3 when a scoped concurrency limit holds
 -- it back, 4 when a scoped rate or pause defers it. The band an entry came
@@ -131,7 +135,8 @@ local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
 local ttl = tonumber(ARGV[7])
 local n = tonumber(ARGV[8])
 local cancels = ARGV[9 + 3 * n]
-local replaced = {} -- ids of waiters a start of a "replace the waiting" limit replaces (the caller cancels them)
+local ruled = {}   -- what the rules of full limits did ("w:<i>:<id>", "n:<i>", "r:<i>"; see Returns)
+local entry = 0   -- the index (1-based) of the entry being started
 
 local now, nowS = now_ms()
 local inf = redis.call('HMGET', info, 'paused', 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9')
@@ -197,11 +202,14 @@ local function held(scopes, tk, id, ulid, run, band, eid, prio, born, reserved, 
     if at == 'n' then
       -- cancel the newest: this task ends here, unstarted
       local f = redis.call('HMGET', tk, 'type', 'attempt')
+      ruled[#ruled + 1] = 'n:' .. entry
       return end_cancelled(tk, id, f[1] or '', f[2] or '0', prio, wfk, 'cancelled: limit ' .. scope .. ' full')
     end
-    if at == 'r' then scope_cancel_oldest(leases, runs, scope, queue, cancels) end
+    if at == 'r' and scope_cancel_oldest(leases, runs, scope, queue, cancels) then ruled[#ruled + 1] = 'r:' .. entry end
     if at == 'w' then
-      for _, m in ipairs(scope_waiters(wait, scope, 100)) do replaced[#replaced + 1] = queue .. '-' .. string.sub(m, -26) end
+      for _, m in ipairs(scope_waiters(wait, scope, 100)) do
+        ruled[#ruled + 1] = 'w:' .. entry .. ':' .. queue .. '-' .. string.sub(m, -26)
+      end
     end
     scope_park(wait, use, tk, id, prio, scope)
     return 3
@@ -247,6 +255,7 @@ do
 end
 
 for i = 0, n - 1 do
+  entry = i + 1
   local a = 9 + i * 3
   local prio = ARGV[a]
   local band = KEYS[15 + tonumber(prio)]
@@ -435,7 +444,7 @@ out[#out + 1] = nowS
 for grp, r in pairs(room) do
   for _, m in ipairs(group_waiters(gwait, grp, r)) do out[#out + 1] = m end
 end
-for _, id in ipairs(replaced) do out[#out + 1] = 'x:' .. id end
+for _, r in ipairs(ruled) do out[#out + 1] = r end
 
 if #starts > 0 then redis.call('HSET', runs, '~', run_pad(), unpack(starts)) end
 if wake then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dtq-dev/dtq/internal/delivery"
@@ -44,6 +45,9 @@ type Queue struct {
 	s    *Store
 	name string
 	k    Keys
+	// wfSweep is where SweepWorkflows goes on from: a creation time
+	// (Unix ms) in the workflow index.
+	wfSweep atomic.Int64
 }
 
 // Queue returns queue name (a valid queue name) of s. It does no I/O.

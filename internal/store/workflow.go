@@ -139,7 +139,7 @@ func (q *Queue) SubmitWorkflow(ctx context.Context, sub WorkflowSubmission, plan
 	if sub.IdemHash != "" {
 		idem = q.k.Idempotency(sub.IdemHash)
 	}
-	ks = append(ks, q.k.Schedule(), q.k.GroupWait(), idem, q.k.Info())
+	ks = append(ks, q.k.Schedule(), q.k.GroupWait(), idem, q.k.Info(), q.k.Workflows())
 	res, replErr := workflowScript.ExecDurable(ctx, q.s.r, sub.Durability, ks, args)
 	v, err := res.ToArray()
 	if err != nil {
@@ -182,6 +182,9 @@ type WorkflowRecord struct {
 	Created, Finished int64 // Unix ms
 	CancelRequested   bool
 	Nodes             []NodeState
+
+	nodeCount int    // ListWorkflows: how many nodes its plan has
+	rootWhy   string // and its root node's why
 }
 
 // Workflow reads workflow ulid; nil when there is none (unknown, expired).

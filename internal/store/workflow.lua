@@ -8,6 +8,7 @@
 -- KEYS[14]       the idempotency record of the submission's key (any key
 --                of the queue when there is none)
 -- KEYS[15]       info hash (fields b0..b9, for the depth bound)
+-- KEYS[16]       workflow index zset (ULID by creation time, ms)
 --
 -- ARGV[1]        the queue's name (a task's id is "<queue>-<ULID>")
 -- ARGV[2]        max depth (queued + scheduled + running; 0 = unbounded)
@@ -51,6 +52,7 @@ if maxDepth > 0 then
 end
 local now, nowS = now_ms()
 redis.call('HSET', wfk, 'status', 'RUNNING', 'created', nowS, 'nodes', ARGV[4], 'tasks', ARGV[3])
+redis.call('ZADD', KEYS[16], nowS, string.sub(wfk, -26))
 if window ~= '0' then
   redis.call('SET', KEYS[14], string.sub(wfk, -26) .. ' ' .. ARGV[7], 'PX', window)
 end

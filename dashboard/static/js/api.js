@@ -16,11 +16,14 @@ const KEY = 'dtq.apiKey';
 const base = new URL('.', document.baseURI);
 
 // ApiError is a failed request: status 0 when the server was not reached.
+// detail is the API's own message (for a 400, it starts with the field it
+// names), without the status the message ends with.
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, detail) {
     super(message);
     this.status = status;
     this.code = code;
+    this.detail = detail || '';
   }
 }
 
@@ -217,7 +220,8 @@ async function request(method, path, { params, raw, body } = {}) {
     if (!res.ok) {
       const e = data && data.error;
       const msg = e && e.message ? e.message : text.slice(0, 200) || res.statusText;
-      throw new ApiError(res.status, (e && e.code) || 'http_' + res.status, msg + ' (' + res.status + (e && e.code ? ' ' + e.code : '') + ')');
+      throw new ApiError(res.status, (e && e.code) || 'http_' + res.status, msg + ' (' + res.status + (e && e.code ? ' ' + e.code : '') + ')',
+        e && e.message);
     }
     return raw ? { data, text } : data;
   }
@@ -237,6 +241,11 @@ export function post(path, params) {
 // postJSON changes state with a JSON body.
 export function postJSON(path, body) {
   return request('POST', path, { body });
+}
+
+// putJSON creates or replaces a thing with a JSON body.
+export function putJSON(path, body) {
+  return request('PUT', path, { body });
 }
 
 export function del(path, params) {

@@ -10,6 +10,8 @@ import * as overview from './pages/overview.js';
 import * as tasks from './pages/tasks.js';
 import * as task from './pages/task.js';
 import * as workflow from './pages/workflow.js';
+import * as workflows from './pages/workflows.js';
+import * as messages from './pages/messages.js';
 import * as dlq from './pages/dlq.js';
 import * as workers from './pages/workers.js';
 import * as schedules from './pages/schedules.js';
@@ -167,10 +169,10 @@ const ctx = { api, stream, rates, notify, confirm, act };
 
 // ---- pages ---------------------------------------------------------------
 
-const PAGES = { overview, tasks, task, workflow, dlq, schedules, limits, workers, audit, history };
+const PAGES = { overview, tasks, task, workflow, workflows, messages, dlq, schedules, limits, workers, audit, history };
 
 // route parses location.hash: "#/", "#/tasks?queue=…", "#/tasks/<id>",
-// "#/workflows/<id>", "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit", "#/history?queue=…&type=…&last=…". Other hashes (a skip link) are
+// "#/workflows?queue=…&status=…", "#/workflows/<id>", "#/messages?queue=…", "#/dlq?queue=…", "#/schedules", "#/limits", "#/workers", "#/audit", "#/history?queue=…&type=…&last=…". Other hashes (a skip link) are
 // not routes: null.
 function route() {
   const raw = location.hash.replace(/^#/, '') || '/';
@@ -200,7 +202,7 @@ function render() {
   if (cleanup) cleanup();
   cleanup = null;
   main.replaceChildren();
-  const nav = r.page === 'task' || r.page === 'workflow' ? 'tasks' : r.page;
+  const nav = r.page === 'task' ? 'tasks' : r.page === 'workflow' ? 'workflows' : r.page;
   for (const a of document.querySelectorAll('[data-nav]')) {
     if (a.dataset.nav === nav) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');

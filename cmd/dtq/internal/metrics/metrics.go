@@ -81,6 +81,7 @@ type Metrics struct {
 	redisErrors   *prometheus.CounterVec
 	httpRequests  *prometheus.CounterVec
 	httpDurations *prometheus.HistogramVec
+	flow          flowCounters
 
 	tasks      sync.Map // taskKey → *taskSeries
 	perQueue   sync.Map // bounded queue → *queueSeries
@@ -167,12 +168,14 @@ func New(cfg *Config) (*Metrics, error) {
 	m.httpDurations = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "dtq_http_request_seconds", Help: "HTTP API request durations, by matched route.", Buckets: httpBuckets,
 	}, []string{"route"})
+	m.flow = newFlowCounters()
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.submitted, m.started, m.succeeded, m.failed, m.retried, m.dead, m.cancelled, m.lost, m.suspended,
 		m.running, m.pickup, m.run, m.reclaimed, m.throttled, m.redisErrors, m.httpRequests, m.httpDurations,
 	)
+	m.reg.MustRegister(m.flow.collectors()...)
 	return m, nil
 }
 

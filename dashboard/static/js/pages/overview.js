@@ -43,6 +43,10 @@ export function mount(main, ctx) {
     min: 20,
   });
 
+  // The outbox line: shown when this process relays a PostgreSQL outbox
+  // (--outbox), read from its /metrics (docs/outbox.md).
+  const outbox = h('section', { class: 'card outbox', hidden: true, 'aria-label': 'Outbox' });
+
   const status = h('p', { class: 'state', role: 'status' }, 'Loading queues…');
   const tbody = h('tbody');
   const table = h('table', { class: 'rtable queues', hidden: true },
@@ -63,6 +67,7 @@ export function mount(main, ctx) {
     h('div', { class: 'page-head' }, h('h1', {}, 'Overview'),
       h('p', { class: 'muted' }, 'Counts refresh on every event; charts show what happened since this page opened.')),
     h('section', { class: 'tiles', 'aria-label': 'Totals over all queues' }, Object.values(tiles).map((t) => t.el)),
+    outbox,
     h('section', { class: 'charts' },
       h('figure', { class: 'card' }, h('figcaption', {}, 'Throughput ', h('small', {}, 'tasks per second')), thr.el),
       h('figure', { class: 'card' }, h('figcaption', {}, 'Pickup latency ', h('small', {}, 'queued → running')), lat.el)),
@@ -177,6 +182,46 @@ export function mount(main, ctx) {
   };
   const refresh = throttle(load, 500);
 
+  // loadOutbox reads the dtq_outbox_* gauges of this process's /metrics;
+  // it reports whether the process relays an outbox at all.
+  const loadOutbox = async () => {
+    let text;
+    try {
+      const res = await fetch('metrics', { headers: { Accept: 'text/plain' } });
+      if (!res.ok) return false;
+      text = await res.text();
+    } catch {
+      return false;
+    }
+    const gauge = (name) => {
+      const m = text.match(new RegExp('^' + name + ' (\\S+)$', 'm'));
+      return m ? Number(m[1]) : null;
+    };
+    const active = gauge('dtq_outbox_relay_active');
+    if (active === null) {
+      outbox.hidden = true;
+      return false;
+    }
+    const waiting = gauge('dtq_outbox_rows_waiting');
+    const lag = gauge('dtq_outbox_lag_seconds');
+    const failed = gauge('dtq_outbox_rows_failed');
+    const relay = h('span', { class: 'muted' }, active ? 'this process relays it' : 'another process relays it');
+    if (waiting === null) {
+      replace(outbox, h('strong', {}, 'Outbox'), ' ', h('span', { class: 'error' }, 'its database cannot be read now'), ' · ', relay);
+    } else {
+      replace(outbox, h('strong', {}, 'Outbox'), ' ',
+        h('span', { class: 'outbox-waiting' }, num(waiting)), ' waiting · lag ',
+        h('span', { class: 'outbox-lag' }, duration(lag * 1000)),
+        failed ? h('span', { class: 'error' }, ' · ' + num(failed) + ' failed') : '',
+        ' · ', relay);
+    }
+    outbox.hidden = false;
+    return true;
+  };
+  let outboxPoll = null;
+  let closed = false;
+  loadOutbox().then((has) => { if (has && !closed) outboxPoll = setInterval(loadOutbox, 5000); });
+
   const draw = () => {
     const s = rates.series();
     thr.update(s);
@@ -193,6 +238,8 @@ export function mount(main, ctx) {
   draw();
 
   return () => {
+    closed = true;
+    clearInterval(outboxPoll);
     offEvent();
     offState();
     refresh.cancel();

@@ -1,8 +1,10 @@
 // Schedules: the periodic tasks of every queue, with their next run, the
-// last fired task and its status, and pause / resume; refreshed every 5 s.
+// last fired task and its status, pause / resume, Edit and New schedule;
+// refreshed every 5 s.
 
 import { h, replace, setText, taskHref, routeHref } from '../dom.js';
 import { timeEl, badge, plural } from '../fmt.js';
+import { openForm, num, json, FieldError } from '../form.js';
 
 export function mount(main, ctx) {
   document.title = 'Schedules · dtq';
@@ -14,10 +16,53 @@ export function mount(main, ctx) {
     h('thead', {}, h('tr', {}, ['Schedule', 'Cron', 'Task type', 'State', 'Next run', 'Last task', ''].map((c) => h('th', { scope: 'col' }, c)))),
     tbody);
   const summary = h('span', { class: 'muted' });
+  const newBtn = h('button', { type: 'button', class: 'btn btn-primary', dataset: { need: 'admin' }, id: 'new-schedule' }, 'New schedule');
+  newBtn.addEventListener('click', () => edit(null));
   replace(main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Schedules'),
       h('p', { class: 'muted' }, 'Periodic tasks: each tick of a schedule creates one task on its queue, fired by the queue\'s workers. ', summary)),
-    h('section', { class: 'card' }, status, h('div', { class: 'table-wrap' }, table)));
+    h('section', { class: 'card' }, h('div', { class: 'card-actions' }, newBtn), status, h('div', { class: 'table-wrap' }, table)));
+
+  // edit opens the schedule form: s prefilled, or a new schedule. Saving
+  // replaces the whole schedule (PUT): a field left empty takes its
+  // default.
+  const edit = async (s) => {
+    const res = await openForm({
+      name: 'schedule',
+      title: s ? 'Edit schedule ' + s.name : 'New schedule',
+      intro: 'Each tick of the cron expression creates one task. Empty fields take their defaults.',
+      submit: s ? 'Save' : 'Create',
+      fields: [
+        { name: 'queue', label: 'Queue', value: s ? s.queue : 'default', readonly: !!s, required: true },
+        { name: 'name', label: 'Name', value: s ? s.name : '', readonly: !!s, required: true },
+        { name: 'cron', label: 'Cron', value: s ? s.cron : '', placeholder: '*/5 * * * *', required: true,
+          help: 'Five fields (minute hour day month weekday), six with seconds first, or @hourly, @every 10m…' },
+        { name: 'time_zone', label: 'Time zone', value: s ? s.time_zone : '', placeholder: 'UTC' },
+        { name: 'task_type', label: 'Task type', value: s ? s.task_type : '', required: true },
+        { name: 'priority', label: 'Priority (0-9)', type: 'number', value: s ? String(s.priority) : '', placeholder: '5' },
+        { name: 'payload', label: 'Payload (JSON)', type: 'textarea', value: s && s.payload !== null && s.payload !== undefined ? JSON.stringify(s.payload) : '',
+          placeholder: '{"report": "daily"}' },
+        { name: 'max_attempts', label: 'Max attempts', type: 'number', value: s ? String(s.max_attempts) : '', placeholder: '10' },
+        { name: 'timeout_seconds', label: 'Timeout (seconds)', type: 'number', value: s ? String(s.timeout_seconds) : '', placeholder: '1800' },
+        { name: 'missed', label: 'Missed ticks', type: 'select', value: s ? s.missed : 'skip',
+          options: [['skip', 'skip them'], ['catch_up', 'catch up']] },
+        { name: 'catch_up_max', label: 'Catch up at most', type: 'number', value: s && s.catch_up_max ? String(s.catch_up_max) : '' },
+        { name: 'paused', label: 'Paused', type: 'checkbox', value: s ? s.paused : false },
+      ],
+      onSubmit: (v) => {
+        if (!v.queue) throw new FieldError('queue', 'is required');
+        if (!v.name) throw new FieldError('name', 'is required');
+        const body = { cron: v.cron, task_type: v.task_type, time_zone: v.time_zone || undefined, payload: json(v, 'payload'),
+          priority: num(v, 'priority'), max_attempts: num(v, 'max_attempts'), timeout_seconds: num(v, 'timeout_seconds'),
+          missed: v.missed || undefined, catch_up_max: num(v, 'catch_up_max'), paused: v.paused || undefined };
+        return api.putJSON('api/v1/schedules/' + api.seg(v.queue) + '/' + api.seg(v.name), body);
+      },
+    });
+    if (res) {
+      ctx.notify('ok', 'Schedule ' + res.name + (s ? ' is saved.' : ' is created.'));
+      load();
+    }
+  };
 
   const rows = new Map(); // queue/name -> row
   const taskStatus = new Map(); // last task id -> status
@@ -26,7 +71,8 @@ export function mount(main, ctx) {
     const key = s.queue + '/' + s.name;
     let r = rows.get(key);
     if (!r) {
-      r = { state: h('span'), next: h('span'), last: h('span'), btn: h('button', { type: 'button', class: 'btn btn-small', dataset: { need: 'admin' } }) };
+      r = { state: h('span'), next: h('span'), last: h('span'), btn: h('button', { type: 'button', class: 'btn btn-small', dataset: { need: 'admin' } }),
+        editBtn: h('button', { type: 'button', class: 'btn btn-small', dataset: { need: 'admin', edit: '' }, 'aria-label': 'Edit schedule ' + s.name }, 'Edit') };
       r.tr = h('tr', { dataset: { schedule: key } },
         h('td', { dataset: { label: 'Schedule' } }, h('strong', {}, s.name), h('div', { class: 'small muted' },
           'queue ', h('a', { href: routeHref('tasks', { queue: s.queue }) }, s.queue))),
@@ -35,8 +81,9 @@ export function mount(main, ctx) {
         h('td', { dataset: { label: 'State' } }, r.state),
         h('td', { dataset: { label: 'Next run' } }, r.next),
         h('td', { dataset: { label: 'Last task' } }, r.last),
-        h('td', {}, r.btn));
+        h('td', {}, h('div', { class: 'actions' }, r.btn, r.editBtn)));
       r.btn.addEventListener('click', () => toggle(r));
+      r.editBtn.addEventListener('click', () => edit(r.s));
       rows.set(key, r);
     }
     r.s = s;
@@ -97,7 +144,7 @@ export function mount(main, ctx) {
       const paused = list.filter((s) => s.paused).length;
       setText(summary, list.length ? plural(list.length, 'schedule') + (paused ? ', ' + paused + ' paused.' : '.') : '');
       if (!list.length) {
-        replace(status, 'No schedules yet. Add one with ', h('code', {}, 'dtq schedule add NAME --cron "*/5 * * * *" --type TYPE'),
+        replace(status, 'No schedules yet. Add one with New schedule, ', h('code', {}, 'dtq schedule add NAME --cron "*/5 * * * *" --type TYPE'),
           ', a PUT to /api/v1/schedules/{queue}/{name}, or dtq worker --schedules FILE.');
       }
     } catch (e) {

@@ -1,6 +1,7 @@
-// Task detail: the task's fields, payload and result as readable JSON, a
-// timeline, the attempt history with errors, its durable steps, what a
-// suspended task waits for, and cancel / requeue / run now. A node of a workflow
+// Task detail: the task's fields (its trace id linked to the operator's
+// tracing UI), payload and result as readable JSON, a timeline, the
+// attempt history with errors, its durable steps, what a suspended task
+// waits for, and cancel / requeue / run now. A node of a workflow
 // links to it and shows what the node before produced. A task of an order
 // key shows the key's line: its task in flight and the next waiting.
 
@@ -91,6 +92,7 @@ export function mount(main, ctx, route) {
       t.started_at ? ['Started', timeEl(t.started_at)] : null,
       t.finished_at ? ['Finished', timeEl(t.finished_at)] : null,
       t.worker ? ['Worker', h('span', { class: 'mono' }, t.worker)] : null,
+      t.trace_id ? ['Trace', traceFact(t.trace_id)] : null,
       t.progress ? ['Progress', h('span', { id: 'task-progress' },
         h('progress', { max: '1', value: String(t.progress.fraction), 'aria-label': 'Progress' }),
         ' ' + Math.round(t.progress.fraction * 100) + '%' + (t.progress.note ? ' · ' + t.progress.note : ''))] : null,
@@ -156,6 +158,19 @@ export function mount(main, ctx, route) {
     refresh.cancel();
     clearInterval(poll);
   };
+}
+
+// traceFact is the task's trace id: a link to the operator's tracing UI
+// when the server names one (--trace-url: the page's dtq-trace-url, a
+// template with {trace_id}), else text.
+function traceFact(id) {
+  const meta = document.querySelector('meta[name="dtq-trace-url"]');
+  const tmpl = meta ? meta.content : '';
+  if (!/^https?:\/\//i.test(tmpl) || !/^[0-9a-f]{32}$/.test(id)) {
+    return h('span', { class: 'mono', id: 'task-trace', title: 'The task\'s trace id (the server links it with --trace-url)' }, id);
+  }
+  return h('a', { class: 'mono', id: 'task-trace', href: tmpl.split('{trace_id}').join(id), target: '_blank', rel: 'noopener noreferrer',
+    title: 'Open the task\'s trace' }, id);
 }
 
 // timeline lists what happened to the task, in time order, with the time

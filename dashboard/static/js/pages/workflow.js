@@ -23,7 +23,7 @@ export function mount(main, ctx, route) {
   const head = h('div', { class: 'page-head' });
   const body = h('div', { class: 'workflow-body' }, h('p', { class: 'state', role: 'status' }, 'Loading workflow…'));
   replace(main,
-    h('p', { class: 'crumbs' }, h('a', { href: '#/tasks' }, 'Tasks'), ' / workflow ', h('span', { class: 'mono' }, id)),
+    h('p', { class: 'crumbs' }, h('a', { href: routeHref('workflows', { queue: id.slice(0, Math.max(0, id.lastIndexOf('-'))) }) }, 'Workflows'), ' / workflow ', h('span', { class: 'mono' }, id)),
     head, body);
 
   const cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', id: 'cancel-workflow', dataset: { need: 'submit' } }, 'Cancel workflow');
