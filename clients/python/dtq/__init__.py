@@ -23,7 +23,7 @@ from .context import Cancelled, Context, LeaseDropped, Suspended
 from .errors import (BadRequest, ChildFailed, Conflict, ConnectionFailed, DtqError, Expired, Forbidden,
                      ForbiddenOrigin,
                      IdempotencyKeyReused, InProgress, InternalError, Invalid, LeaseLost, MethodNotAllowed,
-                     NotCancellable, NotDead, NotFound, OutOfMemory, Permanent, QueueFull, QueueNotEmpty,
+                     NotCancellable, NotDead, NotFound, NotScheduled, OutOfMemory, Permanent, QueueFull, QueueNotEmpty,
                      RateLimited, RetryAfter, SignalDelivered, TaskFinished, TooLarge, TopicFull, Unauthorized,
                      Unavailable, UnsupportedMediaType, WaitTimedOut)
 from .mq import Message, MessageQueue
@@ -38,7 +38,7 @@ __all__ = [
     "Permanent", "RetryAfter", "Cancelled", "Suspended", "LeaseDropped", "WaitTimedOut", "ChildFailed",
     "DtqError", "ConnectionFailed", "BadRequest", "Invalid", "Unauthorized", "Forbidden", "ForbiddenOrigin",
     "NotFound",
-    "MethodNotAllowed", "Conflict", "InProgress", "NotCancellable", "NotDead", "QueueNotEmpty", "LeaseLost",
+    "MethodNotAllowed", "Conflict", "InProgress", "NotCancellable", "NotDead", "NotScheduled", "QueueNotEmpty", "LeaseLost",
     "SignalDelivered", "TaskFinished", "Expired", "TooLarge", "UnsupportedMediaType", "IdempotencyKeyReused",
     "RateLimited", "QueueFull", "TopicFull", "Unavailable", "OutOfMemory", "InternalError",
     "Task", "Execution", "TaskStep", "Suspension", "TaskProgress", "Page", "BatchItem", "Workflow",

@@ -134,6 +134,10 @@ class NotDead(Conflict):
     """409 not_dead: the task is not in the dead-letter stream."""
 
 
+class NotScheduled(Conflict):
+    """409 not_scheduled: run now of a task that is not waiting in the schedule."""
+
+
 class QueueNotEmpty(Conflict):
     """409 queue_not_empty: the queue holds tasks; delete with force=True."""
 
@@ -202,6 +206,7 @@ _BY_CODE: Dict[str, Type[DtqError]] = {
     "in_progress": InProgress,
     "not_cancellable": NotCancellable,
     "not_dead": NotDead,
+    "not_scheduled": NotScheduled,
     "queue_not_empty": QueueNotEmpty,
     "lease_lost": LeaseLost,
     "signal_delivered": SignalDelivered,

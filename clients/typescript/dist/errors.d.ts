@@ -86,6 +86,9 @@ export declare class TaskFinishedError extends DtqError {
 /** 409 not_dead: requeue or discard of a task that is not a dead letter. */
 export declare class NotDeadError extends DtqError {
 }
+/** 409 not_scheduled: run now of a task that is not waiting in the schedule (not SCHEDULED). */
+export declare class NotScheduledError extends DtqError {
+}
 /** 409 queue_not_empty: delete of a queue that holds tasks, without force. */
 export declare class QueueNotEmptyError extends DtqError {
 }

@@ -93,6 +93,9 @@ export class TaskFinishedError extends DtqError {
 /** 409 not_dead: requeue or discard of a task that is not a dead letter. */
 export class NotDeadError extends DtqError {
 }
+/** 409 not_scheduled: run now of a task that is not waiting in the schedule (not SCHEDULED). */
+export class NotScheduledError extends DtqError {
+}
 /** 409 queue_not_empty: delete of a queue that holds tasks, without force. */
 export class QueueNotEmptyError extends DtqError {
 }
@@ -132,6 +135,7 @@ const byCode = {
     signal_delivered: SignalDeliveredError,
     task_finished: TaskFinishedError,
     not_dead: NotDeadError,
+    not_scheduled: NotScheduledError,
     queue_not_empty: QueueNotEmptyError,
     lease_lost: LeaseLostError,
     topic_full: TopicFullError,

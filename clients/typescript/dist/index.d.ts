@@ -9,5 +9,5 @@ export type { SubmitOptions, TaskOptions, UniqueOptions, DebounceOptions, BatchI
 export type { ConnectionOptions } from './http.js';
 export { DEFAULT_URL } from './http.js';
 export { VERSION, LIBRARY } from './version.js';
-export { DtqError, BadRequestError, InvalidError, UnauthorizedError, ForbiddenError, ForbiddenOriginError, NotFoundError, MethodNotAllowedError, ConflictError, TooLargeError, UnsupportedMediaTypeError, IdempotencyKeyReusedError, QueueFullError, UnavailableError, OutOfMemoryError, InProgressError, ExpiredError, NotCancellableError, SignalDeliveredError, TaskFinishedError, NotDeadError, QueueNotEmptyError, LeaseLostError, TopicFullError, InternalError, UpgradeRequiredError, ConnectionError, type ErrorDetails, } from './errors.js';
+export { DtqError, BadRequestError, InvalidError, UnauthorizedError, ForbiddenError, ForbiddenOriginError, NotFoundError, MethodNotAllowedError, ConflictError, TooLargeError, UnsupportedMediaTypeError, IdempotencyKeyReusedError, QueueFullError, UnavailableError, OutOfMemoryError, InProgressError, ExpiredError, NotCancellableError, SignalDeliveredError, TaskFinishedError, NotDeadError, NotScheduledError, QueueNotEmptyError, LeaseLostError, TopicFullError, InternalError, UpgradeRequiredError, ConnectionError, type ErrorDetails, } from './errors.js';
 export type * from './types.js';

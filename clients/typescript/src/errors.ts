@@ -87,6 +87,8 @@ export class SignalDeliveredError extends DtqError {}
 export class TaskFinishedError extends DtqError {}
 /** 409 not_dead: requeue or discard of a task that is not a dead letter. */
 export class NotDeadError extends DtqError {}
+/** 409 not_scheduled: run now of a task that is not waiting in the schedule (not SCHEDULED). */
+export class NotScheduledError extends DtqError {}
 /** 409 queue_not_empty: delete of a queue that holds tasks, without force. */
 export class QueueNotEmptyError extends DtqError {}
 /** 409 lease_lost: the lease is not yours any more; nothing was changed. Drop the work. */
@@ -123,6 +125,7 @@ const byCode: Record<string, ErrorClass> = {
   signal_delivered: SignalDeliveredError,
   task_finished: TaskFinishedError,
   not_dead: NotDeadError,
+  not_scheduled: NotScheduledError,
   queue_not_empty: QueueNotEmptyError,
   lease_lost: LeaseLostError,
   topic_full: TopicFullError,

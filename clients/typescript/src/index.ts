@@ -21,7 +21,7 @@ export {
   DtqError, BadRequestError, InvalidError, UnauthorizedError, ForbiddenError, ForbiddenOriginError, NotFoundError,
   MethodNotAllowedError, ConflictError, TooLargeError, UnsupportedMediaTypeError, IdempotencyKeyReusedError,
   QueueFullError, UnavailableError, OutOfMemoryError, InProgressError, ExpiredError, NotCancellableError,
-  SignalDeliveredError, TaskFinishedError, NotDeadError, QueueNotEmptyError, LeaseLostError, TopicFullError,
+  SignalDeliveredError, TaskFinishedError, NotDeadError, NotScheduledError, QueueNotEmptyError, LeaseLostError, TopicFullError,
   InternalError, UpgradeRequiredError, ConnectionError,
   type ErrorDetails,
 } from './errors.js';
