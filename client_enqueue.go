@@ -277,73 +277,88 @@ func (c *Client) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) ([]Enqu
 }
 
 // prepare validates one submission and builds its script item.
-func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queueState, store.EnqueueItem, error) {
-	var o EnqueueOpts
+// CheckSubmission checks a submission by the rules of Enqueue that do not
+// depend on a Client's Config (the payload's size does) and returns its
+// payload as JSON: what a program that stores submissions to make later
+// (package outbox) checks before it stores one. The errors are Enqueue's.
+func CheckSubmission(taskType string, payload any, opts *EnqueueOpts) (json.RawMessage, error) {
+	_, _, data, err := checkSubmission(taskType, payload, opts)
+	return data, err
+}
+
+// checkSubmission checks a submission (CheckSubmission) and returns its
+// options with the defaults filled in, its priority and its payload.
+func checkSubmission(taskType string, payload any, opts *EnqueueOpts) (o EnqueueOpts, prio int, data []byte, err error) {
 	if opts != nil {
 		o = *opts
 	}
-	var item store.EnqueueItem
 	if o.Queue == "" {
 		o.Queue = DefaultQueue
 	}
 	if err := checkQueue("queue", o.Queue); err != nil {
-		return nil, item, err
+		return o, 0, nil, err
 	}
 	if err := checkType(taskType); err != nil {
-		return nil, item, err
+		return o, 0, nil, err
 	}
-	prio := DefaultPriority
+	prio = DefaultPriority
 	if o.Priority != nil {
 		prio = *o.Priority
 	}
 	if prio < 0 || prio > 9 {
-		return nil, item, invalid("priority", "must be an integer from 0 to 9 (got %d)", prio)
+		return o, 0, nil, invalid("priority", "must be an integer from 0 to 9 (got %d)", prio)
 	}
 	switch {
 	case o.MaxAttempts < 0 || o.MaxAttempts > MaxMaxAttempts:
-		return nil, item, invalid("max_attempts", "must be an integer from 1 to %d (got %d)", MaxMaxAttempts, o.MaxAttempts)
+		return o, 0, nil, invalid("max_attempts", "must be an integer from 1 to %d (got %d)", MaxMaxAttempts, o.MaxAttempts)
 	case o.MaxAttempts == 0:
 		o.MaxAttempts = DefaultMaxAttempts
 	}
 	switch {
 	case o.Timeout < 0 || o.Timeout > MaxTimeout:
-		return nil, item, invalid("timeout", "must be positive and at most %v (got %v)", MaxTimeout, o.Timeout)
+		return o, 0, nil, invalid("timeout", "must be positive and at most %v (got %v)", MaxTimeout, o.Timeout)
 	case o.Timeout == 0:
 		o.Timeout = DefaultTimeout
 	case o.Timeout < time.Millisecond:
-		return nil, item, invalid("timeout", "must be at least 1ms (got %v)", o.Timeout)
+		return o, 0, nil, invalid("timeout", "must be at least 1ms (got %v)", o.Timeout)
 	}
 	if o.Delay < 0 {
-		return nil, item, invalid("delay", "must not be negative (got %v)", o.Delay)
+		return o, 0, nil, invalid("delay", "must not be negative (got %v)", o.Delay)
 	}
 	if o.Delay > MaxDelay {
-		return nil, item, invalid("delay", "must be at most %v (got %v)", MaxDelay, o.Delay)
+		return o, 0, nil, invalid("delay", "must be at most %v (got %v)", MaxDelay, o.Delay)
 	}
 	if o.Delay > 0 && !o.RunAt.IsZero() {
-		return nil, item, invalid("delay", "and run_at are exclusive")
+		return o, 0, nil, invalid("delay", "and run_at are exclusive")
 	}
 	if len(o.IdempotencyKey) > MaxIdempotencyKey || !utf8.ValidString(o.IdempotencyKey) {
-		return nil, item, invalid("idempotency_key", "must be valid UTF-8 of at most %d bytes", MaxIdempotencyKey)
+		return o, 0, nil, invalid("idempotency_key", "must be valid UTF-8 of at most %d bytes", MaxIdempotencyKey)
 	}
 	if _, err := checkUnique(o.Unique, o.IdempotencyKey); err != nil {
-		return nil, item, err
+		return o, 0, nil, err
 	}
 	if err := checkDebounce(&o); err != nil {
-		return nil, item, err
+		return o, 0, nil, err
 	}
 	if o.Group != "" && !keys.ValidName(o.Group) {
-		return nil, item, invalid("group", "must be %s (got %q)", keys.NameRule, o.Group)
+		return o, 0, nil, invalid("group", "must be %s (got %q)", keys.NameRule, o.Group)
 	}
 	if o.LimitKey != "" && !keys.ValidName(o.LimitKey) {
-		return nil, item, invalid("limit_key", "must be %s (got %q)", keys.NameRule, o.LimitKey)
+		return o, 0, nil, invalid("limit_key", "must be %s (got %q)", keys.NameRule, o.LimitKey)
 	}
 	if o.OrderKey != "" && !keys.ValidName(o.OrderKey) {
-		return nil, item, invalid("order_key", "must be %s (got %q)", keys.NameRule, o.OrderKey)
+		return o, 0, nil, invalid("order_key", "must be %s (got %q)", keys.NameRule, o.OrderKey)
 	}
 	if o.OrderKey != "" && o.Unique != nil {
-		return nil, item, invalid("order_key", "and unique are exclusive")
+		return o, 0, nil, invalid("order_key", "and unique are exclusive")
 	}
-	data, err := marshalPayload(payload)
+	data, err = marshalPayload(payload)
+	return o, prio, data, err
+}
+
+func (c *engine) prepare(taskType string, payload any, opts *EnqueueOpts) (*queueState, store.EnqueueItem, error) {
+	var item store.EnqueueItem
+	o, prio, data, err := checkSubmission(taskType, payload, opts)
 	if err != nil {
 		return nil, item, err
 	}

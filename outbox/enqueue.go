@@ -2,13 +2,10 @@ package outbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/keys"
 )
 
 const insertRow = `INSERT INTO ` + Table + ` (queue, task_type, payload, priority, max_attempts, timeout_ms,
@@ -70,22 +67,11 @@ func millis(d time.Duration) int64 {
 }
 
 // check validates a submission by dtq's rules (those that do not depend
-// on a client's Config) and returns its payload as JSON. It fills the
-// default queue.
+// on a client's Config: dtq.CheckSubmission) and the outbox's own, and
+// returns its payload as JSON. It fills the default queue.
 func check(taskType string, payload any, o *dtq.EnqueueOpts) ([]byte, error) {
 	if o.Queue == "" {
 		o.Queue = dtq.DefaultQueue
-	}
-	if !keys.ValidName(o.Queue) {
-		return nil, invalid("queue", "must be %s (got %q)", keys.NameRule, o.Queue)
-	}
-	if taskType == "" || len(taskType) > dtq.MaxTypeLen || !utf8.ValidString(taskType) {
-		return nil, invalid("task_type", "must be 1-%d bytes of UTF-8 (got %d bytes)", dtq.MaxTypeLen, len(taskType))
-	}
-	for _, r := range taskType {
-		if r < 0x20 || r == 0x7f {
-			return nil, invalid("task_type", "must not contain control characters")
-		}
 	}
 	switch {
 	case o.IdempotencyKey != "":
@@ -95,52 +81,7 @@ func check(taskType string, payload any, o *dtq.EnqueueOpts) ([]byte, error) {
 	case o.Debounce != nil:
 		return nil, invalid("debounce", "is not taken by the outbox (a relayed task is idempotent on its row's id)")
 	}
-	if o.Priority != nil && (*o.Priority < 0 || *o.Priority > 9) {
-		return nil, invalid("priority", "must be an integer from 0 to 9 (got %d)", *o.Priority)
-	}
-	if o.MaxAttempts < 0 || o.MaxAttempts > dtq.MaxMaxAttempts {
-		return nil, invalid("max_attempts", "must be an integer from 1 to %d (got %d)", dtq.MaxMaxAttempts, o.MaxAttempts)
-	}
-	if o.Timeout < 0 || o.Timeout > dtq.MaxTimeout || (o.Timeout > 0 && o.Timeout < time.Millisecond) {
-		return nil, invalid("timeout", "must be from 1ms to %v (got %v)", dtq.MaxTimeout, o.Timeout)
-	}
-	if o.Delay < 0 || o.Delay > dtq.MaxDelay {
-		return nil, invalid("delay", "must be from 0 to %v (got %v)", dtq.MaxDelay, o.Delay)
-	}
-	if o.Delay > 0 && !o.RunAt.IsZero() {
-		return nil, invalid("delay", "and run_at are exclusive")
-	}
-	for _, n := range []struct{ field, v string }{{"group", o.Group}, {"limit_key", o.LimitKey}, {"order_key", o.OrderKey}} {
-		if n.v != "" && !keys.ValidName(n.v) {
-			return nil, invalid(n.field, "must be %s (got %q)", keys.NameRule, n.v)
-		}
-	}
-	return marshalPayload(payload)
-}
-
-// marshalPayload is dtq's rule: raw bytes must be JSON already, anything
-// else is marshalled.
-func marshalPayload(payload any) ([]byte, error) {
-	var data []byte
-	switch p := payload.(type) {
-	case json.RawMessage:
-		data = p
-	case []byte:
-		data = p
-	default:
-		b, err := json.Marshal(payload)
-		if err != nil {
-			return nil, invalid("payload", "cannot be encoded as JSON: %v", err)
-		}
-		return b, nil
-	}
-	if len(data) == 0 {
-		return []byte("null"), nil
-	}
-	if !json.Valid(data) {
-		return nil, invalid("payload", "is not valid JSON")
-	}
-	return data, nil
+	return dtq.CheckSubmission(taskType, payload, o)
 }
 
 func invalid(field, format string, args ...any) error {
