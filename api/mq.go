@@ -318,13 +318,9 @@ func (s *Server) mqSettle(w http.ResponseWriter, r *http.Request, what string, a
 
 // mqTopic: GET /api/v1/mq/{queue}/topics/{topic}[?group=] → 200 counts.
 func (s *Server) mqTopic(w http.ResponseWriter, r *http.Request) {
-	group := "dtq"
-	if r.URL.Query().Has("group") {
-		group = r.URL.Query().Get("group")
-		if group == "" {
-			s.writeErr(w, r, invalidField("group", `must not be empty (leave it out for "dtq")`))
-			return
-		}
+	group, ok := s.mqGroup(w, r)
+	if !ok {
+		return
 	}
 	q, err := s.mq(r)
 	if err != nil {
@@ -369,4 +365,18 @@ func (s *Server) mqDead(w http.ResponseWriter, r *http.Request) {
 		out.Dead[i] = dm
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// mqGroup is a read's consumer group: ?group=, "dtq" when left out; an
+// empty one is answered 400 (ok false).
+func (s *Server) mqGroup(w http.ResponseWriter, r *http.Request) (group string, ok bool) {
+	if !r.URL.Query().Has("group") {
+		return "dtq", true
+	}
+	group = r.URL.Query().Get("group")
+	if group == "" {
+		s.writeErr(w, r, invalidField("group", `must not be empty (leave it out for "dtq")`))
+		return "", false
+	}
+	return group, true
 }

@@ -27,13 +27,9 @@ func (s *Server) mqQueueList(w http.ResponseWriter, r *http.Request) {
 // mqTopicList: GET /api/v1/mq/{queue}/topics[?group=] → 200 the queue's
 // topics (the first maxMQTopicList, sorted) with their counts for the group.
 func (s *Server) mqTopicList(w http.ResponseWriter, r *http.Request) {
-	group := "dtq"
-	if r.URL.Query().Has("group") {
-		group = r.URL.Query().Get("group")
-		if group == "" {
-			s.writeErr(w, r, invalidField("group", `must not be empty (leave it out for "dtq")`))
-			return
-		}
+	group, ok := s.mqGroup(w, r)
+	if !ok {
+		return
 	}
 	q, err := s.mq(r)
 	if err != nil {
