@@ -16,6 +16,9 @@ func TestListWorkflows(t *testing.T) {
 		ctx := t.Context()
 		submit := func() *dtq.Workflow {
 			t.Helper()
+			// (a millisecond of its own: the list orders by creation time,
+			// in ms, and workflows of one ms by id — random within it)
+			time.Sleep(2 * time.Millisecond)
 			w, err := e.c.EnqueueWorkflow(ctx, dtq.Chain(dtq.Call("a", 1, nil), dtq.Call("b", 2, nil)), &dtq.WorkflowOpts{Queue: "wl"})
 			if err != nil {
 				t.Fatal(err)
