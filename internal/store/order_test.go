@@ -158,3 +158,112 @@ func TestOrderKeyPassedByTheEndingCall(t *testing.T) {
 		finish(e, s, OutcomeOK)
 	})
 }
+
+// A run's start names the first task waiting for its order key
+// (Started.Next), and its finish, given that name, moves that task into its
+// band in the same call — no promotePassed after it (noPassOn), no
+// scheduler: the next read claims it. A finish without the name leaves it
+// to the schedule (which shows what the name does); one whose named task
+// left the line meanwhile passes the key to the task after it.
+func TestOrderKeyNextMovedByTheFinish(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		q.noPassOn = true
+		ensureGroups(t, q)
+		enqueue := func(key string, delays ...time.Duration) []string {
+			t.Helper()
+			var items []EnqueueItem
+			for _, d := range delays {
+				items = append(items, EnqueueItem{Type: "t", Priority: 5, MaxAttempts: 3, Timeout: time.Minute, OrderKey: key, Delay: d})
+			}
+			res, err := q.Enqueue(ctx, EnqueueConfig{}, items)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := make([]string, len(res))
+			for i, r := range res {
+				ids[i] = r.ID
+			}
+			return ids
+		}
+		// claim reads the bands once and starts what it read: nothing, or
+		// task id alone, whose start must name next ("" for none).
+		claim := func(what, id, next string) (Entry, Started, bool) {
+			t.Helper()
+			entries, _, err := q.ReadBands(ctx, "w", 10, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) == 0 {
+				return Entry{}, Started{}, false
+			}
+			if len(entries) != 1 || entries[0].TaskID != id {
+				t.Fatalf("%s: claimed %v, want %s alone", what, entries, id)
+			}
+			st, err := q.Start(ctx, StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}, entries)
+			if err != nil || st[0].Code != Began {
+				t.Fatalf("%s: start %+v %v", what, st, err)
+			}
+			if want := ulidOf(next); next == "" && st[0].Next != "" || next != "" && st[0].Next != want {
+				t.Fatalf("%s: the start names %q as the key's next, want %q", what, st[0].Next, want)
+			}
+			return entries[0], st[0], true
+		}
+		mustClaim := func(what, id, next string) (Entry, Started) {
+			t.Helper()
+			e, s, ok := claim(what, id, next)
+			if !ok {
+				rec, _ := q.s.Get(ctx, id)
+				t.Fatalf("%s: nothing to claim, want %s in its band at once (it is %+v)", what, id, rec)
+			}
+			return e, s
+		}
+		finish := func(e Entry, s Started, next string) {
+			t.Helper()
+			item := FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: s.Run, Outcome: OutcomeOK,
+				Attempt: s.Attempt, Crashes: s.Crashes, Started: s.Started, Next: next}
+			out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, "w", []FinishItem{item})
+			if err != nil || out[0] != StatusSucceeded {
+				t.Fatalf("finish %s: %v %v", e.TaskID, out, err)
+			}
+		}
+
+		a := enqueue("a", 0, 0, 0)
+		e, s := mustClaim("the holder", a[0], a[1])
+		finish(e, s, s.Next)
+		e, s = mustClaim("the next, moved by the finish", a[1], a[2])
+		finish(e, s, "")
+		if _, _, ok := claim("after a finish not naming the next", a[2], ""); ok {
+			t.Fatal("a finish not naming the next moved it: the test shows nothing")
+		}
+		if n, _, _, err := q.PromoteDue(ctx, 100); err != nil || n != 1 {
+			t.Fatalf("the scheduler's promote: %d %v", n, err)
+		}
+		e, s = mustClaim("the last of a, from the schedule", a[2], "")
+		finish(e, s, "")
+
+		// The named next cancelled while the holder ran: the key goes to
+		// the one after it (through the schedule), never to the cancelled.
+		q.noPassOn = false
+		c := enqueue("c", 0, 0, 0)
+		e, s = mustClaim("the holder of c", c[0], c[1])
+		if status, _, err := q.Cancel(ctx, c[1], time.Hour); err != nil || status != StatusCancelled {
+			t.Fatalf("cancel the waiter: %s %v", status, err)
+		}
+		finish(e, s, s.Next)
+		mustClaim("the one after the cancelled", c[2], "")
+		if rec, err := q.s.Get(ctx, c[1]); err != nil || rec.Status != StatusCancelled {
+			t.Fatalf("the cancelled waiter: %+v %v", rec, err)
+		}
+
+		// A named next due later waits for its delay (the key's).
+		d := enqueue("d", 0, time.Hour)
+		e, s = mustClaim("the holder of d", d[0], d[1])
+		finish(e, s, s.Next)
+		if _, _, ok := claim("a next due in an hour", d[1], ""); ok {
+			t.Fatal("a next due in an hour was moved into its band")
+		}
+	})
+}
