@@ -6,6 +6,6 @@ import "github.com/dtq-dev/dtq/internal/claim"
 // a handler or a holder gets.
 func startedTask(c *claim.Claim, worker string) *Task {
 	t := taskOf(c.Record(worker))
-	t.band, t.entry, t.started, t.next = c.Entry.Band, c.Entry.EntryID, c.Started.Started, c.Started.Next
+	t.band, t.entry, t.started = c.Entry.Band, c.Entry.EntryID, c.Started.Started
 	return t
 }

@@ -149,7 +149,6 @@ type Task struct {
 	entry   string // stream entry id being run
 	idem    string // idempotency record hash, if any
 	started string // Unix ms of this run's start, as Redis recorded it
-	next    string // the ULID of its order key's next task, as its start read it (store.Started.Next)
 	parent  string // "<task id> <step>" of the task awaiting it (Child)
 	// claimed: when this worker's read that claimed the entry went out (a
 	// worker checks a claim this old is still its own before running it)

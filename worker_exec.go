@@ -202,7 +202,6 @@ func (w *Worker) execute(ctx context.Context, ex *execution) (store.FinishItem, 
 	w.mu.Unlock()
 	item := store.FinishItem{
 		TaskID: t.ID, IdemHash: t.idem, Band: t.band, EntryID: t.entry, Run: t.run, Crashes: t.Crashes, Attempt: t.Attempt, Started: t.started, Born: t.born,
-		Next: t.next,
 	}
 	if t.Workflow != "" {
 		item.Workflow, item.Step, item.Prev = t.Workflow[len(t.Queue)+1:], t.WorkflowNode, t.Previous

@@ -525,10 +525,6 @@ type Started struct {
 	// that its OnFullReplaceWaiting rule cancelled (a task two starts of a
 	// batch replaced is listed at the first).
 	Replaced []Replaced
-	// Next is the ULID of the first task waiting for this task's order
-	// key when it started, "" for none: the run's finish passes the key to
-	// it in the same call (FinishItem.Next).
-	Next string
 }
 
 // Replaced is a task a full limit's OnFullReplaceWaiting rule cancelled.
@@ -629,7 +625,6 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 			vs[i], _ = w.ToString()
 		}
 		ms, rules := splitRuled(vs)
-		rules = nextWaiters(rules, out)
 		if len(ms) > 0 {
 			_, _ = q.promoteWaiters(ctx, ms)
 		}

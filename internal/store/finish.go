@@ -53,11 +53,6 @@ type FinishItem struct {
 	Workflow string
 	Step     int
 	Prev     []byte
-	// Next is Started.Next of this run's start: the waiter its order key
-	// goes to next, whose task hash the call names so that it moves into
-	// its band in the same call; "" for none (or not known: the key is
-	// passed on through the schedule, opromote.lua).
-	Next string
 }
 
 // FinishConfig is the per-queue input of Finish.
@@ -115,10 +110,6 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 			ks = append(ks, q.k.Workflow(it.Workflow))
 			kind += itoa(len(ks))
 		}
-		if it.Next != "" && kind[0] == 'h' {
-			ks = append(ks, q.k.Task(it.Next))
-			kind += ">" + itoa(len(ks))
-		}
 		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kind)
 		if sp := it.Born; sp != nil && kinds[i] == "H" {
 			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash, sp.Trace,
@@ -136,7 +127,6 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		}
 	}
 	ks = append(ks, q.k.OrderHold(), q.k.OrderWait(), q.k.Progress())
-	args = append(args, q.k.Events())
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	out, err := res.AsStrSlice()
 	if err != nil {
@@ -145,7 +135,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 	if len(out) < len(items) {
 		return nil, unexpected("finish", out)
 	}
-	if passed := out[len(items):]; len(passed) > 0 && !q.noPassOn {
+	if passed := out[len(items):]; len(passed) > 0 {
 		// Order keys passed on: their next tasks move into their bands now
 		// rather than at the scheduler's next pass (which does it, should
 		// this fail).

@@ -23,8 +23,6 @@
 -- ARGV[5]        the queue's name (a task's id is "<queue>-<ULID>")
 -- ARGV[6]        "1" to keep succeeded tasks for the retention, "0" to delete
 --                them as they succeed (their idempotency records stay)
--- ARGV[#ARGV]    events channel (the QUEUED events of the tasks moved into
---                their bands here: pass_inline)
 -- ARGV[7]        N; then per item 7 values — band, entry id, run (the
 --                fence), outcome, text, idempotency key index (0 = none),
 --                kind — and, for kind H, 8 more: the fields of the task's
@@ -45,10 +43,7 @@
 --                with ("" for none) — and for kind P a third: its result
 --                (its packed record is an R4 one, or R6, with the workflow's
 --                fields) —: its end is recorded in the workflow, and what
---                follows starts, in this call (wf_task_end). Kind "h" may
---                end with ">" and the index in KEYS of the task hash of its
---                order key's first waiter when it started (start.lua's "o"
---                mark: "h>21", "h19>21"): see pass_inline.
+--                follows starts, in this call (wf_task_end).
 --                A retry has its
 --                delay ms after a "/" in the outcome ("retry/1500"). (Values
 --                are few, and the common case's writes are one command per
@@ -110,50 +105,17 @@ local ulids = {}
 for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
 local states = redis.call('HMGET', runs, unpack(ulids))
 
--- kind_of splits an item's kind: its letter, then the indexes in KEYS of
--- its workflow hash and of its order key's next waiter's hash (nil: none)
-local function kind_of(kind)
-  if #kind == 1 then return kind end
-  local wf, nx = string.match(kind, '^.(%d*)>?(%d*)$')
-  return string.sub(kind, 1, 1), tonumber(wf), tonumber(nx)
-end
-
 -- next_item is the index in ARGV of the item after the one at a
 local function next_item(a)
-  local k1, wf = kind_of(ARGV[a + 6])
+  local kind = ARGV[a + 6]
+  local k1 = string.byte(kind, 1)
   local nxt = a + 7
-  if k1 == 'H' then nxt = a + 15 end
-  if wf then
+  if k1 == 72 then nxt = a + 15 end -- 'H'
+  if #kind > 1 then
     nxt = nxt + 2
-    if k1 == 'P' then nxt = nxt + 1 end
+    if k1 == 80 then nxt = nxt + 1 end -- 'P'
   end
   return nxt
-end
-
--- pass_inline passes order key okey on from task ulid, which holds it, to
--- the waiter whose task hash is nk — the key's first waiter when the task
--- started (start.lua's "o" mark) — and moves that waiter into its band:
--- opromote.lua's work, done here without the schedule's hop. As long as
--- that waiter is still in owait it is the key's first (later ones have
--- later sequence numbers). True when it did; false, with nothing changed,
--- when the task does not hold the key or that waiter has left owait, is
--- due later or has a group (order_release does it then).
-local queued = {} -- the QUEUED events of the waiters moved in
-local function pass_inline(okey, ulid, nk)
-  if redis.call('HGET', ohold, okey) ~= ulid then return false end
-  local s = redis.call('HMGET', nk, 'status', 'prio', 'owait', 'group', 'attempt',
-    'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick', 'lkey', 'wf', 'wstep', 'prev', 'trace', 'parent')
-  local m = s[3]
-  if s[1] ~= 'QUEUED' or not m or s[4] or string.sub(m, 1, #okey + 1) ~= okey .. '|' then return false end
-  if (tonumber(string.match(m, '|(%d+)|[^|]*$') or '0') or 0) > now then return false end
-  if redis.call('ZREM', owait, m) == 0 then return false end
-  local nu = string.sub(m, -26)
-  local id = queue .. '-' .. nu
-  redis.call('HSET', ohold, okey, nu)
-  redis.call('HDEL', nk, 'owait')
-  redis.call('HSET', nk, 'entry', readd_entry(KEYS[8 + tonumber(s[2])], id, s, 5))
-  queued[#queued + 1] = id .. '\tQUEUED\t' .. s[6] .. '\t' .. (s[5] or '0') .. '\t' .. s[2] .. '\t' .. nowS
-  return true
 end
 
 -- The items of run 1 without a Run field (or withdrawn, "C") may be
@@ -178,9 +140,10 @@ for i = 1, n do
   local p, eid, run, outcome, text = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local ik, kind = ARGV[a + 5], ARGV[a + 6] -- (ik a number only when used: tonumber is strtod)
   local wfk, wnode, wprev, wres
-  local wfi, nxi
-  kind, wfi, nxi = kind_of(kind)
-  if wfi then wfk = KEYS[wfi] end
+  if #kind > 1 then
+    wfk = KEYS[tonumber(string.sub(kind, 2))]
+    kind = string.sub(kind, 1, 1)
+  end
   local s = a + 7 -- the birth entry's fields and the run's start, for kind H
   if kind == 'H' then a = a + 15 else a = a + 7 end
   if wfk then
@@ -292,11 +255,8 @@ for i = 1, n do
         end
       end
       if kind == 'h' and res ~= 'SCHEDULED' then
-        local okey = redis.call('HGET', key, 'okey')
-        if not (okey and nxi and pass_inline(okey, ulid, KEYS[nxi])) then
-          local _, later = order_release(ohold, owait, schedule, queue, okey, ulid, now)
-          if later then passedLater = true end
-        end
+        local _, later = order_release(ohold, owait, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now)
+        if later then passedLater = true end
       end
       if res == 'SUCCEEDED' and not keepSucceeded then
         redis.call('DEL', key)
@@ -357,7 +317,6 @@ if succeeded > 0 then redis.call('HINCRBY', info, 'succeeded', succeeded) end
 if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
 if retried > 0 then redis.call('HINCRBY', info, 'retried', retried) end
-if #queued > 0 then redis.call('PUBLISH', ARGV[#ARGV], table.concat(queued, '\n')) end
 if retried > 0 or passedLater then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
 -- the waiters the ended tasks passed their order keys to, due now: the
 -- caller moves them into their bands (promote.lua) — should it not, they

@@ -32,30 +32,11 @@ func splitRuled(tail []string) (members []string, rules []rule) {
 			continue
 		}
 		switch letter {
-		case OnFullCancelNewest, OnFullCancelRunning, OnFullReplaceWaiting, orderNext:
+		case OnFullCancelNewest, OnFullCancelRunning, OnFullReplaceWaiting:
 			rules = append(rules, rule{entry: n - 1, letter: letter, id: id})
 		}
 	}
 	return members, rules
-}
-
-// orderNext marks, in a Start's answer, the order key's first waiter of
-// a task started there (Started.Next).
-const orderNext = "o"
-
-// nextWaiters notes the orderNext marks of rules in out and returns the
-// rest.
-func nextWaiters(rules []rule, out []Started) []rule {
-	kept := rules[:0]
-	for _, r := range rules {
-		switch {
-		case r.letter != orderNext:
-			kept = append(kept, r)
-		case r.entry < len(out):
-			out[r.entry].Next = r.id
-		}
-	}
-	return kept
 }
 
 // ruled notes in out (a Start's answer) the rule that acted at each entry,

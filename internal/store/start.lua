@@ -119,11 +119,8 @@
 -- its oldest run ("r") requested that run's cancellation
 -- (scope_cancel_oldest: not when one of its runs was being cancelled
 -- already) — it holds the task back as a full limit does (the rules' counts
--- in metrics come from these marks); and "o:<i>:<ULID>" for a task of an
--- order key started here (it holds the key) whose key's first waiter is
--- that task: the caller names the waiter's hash to the run's finish, which
--- passes the key on in the same call (finish.lua's pass_inline). Code is
--- 1 when started (the caller publishes the RUNNING event), 0 when skipped, -1 when it went DEAD, -2 when it went CANCELLED
+-- in metrics come from these marks). Code is 1 when started (the caller publishes the RUNNING
+-- event), 0 when skipped, -1 when it went DEAD, -2 when it went CANCELLED
 -- (events of both published here), 3 when a scoped concurrency limit holds
 -- it back, 4 when a scoped rate or pause defers it. The band an entry came
 -- from is its task's priority.
@@ -410,7 +407,7 @@ for i = 0, n - 1 do
       code, run, attempt, crashes = start_born(scopes, tk, id, ulid, band, eid, prio, wfk)
     end
   else
-    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot', 'resume', 'okey')
+    local f = redis.call('HMGET', tk, 'status', 'run', 'attempt', 'crashes', 'group', 'rslot', 'resume')
     local grp = admitted and f[5] or nil
     if grp and not (f[1] == 'QUEUED' and (paused or mode == '2' or giveAfter)) then
       room[grp] = group_left(gcount, grp)
@@ -433,12 +430,6 @@ for i = 0, n - 1 do
         starts[#starts + 1] = ulid
         starts[#starts + 1] = run .. '|' .. attempt .. '|' .. crashes .. '|' .. nowS .. '|0|' .. worker
         code = 1
-        if f[8] then
-          -- it holds its order key: its finish passes the key to this
-          -- waiter in the same call (finish.lua's pass_inline)
-          local nxt = waiters(owait, f[8], '|', 1)
-          if nxt[1] then ruled[#ruled + 1] = 'o:' .. entry .. ':' .. string.sub(nxt[1], -26) end
-        end
       end
     else
       ack_del(band, group, eid)

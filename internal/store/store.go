@@ -48,10 +48,6 @@ type Queue struct {
 	// wfSweep is where SweepWorkflows goes on from: a creation time
 	// (Unix ms) in the workflow index.
 	wfSweep atomic.Int64
-	// noPassOn: Finish leaves the order keys' next tasks finish.lua did
-	// not move itself to the scheduler (set by tests only, to show which
-	// the finish moved).
-	noPassOn bool
 }
 
 // Queue returns queue name (a valid queue name) of s. It does no I/O.
