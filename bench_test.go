@@ -375,9 +375,11 @@ func BenchmarkDrainGroups(b *testing.B) {
 // keys=0's rate, in the same run. "records" is the floor under it: the
 // same tasks with a record from their submission and no order key (a
 // limit key of 1,000, no limit set: the path of a task with a hash, which
-// a task of an order key takes once it waited).
+// a task of an order key takes once it waited). "keys=1" puts every task in
+// one key's line: a key's hand-over latency sets its rate (run it with
+// -benchtime 2000x).
 func BenchmarkDrainOrdered(b *testing.B) {
-	for _, keys := range []int{0, 1000, -1000} {
+	for _, keys := range []int{0, 1000, -1000, 1} {
 		name := fmt.Sprintf("keys=%d", keys)
 		if keys < 0 {
 			name = "records"
