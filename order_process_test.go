@@ -28,7 +28,8 @@ type orderedTask struct {
 }
 
 // handleOrdered registers "ordered" on a child worker: it logs "os
-// <worker> <unix ns> <key> <seq>" as it starts and "oe …" as it ends to
+// <worker> <unix ns> <key> <seq> <attempt> <crashes>" as it starts and "oe
+// …" as it ends to
 // childEffectsEnv, naps a millisecond, and fails a first attempt when
 // asked.
 func handleOrdered(w *dtq.Worker, id string) {
@@ -45,7 +46,7 @@ func handleOrdered(w *dtq.Worker, id string) {
 			if err != nil {
 				return
 			}
-			fmt.Fprintf(f, "%s %s %d %s %d\n", kind, id, time.Now().UnixNano(), p.Key, p.Seq)
+			fmt.Fprintf(f, "%s %s %d %s %d %d %d\n", kind, id, time.Now().UnixNano(), p.Key, p.Seq, t.Attempt, t.Crashes)
 			f.Close()
 		}
 		logLine("os")
@@ -64,6 +65,9 @@ type orderEffect struct {
 	at     int64
 	key    string
 	seq    int
+	// attempt and crashes of the execution (a failure report tells a
+	// takeover of a live run, crashes one more, from a second start)
+	attempt, crashes int
 }
 
 func readOrderEffects(t *testing.T, path string) []orderEffect {
@@ -80,15 +84,17 @@ func readOrderEffects(t *testing.T, path string) []orderEffect {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		p := strings.Fields(sc.Text())
-		if len(p) != 5 || (p[0] != "os" && p[0] != "oe") {
+		if len(p) != 7 || (p[0] != "os" && p[0] != "oe") {
 			continue // a torn line of a killed process, or another handler's
 		}
 		at, err1 := strconv.ParseInt(p[2], 10, 64)
 		seq, err2 := strconv.Atoi(p[4])
-		if err1 != nil || err2 != nil {
+		attempt, err3 := strconv.Atoi(p[5])
+		crashes, err4 := strconv.Atoi(p[6])
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 			continue
 		}
-		out = append(out, orderEffect{start: p[0] == "os", worker: p[1], at: at, key: p[3], seq: seq})
+		out = append(out, orderEffect{start: p[0] == "os", worker: p[1], at: at, key: p[3], seq: seq, attempt: attempt, crashes: crashes})
 	}
 	slices.SortStableFunc(out, func(a, b orderEffect) int {
 		switch {
@@ -110,8 +116,9 @@ func readOrderEffects(t *testing.T, path string) []orderEffect {
 func checkOrderEffects(t *testing.T, es []orderEffect, killed map[string]int64, keys, perKey int) {
 	t.Helper()
 	type open struct {
-		worker string
-		seq    int
+		worker           string
+		seq              int
+		attempt, crashes int
 	}
 	running := map[string]*open{}
 	last := map[string]int{}
@@ -140,13 +147,14 @@ func checkOrderEffects(t *testing.T, es []orderEffect, killed map[string]int64, 
 			continue
 		}
 		if o != nil {
-			report("key %s: seq %d started on %s while seq %d ran on %s", e.key, e.seq, e.worker, o.seq, o.worker)
+			report("key %s: seq %d started on %s (attempt %d, crashes %d) while seq %d ran on %s (attempt %d, crashes %d)",
+				e.key, e.seq, e.worker, e.attempt, e.crashes, o.seq, o.worker, o.attempt, o.crashes)
 		}
 		if l, ok := last[e.key]; ok && e.seq < l {
 			report("key %s: seq %d started after seq %d", e.key, e.seq, l)
 		}
 		last[e.key] = e.seq
-		running[e.key] = &open{worker: e.worker, seq: e.seq}
+		running[e.key] = &open{worker: e.worker, seq: e.seq, attempt: e.attempt, crashes: e.crashes}
 	}
 	if len(done) != keys {
 		report("%d keys ran to an end, want %d", len(done), keys)
