@@ -167,7 +167,7 @@ func ExampleDebounceOpts() {
 	})
 	defer stop()
 
-	debounce := &dtq.EnqueueOpts{Debounce: &dtq.DebounceOpts{Key: "doc-7", Period: 100 * time.Millisecond}}
+	debounce := &dtq.EnqueueOpts{Debounce: &dtq.DebounceOpts{Key: "doc-7", Period: time.Second}}
 	a, _ := client.Enqueue(ctx, "reindex", map[string]int{"edit": 1}, debounce)
 	b, _ := client.Enqueue(ctx, "reindex", map[string]int{"edit": 2}, debounce)
 	fmt.Println(a.Debounced, b.Debounced, b.Task.ID == a.Task.ID, <-ran)
