@@ -103,7 +103,8 @@ func ReadNew(ctx context.Context, c rueidis.Client, group, consumer, stream stri
 // WaitNew blocks up to timeout in XREAD until one of streams gets an entry
 // after its id in ids, and returns the streams that did (none: timed out).
 func WaitNew(ctx context.Context, c rueidis.Client, streams, ids []string, timeout time.Duration) (map[string]bool, error) {
-	cmd := c.B().Xread().Count(1).Block(timeout.Milliseconds()).Streams().Key(streams...).Id(ids...).Build()
+	// (at least 1 ms, rounded up: BLOCK 0 would wait forever)
+	cmd := c.B().Xread().Count(1).Block(int64(max((timeout+time.Millisecond-1)/time.Millisecond, 1))).Streams().Key(streams...).Id(ids...).Build()
 	res, err := c.Do(ctx, cmd).AsXRead()
 	if rueidis.IsRedisNil(err) {
 		return nil, nil

@@ -307,7 +307,7 @@ func (q *Queue) readBands(ctx context.Context, consumer string, n int, block tim
 	b := c.B().Xreadgroup().Group(Group, consumer).Count(int64(n))
 	var cmd rueidis.Completed
 	if block > 0 {
-		cmd = b.Block(block.Milliseconds()).Streams().Key(bandKeys...).Id(ids...).Build()
+		cmd = b.Block(blockMs(block)).Streams().Key(bandKeys...).Id(ids...).Build()
 	} else {
 		cmd = b.Streams().Key(bandKeys...).Id(ids...).Build()
 	}
@@ -460,11 +460,16 @@ func (q *Queue) Take(ctx context.Context, cfg StartConfig, n, low int) (entries 
 
 func isNoGroup(err error) bool { return delivery.IsNoGroup(err) }
 
+// blockMs is the BLOCK argument for a wait of d: whole milliseconds,
+// rounded up, and at least 1 — BLOCK 0 waits forever, which a wait of
+// under a millisecond (what is left of a lease poll's) must not become.
+func blockMs(d time.Duration) int64 { return int64(max((d+time.Millisecond-1)/time.Millisecond, 1)) }
+
 // WaitWakeup blocks until the queue's wakeup stream moves (a resume, a new
 // earlier due time) or for up to block.
 func (q *Queue) WaitWakeup(ctx context.Context, after string, block time.Duration) error {
 	c := q.s.r
-	err := c.Do(ctx, c.B().Xread().Count(1).Block(block.Milliseconds()).Streams().Key(q.k.Wakeup()).Id(after).Build()).Error()
+	err := c.Do(ctx, c.B().Xread().Count(1).Block(blockMs(block)).Streams().Key(q.k.Wakeup()).Id(after).Build()).Error()
 	if rueidis.IsRedisNil(err) {
 		return nil
 	}
