@@ -42,7 +42,7 @@ func (q *Queue) Watch(ctx context.Context, after []string, n int, block time.Dur
 	for p := range Bands {
 		keys[p] = q.k.Band(p)
 	}
-	cmd := c.B().Xread().Count(int64(n)).Block(max(block.Milliseconds(), 1)).Streams().Key(keys...).Id(after...).Build()
+	cmd := c.B().Xread().Count(int64(n)).Block(blockMs(block)).Streams().Key(keys...).Id(after...).Build()
 	streams, err := c.Do(ctx, cmd).AsXRead()
 	if rueidis.IsRedisNil(err) {
 		return nil, nil
