@@ -76,7 +76,7 @@ func TestStopDuringOutageRecordsOutcomes(t *testing.T) {
 		"--visibility-timeout", "4s", "--shutdown-timeout", "30s")
 	var ids []string
 	for i := range 10 {
-		ids = append(ids, apiProc.Submit(fmt.Sprintf(`{"task_type":"sleep","payload":{"seconds":%.2f}}`, 0.4+0.02*float64(i))))
+		ids = append(ids, apiProc.Submit(fmt.Sprintf(`{"task_type":"sleep","payload":{"seconds":%.2f}}`, 1.5+0.02*float64(i))))
 	}
 	w1ID := ""
 	for _, id := range ids {
