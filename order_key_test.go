@@ -201,6 +201,44 @@ func TestOrderKeyWaitingAndDelay(t *testing.T) {
 	})
 }
 
+// Tasks with an order key and a group: each waiter, handed its key,
+// enters its group's window through the schedule (the scheduler moves it
+// in) — the keys still run one task at a time, in order, and the groups'
+// windows hold.
+func TestOrderKeyWithGroups(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		log := newOrderLog()
+		var all []string
+		for seq := range 8 {
+			for _, key := range []string{"a", "b", "c"} {
+				group := "tenant-1"
+				if key == "c" {
+					group = "tenant-2"
+				}
+				task := e.enqueue("k", orderPayload{Key: key, Seq: seq}, &dtq.EnqueueOpts{OrderKey: key, Group: group})
+				all = append(all, task.ID)
+			}
+		}
+		e.worker(&dtq.WorkerConfig{Concurrency: 4}, map[string]dtq.HandlerFunc{
+			"k": func(_ context.Context, t *dtq.Task) (any, error) {
+				p := log.begin(t)
+				time.Sleep(2 * time.Millisecond)
+				log.end(t, p)
+				return nil, nil
+			},
+		})
+		for _, id := range all {
+			e.waitStatus(id, dtq.StatusSucceeded, 20*time.Second)
+		}
+		log.check(t)
+		for _, key := range []string{"a", "b", "c"} {
+			if got := log.starts[key]; len(got) != 8 {
+				t.Errorf("key %s: starts %v, want 8", key, got)
+			}
+		}
+	})
+}
+
 // A dead letter of an order key, requeued, waits for the key's task in
 // flight, then runs.
 func TestOrderKeyRequeueEntersAtTail(t *testing.T) {
@@ -371,12 +409,14 @@ func TestOrderKeyAdminReads(t *testing.T) {
 }
 
 // Cancelling the task that holds its key passes the key on at once: the
-// next task enters its band (no longer waiting) in the cancel's call.
+// next task enters its band (no longer waiting) in the cancel's call — and
+// cancelling that one, in its band, deletes the entry written for it.
 func TestOrderKeyCancelPassesKeyOn(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		first := e.enqueue("k", nil, &dtq.EnqueueOpts{Queue: "lone", OrderKey: "doc"})
 		second := e.enqueue("k", nil, &dtq.EnqueueOpts{Queue: "lone", OrderKey: "doc"})
+		third := e.enqueue("k", nil, &dtq.EnqueueOpts{Queue: "lone", OrderKey: "doc"})
 		if _, err := e.c.Cancel(ctx, first.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -385,8 +425,22 @@ func TestOrderKeyCancelPassesKeyOn(t *testing.T) {
 			t.Fatalf("the key's next task after the first's cancel: %+v, %v; want QUEUED in its band", got, err)
 		}
 		st, err := e.a.Stats(ctx, "lone")
-		if err != nil || st.OrderWaiting != 0 || st.QueuedByPriority[dtq.DefaultPriority] != 1 {
+		if err != nil || st.OrderWaiting != 1 || st.QueuedByPriority[dtq.DefaultPriority] != 1 {
 			t.Fatalf("stats: %+v, %v", st, err)
+		}
+		// the second, handed the key with an entry written for it, is
+		// cancelled in its band: its entry goes (not left for a worker to
+		// skip), the key passes to the third
+		if _, err := e.c.Cancel(ctx, second.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err = e.c.Get(ctx, third.ID)
+		if err != nil || got.Status != dtq.StatusQueued || got.OrderWaiting {
+			t.Fatalf("the key's third task after the second's cancel: %+v, %v; want QUEUED in its band", got, err)
+		}
+		st, err = e.a.Stats(ctx, "lone")
+		if err != nil || st.OrderWaiting != 0 || st.QueuedByPriority[dtq.DefaultPriority] != 1 {
+			t.Fatalf("stats after the second's cancel: %+v, %v", st, err)
 		}
 	})
 }

@@ -27,7 +27,7 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
 		q.k.GroupWait(), q.k.ScopeWait()}
 	ks = q.k.bands(ks)
-	ks = append(ks, "", q.k.GroupCount(), q.k.Suspended(), q.k.OrderHold(), q.k.OrderWait(), q.k.Wakeup())
+	ks = append(ks, "", q.k.GroupCount(), q.k.Suspended(), q.k.OrderHold(), q.k.OrderLine(), q.k.Wakeup())
 	const wfAt = 19 // ks[wfAt]: the workflow's hash, below (KEYS[20])
 	// A step of a workflow is cancelled together with its step's end in the
 	// workflow: the script names the workflow, and is called again with it.
@@ -49,14 +49,8 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 		case len(v) == 1:
 			return v[0], "", nil
 		case len(v) >= 2 && v[0] == StatusCancelled:
-			ms, passed := splitTail(v[2:], "o:")
-			if len(ms) > 0 {
+			if ms := v[2:]; len(ms) > 0 {
 				_, _ = q.promoteWaiters(ctx, ms)
-			}
-			if len(passed) > 0 {
-				// its order key's next task into its band now (else the
-				// scheduler's next pass)
-				_ = q.promotePassed(ctx, passed)
 			}
 			return v[0], v[1], nil
 		}
@@ -95,7 +89,7 @@ func (q *Queue) DLQ(ctx context.Context, action DLQAction, ids []string, retenti
 	ks := make([]string, 0, 15+len(ids))
 	ks = append(ks, q.k.Info(), q.k.DLQ(), q.k.Done())
 	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.OrderHold(), q.k.OrderWait())
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.OrderHold(), q.k.OrderLine())
 	args := append(make([]string, 0, 4+len(ids)), string(action), q.k.Events(), ms(retention), itoa(len(ids)))
 	for _, id := range ids {
 		ks = append(ks, q.k.Task(ulidOf(id)))

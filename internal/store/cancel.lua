@@ -16,7 +16,7 @@
 -- KEYS[21]       gcount hash (per group: admitted entries not started)
 -- KEYS[22]       suspended zset (Keys.Suspended)
 -- KEYS[23]       ohold hash (per order key: the task in flight)
--- KEYS[24]       owait zset (tasks waiting for their order key)
+-- KEYS[24]       oline hash (tasks waiting for their order keys)
 -- KEYS[25]       wakeup stream (the scheduler re-reads the earliest due time)
 --
 -- ARGV[1]        task id
@@ -43,9 +43,10 @@
 -- — deleted unless a worker has claimed it (pending: that worker's start
 -- skips it, acknowledging and deleting it); an entry admitted under its
 -- group's window and deleted here is counted out of gcount, and the
--- group's best waiters for the room it has are returned. A task of an
--- order key leaves it: a waiter leaves owait, the key's holder passes it to
--- the next waiter (lib_order.lua's order_leave). Anything else is
+-- group's best waiters for the room it has are returned (a task its order
+-- key passed to has its entry's id in ohold: lib_order.lua's order_entry). A
+-- task of an order key leaves it: a waiter leaves oline, the key's holder
+-- passes it to the next waiter (lib_order.lua's order_leave). Anything else is
 -- left as it is. A cancelled task expires after the retention and is
 -- listed in the done stream.
 --
@@ -58,8 +59,7 @@
 -- Returns { the task's status after the call ("" when there is no such
 -- task) } or, when this call cancelled a QUEUED or SCHEDULED task,
 -- { 'CANCELLED', its type, the gwait members to move into the bands...
--- (gpromote.lua), then "o:<id>" for the task its order key passed to, due
--- now (opromote.lua) }.
+-- (gpromote.lua) }.
 
 local info, schedule, done, runs, tk, fin, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -121,6 +121,8 @@ if f[6] then
   redis.call('HDEL', tk, 'parked')
 end
 local waiters = NONE
+-- a task its order key passed to has its entry's id in ohold, not in its hash
+if not f[9] and status == 'QUEUED' then f[9] = order_entry(KEYS[23], tk, ulid) end
 if f[9] then
   -- its entry written again (a give-back, a retry or a delayed task
   -- promoted, a requeue, a group's or a limit's turn): the entry it waits
@@ -139,7 +141,7 @@ if f[9] then
   end
   redis.call('HDEL', tk, 'entry')
 end
-if order_leave(KEYS[23], KEYS[24], schedule, ARGV[10], tk, ulid, now) then
+if order_leave(KEYS[23], KEYS[24], schedule, ARGV[10], tk, ulid, now, 10) then
   redis.call('XADD', KEYS[25], 'MAXLEN', '1', '*', 'w', '1')
 end
 redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')
@@ -147,8 +149,8 @@ redis.call('PEXPIRE', tk, retention)
 list_done(info, done, {id})
 redis.call('HINCRBY', info, 'cancelled', 1)
 redis.call('PUBLISH', channel, id .. '\tCANCELLED\t' .. f[2] .. '\t' .. f[3] .. '\t' .. f[4] .. '\t' .. nowS)
+order_publish(channel, nowS)
 if f[7] then wf_task_end(KEYS[20], 10, ARGV[10], retention, true, f[8], id, 'CANCELLED', nil, 'cancelled') end
 local out = {'CANCELLED', f[2] or ''}
 for _, w in ipairs(waiters) do out[#out + 1] = w end
-for _, p in ipairs(order_passed) do out[#out + 1] = 'o:' .. p end
 return out

@@ -586,7 +586,7 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		args = append(args, itoa(e.Band), e.EntryID, how)
 	}
 	ks = append(ks, wfKeys...)
-	ks = append(ks, q.k.OrderHold(), q.k.OrderWait())
+	ks = append(ks, q.k.OrderHold(), q.k.OrderLine())
 	args = append(args, q.k.Cancels())
 	res, err := startScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	var nre *NotReplicatedError

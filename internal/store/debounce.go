@@ -60,7 +60,7 @@ func (q *Queue) EnqueueDebounced(ctx context.Context, cfg EnqueueConfig, d Debou
 	}
 	for range 8 { // the pending task changed between two calls: call again
 		ks := q.k.bands([]string{q.k.Debounce(), pendingKey, q.k.Schedule(), q.k.Wakeup(), q.k.Info()})
-		ks = append(ks, q.k.GroupWait(), own, q.k.OrderWait())
+		ks = append(ks, q.k.GroupWait(), own, q.k.OrderLine())
 		args := []string{d.Identity, pending, id, it.Type, rueidis.BinaryString(it.Payload), itoa(it.Priority),
 			itoa(it.MaxAttempts), ms(it.Timeout), it.Group, it.LimitKey, it.Trace, ms(d.Period), ms(d.MaxWait), keep,
 			strconv.FormatInt(cfg.MaxDepth, 10)}

@@ -10,7 +10,7 @@
 -- KEYS[6..15]    band streams of priority 0..9 (for the depth bound)
 -- KEYS[16]       gwait zset (for the depth bound)
 -- KEYS[17]       the new task's hash
--- KEYS[18]       owait zset (tasks waiting for their order key: for the
+-- KEYS[18]       oline hash (tasks waiting for their order keys: for the
 --                depth bound, as enqueue.lua counts them)
 --
 -- ARGV[1]        the debounce identity (hex)
@@ -73,7 +73,7 @@ if cur ~= '' and due > now then
 end
 
 local maxDepth = tonumber(ARGV[15])
-if maxDepth > 0 and queue_depth(KEYS[5], 6, schedule, KEYS[16]) + redis.call('ZCARD', KEYS[18]) >= maxDepth then
+if maxDepth > 0 and queue_depth(KEYS[5], 6, schedule, KEYS[16]) + redis.call('HLEN', KEYS[18]) >= maxDepth then
   return { -2, '', nowS, '' }
 end
 local id, tk = ARGV[3], KEYS[17]

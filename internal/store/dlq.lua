@@ -7,7 +7,7 @@
 -- KEYS[14]       gwait zset (tasks waiting for their group's turn)
 -- KEYS[15]       gcount hash (per group: admitted entries not started)
 -- KEYS[16]       ohold hash (per order key: the task in flight)
--- KEYS[17]       owait zset (tasks waiting for their order key)
+-- KEYS[17]       oline hash (tasks waiting for their order keys)
 -- KEYS[18..]     the task hash of each item, in order
 --
 -- ARGV[1]        "requeue" or "discard"
@@ -51,7 +51,13 @@ for i = 0, n - 1 do
       redis.call('HDEL', tk, 'dead_id', 'finished', 'discarded')
       redis.call('PERSIST', tk)
       local okey = redis.call('HGET', tk, 'okey')
-      if okey and not order_enter(KEYS[16], KEYS[17], tk, string.sub(id, -26), okey, 0) then
+      local line
+      if okey then
+        local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick',
+          'lkey', 'wf', 'wstep', 'prev', 'trace', 'parent')
+        line = order_line(f[3], f[5], '0', s, 0)
+      end
+      if okey and not order_enter(KEYS[16], KEYS[17], tk, string.sub(id, -26), okey, 0, line) then
         -- waits for its key's turn
       elseif f[5] then
         admit(KEYS[4 + tonumber(f[3])], tk, id, f[5], f[3], KEYS[14], KEYS[15])

@@ -222,7 +222,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 	ks := make([]string, 0, 15+2*len(items))
 	ks = append(ks, q.k.Schedule(), q.k.Wakeup())
 	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info(), q.k.OrderHold(), q.k.OrderWait())
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info(), q.k.OrderHold(), q.k.OrderLine())
 	args := make([]string, 0, 3+16*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {

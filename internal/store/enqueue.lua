@@ -9,7 +9,7 @@
 -- KEYS[14]       gcount hash (per group: admitted entries not started)
 -- KEYS[15]       info hash (fields b0..b9, for the depth bound)
 -- KEYS[16]       ohold hash (per order key: the task in flight)
--- KEYS[17]       owait zset (tasks waiting for their order key)
+-- KEYS[17]       oline hash (the tasks waiting for their order keys)
 -- KEYS[18..]     task hashes and idempotency records, referenced by index below
 --
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
@@ -35,7 +35,7 @@
 -- now it is QUEUED, its entry written from its hash (readd; a group's task
 -- is admitted to its band, lib.lua's admit, or waits in gwait). A task
 -- with an order key has a hash too, and enters so only when it holds its
--- key (lib_order.lua's order_enter); else it waits in owait, QUEUED.
+-- key (lib_order.lua's order_enter); else it waits in oline, QUEUED.
 -- Depth is what the bands hold (queued and running entries, not those
 -- acknowledged and left for a later trim) plus the schedule and gwait
 -- (lib.lua's queue_depth). An idempotency record holds
@@ -48,7 +48,7 @@
 --    4  created QUEUED with a hash (a group's or limit key's task), in its
 --       band: ref is the random id
 --    5  the same, waiting for its group's turn (in gwait)
---    6  created QUEUED with a hash, waiting for its order key (in owait):
+--    6  created QUEUED with a hash, waiting for its order key (in oline):
 --       ref is the random id
 --    2  idempotent replay: the key's record has the same fingerprint; ref
 --       is the record's
@@ -56,15 +56,27 @@
 --       record's
 --   -2  queue full: depth would exceed max depth; nothing written
 
-local schedule, wakeup, gwait, gcount, ohold, owait = KEYS[1], KEYS[2], KEYS[13], KEYS[14], KEYS[16], KEYS[17]
+local schedule, wakeup, gwait, gcount, ohold, oline = KEYS[1], KEYS[2], KEYS[13], KEYS[14], KEYS[16], KEYS[17]
 local maxDepth = tonumber(ARGV[1])
 local window = ARGV[2]
 local n = tonumber(ARGV[3])
 
 local now, nowS = now_ms()
 
+-- waiter_line is the oline value's tail (lib_order.lua's order_line) of
+-- the task at ARGV[a..], idempotency key index ik, created at nowS.
+local function waiter_line(a, ik, nowS)
+  local idem, lkey, trace, parent
+  if ik > 0 then idem = string.sub(KEYS[ik], -64) end
+  if ARGV[a + 12] ~= '' then lkey = ARGV[a + 12] end
+  if ARGV[a + 13] ~= '' then trace = ARGV[a + 13] end
+  if ARGV[a + 14] ~= '' then parent = ARGV[a + 14] end
+  local s = { ARGV[a + 4], ARGV[a + 5], ARGV[a + 7], ARGV[a + 8], nowS, idem, nil, nil, lkey, nil, nil, nil, trace, parent }
+  return order_line(ARGV[a + 6], ARGV[a + 11] ~= '', '0', s, 0)
+end
+
 local depth = 0
-if maxDepth > 0 then depth = queue_depth(KEYS[15], 3, schedule, gwait) + redis.call('ZCARD', owait) end
+if maxDepth > 0 then depth = queue_depth(KEYS[15], 3, schedule, gwait) + redis.call('HLEN', oline) end
 local added, scheduled = 0, 0
 local out = {}
 for i = 0, n - 1 do
@@ -99,7 +111,7 @@ for i = 0, n - 1 do
       if trace ~= '' then redis.call('HSET', tk, 'trace', trace) end
       if parent ~= '' then redis.call('HSET', tk, 'parent', parent) end
       code, ret, ref = 3, id, id
-      if okey ~= '' and not order_enter(ohold, owait, tk, string.sub(id, -26), okey, due) then
+      if okey ~= '' and not order_enter(ohold, oline, tk, string.sub(id, -26), okey, due, waiter_line(a, ik, nowS)) then
         redis.call('HDEL', tk, 'due')
         code = 6
       else
@@ -114,7 +126,7 @@ for i = 0, n - 1 do
       if trace ~= '' then redis.call('HSET', tk, 'trace', trace) end
       if parent ~= '' then redis.call('HSET', tk, 'parent', parent) end
       code, ret, ref = 4, id, id
-      if okey ~= '' and not order_enter(ohold, owait, tk, string.sub(id, -26), okey, 0) then
+      if okey ~= '' and not order_enter(ohold, oline, tk, string.sub(id, -26), okey, 0, waiter_line(a, ik, nowS)) then
         if grp ~= '' then redis.call('HSET', tk, 'group', grp) end
         code = 6
       elseif grp == '' then

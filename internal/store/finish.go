@@ -126,7 +126,8 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 			}
 		}
 	}
-	ks = append(ks, q.k.OrderHold(), q.k.OrderWait(), q.k.Progress())
+	ks = append(ks, q.k.OrderHold(), q.k.OrderLine(), q.k.Progress())
+	args = append(args, q.k.Events())
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	out, err := res.AsStrSlice()
 	if err != nil {
@@ -135,20 +136,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 	if len(out) < len(items) {
 		return nil, unexpected("finish", out)
 	}
-	if passed := out[len(items):]; len(passed) > 0 {
-		// Order keys passed on: their next tasks move into their bands now
-		// rather than at the scheduler's next pass (which does it, should
-		// this fail).
-		_ = q.promotePassed(context.WithoutCancel(ctx), passed)
-	}
 	return out[:len(items)], replErr
-}
-
-// promotePassed moves the tasks ended tasks passed their order keys to,
-// ids due now in the schedule, into their bands (opromote.lua).
-func (q *Queue) promotePassed(ctx context.Context, ids []string) error {
-	ks, args := q.promoteInput(ids, 0)
-	return opromoteScript.Exec(ctx, q.s.r, ks, args).Error()
 }
 
 // RenewItem is one running execution to renew.

@@ -13,7 +13,7 @@
 -- KEYS[17+N+j]   idempotency records and workflow hashes, referenced by
 --                index below
 -- KEYS[#KEYS-2]  ohold hash (per order key: the task in flight)
--- KEYS[#KEYS-1]  owait zset (tasks waiting for their order key)
+-- KEYS[#KEYS-1]  oline hash (tasks waiting for their order keys)
 -- KEYS[#KEYS]    progress hash (the reports of running executions, by ULID)
 --
 -- ARGV[1]        consumer group
@@ -23,6 +23,8 @@
 -- ARGV[5]        the queue's name (a task's id is "<queue>-<ULID>")
 -- ARGV[6]        "1" to keep succeeded tasks for the retention, "0" to delete
 --                them as they succeed (their idempotency records stay)
+-- ARGV[#ARGV]    events channel (the QUEUED events of the tasks ended
+--                tasks passed their order keys to)
 -- ARGV[7]        N; then per item 7 values — band, entry id, run (the
 --                fence), outcome, text, idempotency key index (0 = none),
 --                kind — and, for kind H, 8 more: the fields of the task's
@@ -77,7 +79,7 @@
 -- expire (the stream is capped by the scheduler, records with it); the
 -- idempotency record is extended to the window. A task of an order key
 -- (kind "h") that ends — not a retry — passes its key to the next waiter
--- (lib_order.lua's order_release). The entries are
+-- (lib_order.lua's order_release: into its band, or the schedule). The entries are
 -- acknowledged and the bands trimmed (deleted at once when succeeded
 -- tasks are not kept: no record would tell a leftover entry from a new
 -- one).
@@ -88,8 +90,7 @@
 -- execution never matches.)
 --
 -- Returns one value per item: the new status (or the recorded one), or ""
--- when stale (the caller publishes the lifecycle events); then the ids of
--- the waiters the ended tasks passed their order keys to, due now.
+-- when stale (the caller publishes the lifecycle events).
 
 local info, schedule, dlq, wakeup, done, runs, fin = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local group = ARGV[1]
@@ -98,8 +99,8 @@ local keepSucceeded = ARGV[6] == '1'
 local n = tonumber(ARGV[7])
 
 local now, nowS = now_ms()
-local ohold, owait = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
-local passedLater = false -- an order key was passed to a waiter due later: wake the scheduler
+local ohold, oline = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
+local passedLater = false -- an order key was passed to a waiter via the schedule: wake the scheduler
 
 local ulids = {}
 for i = 1, n do ulids[i] = string.sub(KEYS[17 + i], -26) end
@@ -255,8 +256,9 @@ for i = 1, n do
         end
       end
       if kind == 'h' and res ~= 'SCHEDULED' then
-        local _, later = order_release(ohold, owait, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now)
-        if later then passedLater = true end
+        if order_release(ohold, oline, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now, 8) then
+          passedLater = true
+        end
       end
       if res == 'SUCCEEDED' and not keepSucceeded then
         redis.call('DEL', key)
@@ -318,8 +320,5 @@ if deadN > 0 then redis.call('HINCRBY', info, 'dead', deadN) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
 if retried > 0 then redis.call('HINCRBY', info, 'retried', retried) end
 if retried > 0 or passedLater then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
--- the waiters the ended tasks passed their order keys to, due now: the
--- caller moves them into their bands (promote.lua) — should it not, they
--- are in the schedule, for the scheduler's next pass
-for _, id in ipairs(order_passed) do out[#out + 1] = id end
+order_publish(ARGV[#ARGV], nowS)
 return out

@@ -9,20 +9,6 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// splitTail splits the tail of a script's answer into the gwait members
-// of groups to move in (promoteWaiters) and the ids marked with prefix
-// ("o:" tasks an order key passed to), the prefix cut off.
-func splitTail(tail []string, prefix string) (members, marked []string) {
-	for _, s := range tail {
-		if id, ok := strings.CutPrefix(s, prefix); ok {
-			marked = append(marked, id)
-		} else {
-			members = append(members, s)
-		}
-	}
-	return members, marked
-}
-
 // promoteWaiters moves the GroupWait members ms into their bands
 // (gpromote.lua): each whose group has room there, if it still waits.
 func (q *Queue) promoteWaiters(ctx context.Context, ms []string) (int, error) {

@@ -29,7 +29,7 @@ func (q *Queue) PromoteDue(ctx context.Context, batch int) (int, time.Duration, 
 	return n, next, n == len(ids) && n == batch, nil
 }
 
-// promoteInput is the KEYS and ARGV promote.lua and opromote.lua share
+// promoteInput is the KEYS and ARGV promote.lua takes
 // for ids: the schedule, the bands, gwait, gcount and each id's task hash
 // (with room for more keys); the events channel, N and the ids.
 func (q *Queue) promoteInput(ids []string, more int) (ks, args []string) {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/redis/rueidis"
 )
@@ -26,59 +28,76 @@ type OrderKeyState struct {
 	Waiting int64  // its waiters
 }
 
-// orderRange is the ZRANGEBYLEX/ZLEXCOUNT range of key's members of
-// OrderWait: "<key>|…" (no key holds "|").
-func orderRange(key string) (lo, hi string) {
-	return "[" + key + "|", "[" + key + "|\xff"
+// orderState parses an OrderHold value: the holder's ULID, the line's
+// head and tail, and how many wait (zeros when malformed).
+func orderState(v string) (holder string, head, tail, waiting int64) {
+	p := strings.Split(v, "|")
+	if len(p) != 5 {
+		return v, 0, 0, 0
+	}
+	head, _ = strconv.ParseInt(p[1], 10, 64)
+	tail, _ = strconv.ParseInt(p[2], 10, 64)
+	waiting, _ = strconv.ParseInt(p[3], 10, 64)
+	return p[0], head, tail, waiting
 }
 
-// orderTask returns the task id of ULID ulid, or of the ULID that ends
-// OrderWait member m.
-func (q *Queue) orderTask(ulidOrMember string) string {
-	if len(ulidOrMember) < 26 {
+// orderTask returns the task id of ULID ulid.
+func (q *Queue) orderTask(ulid string) string {
+	if len(ulid) != 26 {
 		return q.name + "-" + invalidULID
 	}
-	return q.name + "-" + ulidOrMember[len(ulidOrMember)-26:]
+	return q.name + "-" + ulid
 }
 
 // OrderKey reads key's line: its holder, up to n of its waiters in order
-// and how many wait. One round trip of three reads, not atomic: a key
-// passed on between them may show the new holder among the waiters.
+// and how many wait. Not atomic: a key passed on between its reads may
+// show the new holder among the waiters.
 func (q *Queue) OrderKey(ctx context.Context, key string, n int) (OrderLine, error) {
 	c := q.s.r
-	lo, hi := orderRange(key)
-	rs := c.DoMulti(ctx,
-		c.B().Hget().Key(q.k.OrderHold()).Field(key).Build(),
-		c.B().Zrangebylex().Key(q.k.OrderWait()).Min(lo).Max(hi).Limit(0, int64(n)).Build(),
-		c.B().Zlexcount().Key(q.k.OrderWait()).Min(lo).Max(hi).Build())
-	var line OrderLine
-	holder, err := rs[0].ToString()
+	line := OrderLine{Next: []string{}}
+	v, err := c.Do(ctx, c.B().Hget().Key(q.k.OrderHold()).Field(key).Build()).ToString()
 	switch {
 	case rueidis.IsRedisNil(err):
+		return line, nil
 	case err != nil:
 		return line, err
-	default:
-		line.Holder = q.orderTask(holder)
 	}
-	ms, err := rs[1].AsStrSlice()
-	if err != nil {
-		return line, err
-	}
-	line.Next = make([]string, len(ms))
-	for i, m := range ms {
-		line.Next[i] = q.orderTask(m)
-	}
-	if line.Waiting, err = rs[2].AsInt64(); err != nil {
-		return line, err
+	holder, head, tail, waiting := orderState(v)
+	line.Holder, line.Waiting = q.orderTask(holder), waiting
+	// the waiters in order, skipping the gaps of those that left
+	for pos := head; pos < tail && len(line.Next) < n; {
+		end := min(tail, pos+int64(n-len(line.Next)))
+		fields := make([]string, 0, end-pos)
+		for ; pos < end; pos++ {
+			fields = append(fields, key+"|"+strconv.FormatInt(pos, 10))
+		}
+		vs, err := c.Do(ctx, c.B().Hmget().Key(q.k.OrderLine()).Field(fields...).Build()).ToArray()
+		if err != nil {
+			return line, err
+		}
+		for _, r := range vs {
+			if w, err := r.ToString(); err == nil {
+				line.Next = append(line.Next, q.orderTask(lineULID(w)))
+			}
+		}
 	}
 	return line, nil
+}
+
+// lineULID returns the ULID of an OrderLine value ("" when malformed).
+func lineULID(v string) string {
+	p := strings.SplitN(v, "|", 3)
+	if len(p) < 3 {
+		return ""
+	}
+	return p[1]
 }
 
 // OrderKeys reads one HSCAN step of OrderHold from cursor ("0" to start),
 // count its hint: the keys with a task in flight it returned (by name),
 // each with its holder and how many wait, and the next cursor ("0": the
 // scan is done). A step may return more or fewer keys than count, none
-// even before the scan is done. Two round trips.
+// even before the scan is done. One round trip.
 func (q *Queue) OrderKeys(ctx context.Context, cursor uint64, count int) ([]OrderKeyState, uint64, error) {
 	c := q.s.r
 	e, err := c.Do(ctx, c.B().Hscan().Key(q.k.OrderHold()).Cursor(cursor).Count(int64(count)).Build()).AsScanEntry()
@@ -87,24 +106,37 @@ func (q *Queue) OrderKeys(ctx context.Context, cursor uint64, count int) ([]Orde
 	}
 	var out []OrderKeyState
 	for i := 0; i+1 < len(e.Elements); i += 2 {
-		if e.Elements[i] == OrderSeq {
-			continue
-		}
-		out = append(out, OrderKeyState{Key: e.Elements[i], Holder: q.orderTask(e.Elements[i+1])})
+		holder, _, _, waiting := orderState(e.Elements[i+1])
+		out = append(out, OrderKeyState{Key: e.Elements[i], Holder: q.orderTask(holder), Waiting: waiting})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	if len(out) == 0 {
-		return out, e.Cursor, nil
+	return out, e.Cursor, nil
+}
+
+// lineCheck is a record whose hash says it waits for its order key.
+type lineCheck struct {
+	i                  int // its index in the records
+	queue, field, ulid string
+}
+
+// confirmInLine clears OrderWaiting of the records of checks that no
+// longer wait in their OrderLine field: a task the key passed to keeps
+// FieldOrderWait in its hash (lib_order.lua's order_release). One round
+// trip.
+func (s *Store) confirmInLine(ctx context.Context, out []*Record, checks []lineCheck) error {
+	c := s.r
+	cmds := make(rueidis.Commands, len(checks))
+	for j, l := range checks {
+		cmds[j] = c.B().Hget().Key(NewKeys(s.ns, l.queue).OrderLine()).Field(l.field).Build()
 	}
-	cmds := make(rueidis.Commands, len(out))
-	for i, k := range out {
-		lo, hi := orderRange(k.Key)
-		cmds[i] = c.B().Zlexcount().Key(q.k.OrderWait()).Min(lo).Max(hi).Build()
-	}
-	for i, r := range c.DoMulti(ctx, cmds...) {
-		if out[i].Waiting, err = r.AsInt64(); err != nil {
-			return nil, 0, err
+	for j, r := range c.DoMulti(ctx, cmds...) {
+		v, err := r.ToString()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return err
+		}
+		if lineULID(v) != checks[j].ulid {
+			out[checks[j].i].OrderWaiting = false
 		}
 	}
-	return out, e.Cursor, nil
+	return nil
 }

@@ -66,8 +66,8 @@ func TestOrderKeyLines(t *testing.T) {
 // task into its band itself: a finish (succeeded, or cancelled while it
 // ran) and a cancel (of a holder QUEUED in its band, or SCHEDULED) — so
 // the next read claims it. No scheduler runs here, whose pass would
-// otherwise do it (CONTRACT 3.3.2f); each step fails without the
-// promotePassed call of Finish or of Cancel.
+// otherwise do it (CONTRACT 3.3.2f); each step fails unless order_release
+// writes the next task's entry in that call.
 func TestOrderKeyPassedByTheEndingCall(t *testing.T) {
 	t.Parallel()
 	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {

@@ -82,7 +82,8 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 	}
 	res := c.DoMulti(ctx, cmds...)
 	out := make([]*Record, len(ids))
-	var waiting []int // looked QUEUED from their birth entry alone
+	var waiting []int      // looked QUEUED from their birth entry alone
+	var inLine []lineCheck // their hashes say they wait for their order keys
 	j := 0
 	str := func(r rueidis.RedisResult) (string, error) {
 		v, err := r.ToString()
@@ -164,9 +165,17 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 		if r != nil && len(h) == 0 && !running && e != nil {
 			waiting = append(waiting, i)
 		}
+		if r != nil && r.OrderWaiting {
+			inLine = append(inLine, lineCheck{i: i, queue: l.queue, field: h[FieldOrderWait], ulid: l.ulid})
+		}
 	}
 	if len(waiting) > 0 {
 		if err := s.dropAcknowledged(ctx, locs, out, waiting); err != nil {
+			return nil, err
+		}
+	}
+	if len(inLine) > 0 {
+		if err := s.confirmInLine(ctx, out, inLine); err != nil {
 			return nil, err
 		}
 	}
@@ -359,7 +368,7 @@ func (s *Store) Counts(ctx context.Context, names []string) ([]Counts, error) {
 		cmds = append(cmds, c.B().Hgetall().Key(k.Info()).Build(), c.B().Zcard().Key(k.Schedule()).Build(),
 			c.B().Xlen().Key(k.DLQ()).Build(), c.B().Zcard().Key(k.GroupWait()).Build(),
 			c.B().Zcard().Key(k.ScopeWait()).Build(), c.B().Zcard().Key(k.Suspended()).Build(),
-			c.B().Zcard().Key(k.OrderWait()).Build())
+			c.B().Hlen().Key(k.OrderLine()).Build())
 		for p := range Bands {
 			cmds = append(cmds, c.B().Xlen().Key(k.Band(p)).Build(), c.B().Xpending().Key(k.Band(p)).Group(Group).Build())
 		}

@@ -165,22 +165,24 @@ func (k Keys) Leases() string { return k.prefix + "leases" }
 func (k Keys) GroupWait() string { return k.prefix + "gwait" }
 
 // OrderHold is the hash of the order keys with a task in flight: field =
-// order key, value = the ULID of the one task of that key that may be
-// queued, scheduled or running (its holder); field OrderSeq counts the
-// waiters' sequence. A key's other tasks wait in OrderWait; the holder's end
-// (succeeded, dead, cancelled, deleted — not a retry) passes the key to the
-// next waiter, which enters the schedule due at once (or at its delay).
+// order key, value "<holder ULID>|<head>|<tail>|<waiting>|<entry>": the
+// ULID of the one task of that key that may be queued, scheduled or
+// running (its holder), and its line — the key's waiters are the fields
+// "<key>|<n>" of OrderLine, head <= n < tail (one that left early leaves a
+// gap), waiting of them — and the id of the band entry the hand-over wrote
+// for the holder ("" when none: its hash has no FieldEntry then). The holder's end (succeeded, dead, cancelled,
+// deleted — not a retry) passes the key to the first waiter, whose entry
+// is written into its band from its OrderLine value at once (or which
+// enters the schedule, at its delay or for its group's turn).
 func (k Keys) OrderHold() string { return k.prefix + "ohold" }
 
-// OrderWait is the sorted set of the tasks waiting for their order key:
-// equal scores, member OrderMember "<key>|<seq>|<due ms>|<ULID>" (seq 16
-// digits), so ZRANGEBYLEX walks a key's waiters in submission order. The
-// task's hash (status QUEUED) keeps its member in FieldOrderWait.
-func (k Keys) OrderWait() string { return k.prefix + "owait" }
-
-// OrderSeq is the field of OrderHold counting the waiters' sequence (no
-// order key is named so: names hold no "#").
-const OrderSeq = "#"
+// OrderLine is the hash of the tasks waiting for their order keys: field
+// "<key>|<n>" (OrderHold's line), value "<due ms>|<ULID>|<priority>|
+// <grouped 0/1>|<attempt>|<the fields of its band entry, each
+// "<length>:<value>">" (lib_order.lua). The task's hash (status QUEUED)
+// keeps its field in FieldOrderWait — also after it left: a reader checks
+// the ULID in the value.
+func (k Keys) OrderLine() string { return k.prefix + "oline" }
 
 // GroupCount is the hash of the entries each group has in the bands not
 // started yet (field = group, admitted entries carry EntryGroup).
@@ -279,7 +281,7 @@ const (
 	FieldGroupWait = "gwait"     // its GroupWait member while it waits there
 	FieldLimitKey  = "lkey"      // the limit key it was submitted with
 	FieldOrderKey  = "okey"      // the order key it was submitted with
-	FieldOrderWait = "owait"     // its OrderWait member while it waits there
+	FieldOrderWait = "owait"     // its OrderLine field while it waits there (left after: see OrderLine)
 	FieldParked    = "parked"    // its ScopeWait member while a scoped limit holds it back
 	FieldThrottled = "throttled" // the scope whose limit last held it back
 	FieldReserved  = "rslot"     // the scope whose rate it holds a reserved start of (SCHEDULED until then)

@@ -91,3 +91,73 @@ func BenchmarkStartFinishScripts(b *testing.B) {
 	b.ReportMetric(float64(u1-u0)/float64(n), "start-µs/task")
 	b.ReportMetric(float64(u2-u1)/float64(n), "finish-µs/task")
 }
+
+// BenchmarkStartFinishKinds: BenchmarkStartFinishScripts for tasks born as
+// entries ("born"), tasks with a hash ("hash": a limit key, no limit) and
+// tasks of 1,000 order keys ("ordered": each finish hands its key to the
+// next waiter, the hand-over's cost in finish-µs) — the Redis CPU of the
+// hash path and of ordering, per task. Run: go test -run '^$' -bench
+// StartFinishKinds -benchtime 20000x ./internal/store
+func BenchmarkStartFinishKinds(b *testing.B) {
+	for _, kind := range []string{"born", "hash", "ordered"} {
+		b.Run(kind, func(b *testing.B) {
+			srv := redistest.Start(b, nil)
+			rc := redistest.Client(b, srv)
+			ctx, n := context.Background(), b.N
+			q := New(rc, "bench").Queue("q")
+			if _, err := q.Read(ctx, ReadRequest{Consumer: "probe", EnsureGroups: true}); err != nil {
+				b.Fatal(err)
+			}
+			payload := []byte(`{"n":12345,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`)
+			for i := 0; i < n; i += 1000 {
+				items := make([]EnqueueItem, min(1000, n-i))
+				for j := range items {
+					items[j] = EnqueueItem{Type: "noop", Payload: payload, Priority: 5, MaxAttempts: 10, Timeout: time.Minute}
+					switch kind {
+					case "hash":
+						items[j].LimitKey = fmt.Sprintf("k%d", (i+j)%1000)
+					case "ordered":
+						items[j].OrderKey = fmt.Sprintf("k%d", (i+j)%1000)
+					}
+				}
+				if _, err := q.Enqueue(ctx, EnqueueConfig{}, items); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			cfg := StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}
+			fcfg := FinishConfig{Retention: time.Hour, IdemWindow: time.Hour, KeepSucceeded: true}
+			var startUs, finishUs int64
+			for done := 0; done < n; {
+				es, _, err := q.ReadBands(ctx, "w", 50, 0, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(es) == 0 {
+					b.Fatalf("%d of %d tasks done", done, n)
+				}
+				_, u0 := evalStats(b, rc)
+				st, err := q.Start(ctx, cfg, es)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, u1 := evalStats(b, rc)
+				items := make([]FinishItem, len(es))
+				for j, e := range es {
+					items[j] = FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[j].Run, Outcome: OutcomeOK,
+						Text: "null", Attempt: st[j].Attempt, Started: st[j].Started}
+					if e.Born {
+						items[j].Born = e.Spec
+					}
+				}
+				if _, err := q.Finish(ctx, fcfg, "w", items); err != nil {
+					b.Fatal(err)
+				}
+				_, u2 := evalStats(b, rc)
+				startUs, finishUs, done = startUs+u1-u0, finishUs+u2-u1, done+len(es)
+			}
+			b.ReportMetric(float64(startUs)/float64(n), "start-µs/task")
+			b.ReportMetric(float64(finishUs)/float64(n), "finish-µs/task")
+		})
+	}
+}

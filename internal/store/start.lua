@@ -17,7 +17,7 @@
 -- KEYS[14]       limscope hash (the scoped limits: a task type's, a limit key's)
 -- KEYS[15..24]   band streams of priority 0..9
 -- KEYS[#KEYS-1]  ohold hash (per order key: the task in flight)
--- KEYS[#KEYS]    owait zset (tasks waiting for their order key)
+-- KEYS[#KEYS]    oline hash (tasks waiting for their order keys)
 -- KEYS[25..]     the task hash of each entry, in order (its last 26
 --                characters are the task's ULID)
 --
@@ -128,7 +128,7 @@
 local info, dlq, done, runs, fin, gwait, gcount = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local limits, use, leases, wait, schedule, wakeup = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 local sdefs = KEYS[14]
-local ohold, owait = KEYS[#KEYS - 1], KEYS[#KEYS]
+local ohold, oline = KEYS[#KEYS - 1], KEYS[#KEYS]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
 local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
@@ -170,7 +170,9 @@ local swept, wake = false, false
 -- in KEYS wfk, or nil) CANCELLED here, unstarted, with error why (nil:
 -- "cancelled"): its code, -2.
 local function end_cancelled(tk, id, typ, attempt, prio, wfk, why)
-  if order_release(ohold, owait, schedule, queue, redis.call('HGET', tk, 'okey'), string.sub(id, -26), now) then wake = true end
+  if order_release(ohold, oline, schedule, queue, redis.call('HGET', tk, 'okey'), string.sub(id, -26), now, 15) then
+    wake = true
+  end
   redis.call('HSET', tk, 'status', 'CANCELLED', 'error', why or 'cancelled', 'finished', nowS)
   redis.call('PEXPIRE', tk, retention)
   list_done(info, done, {id})
@@ -356,7 +358,9 @@ for i = 0, n - 1 do
       else
         local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
         local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
-        if order_release(ohold, owait, schedule, queue, redis.call('HGET', tk, 'okey'), ulid, now) then wake = true end
+        if order_release(ohold, oline, schedule, queue, redis.call('HGET', tk, 'okey'), ulid, now, 15) then
+          wake = true
+        end
         redis.call('HSET', tk, 'status', 'DEAD', 'error', reason, 'finished', nowS, 'dead_id', did)
         dead = dead + 1
         code = -1
@@ -451,5 +455,6 @@ if wake then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
 
 if dead > 0 then redis.call('HINCRBY', info, 'dead', dead) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
+order_publish(channel, nowS)
 if #events > 0 then redis.call('PUBLISH', channel, table.concat(events, '\n')) end
 return out

@@ -117,8 +117,6 @@ var (
 	gpromoteSource string
 	//go:embed gsweep.lua
 	gsweepSource string
-	//go:embed opromote.lua
-	opromoteSource string
 
 	enqueueScript = script.New("enqueue", libFor(enqueueSource), enqueueSource)
 	readScript    = script.New("read", libFor(readSource), readSource)
@@ -142,7 +140,6 @@ var (
 	gpromoteScript = script.New("gpromote", libFor(gpromoteSource), gpromoteSource)
 	gsweepScript   = script.New("gsweep", libFor(gsweepSource), gsweepSource)
 	// ordered keys
-	opromoteScript = script.New("opromote", libFor(opromoteSource), opromoteSource)
 )
 
 // scripts lists every script, for the tests that hold them to the schema.
@@ -150,7 +147,7 @@ var scripts = []*script.Script{enqueueScript, readScript, takeScript, startScrip
 	promoteScript, cancelScript, dlqScript, trimScript, lockScript, sweepScript, scheduleScript, fireScript, uniqueScript, uniqueSweepScript,
 	dropScript, dropSweepScript, leaseScript, gpromoteScript, gsweepScript, scopeScript, workflowScript, workflowCancelScript,
 	progressScript, stepScript, suspendScript, signalScript, wakeScript,
-	debounceScript, debounceSweepScript, opromoteScript, runNowScript, deleteScript, controlScript}
+	debounceScript, debounceSweepScript, runNowScript, deleteScript, controlScript}
 
 // ScriptSHA returns the SHA1 by which EVALSHA calls the script of this
 // name ("start" for start.lua), "" for none: for tests that fail a
