@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/dtq-dev/dtq"
-	"github.com/dtq-dev/dtq/internal/redisconn"
-	"github.com/dtq-dev/dtq/internal/redistest"
 	"github.com/redis/rueidis"
 )
 
@@ -33,12 +31,7 @@ func BenchmarkDrainOrderedRatio(b *testing.B) {
 		drainOrderedRatio(b, c, rc)
 	})
 	b.Run("retention=1ms", func(b *testing.B) {
-		srv := redistest.Start(b, nil)
-		rc := redistest.Client(b, srv)
-		c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Retention: time.Millisecond})
-		if err != nil {
-			b.Fatal(err)
-		}
+		c, rc := benchClientRetention(b, time.Millisecond)
 		drainOrderedRatio(b, c, rc)
 	})
 }

@@ -416,13 +416,19 @@ func BenchmarkLifecycle(b *testing.B) {
 // small hash, 22-53 µs into one of 60,000 on the 2-vCPU VM of
 // docs/performance.md).
 func BenchmarkLifecycleShortRetention(b *testing.B) {
+	c, rc := benchClientRetention(b, time.Millisecond)
+	lifecycle(b, c, rc)
+}
+
+// benchClientRetention is benchClient keeping finished tasks for d.
+func benchClientRetention(b *testing.B, d time.Duration) (*dtq.Client, rueidis.Client) {
 	srv := redistest.Start(b, nil)
 	rc := redistest.Client(b, srv)
-	c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Retention: time.Millisecond})
+	c, err := dtq.NewClient(redisconn.Wrap(rc), &dtq.Config{Retention: d})
 	if err != nil {
 		b.Fatal(err)
 	}
-	lifecycle(b, c, rc)
+	return c, rc
 }
 
 func lifecycle(b *testing.B, c *dtq.Client, rc rueidis.Client) {

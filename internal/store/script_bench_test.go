@@ -28,6 +28,12 @@ func evalStats(b *testing.B, c rueidis.Client) (calls, usec int64) {
 // benchQueue starts a server and fills queue "q" of namespace "bench" with
 // n born tasks of band 5 (~80-byte payloads), its groups created.
 func benchQueue(b *testing.B, n int) (rueidis.Client, *Queue) {
+	return benchQueueOf(b, n, nil)
+}
+
+// benchQueueOf is benchQueue with each task i's item changed by edit
+// first (nil: none).
+func benchQueueOf(b *testing.B, n int, edit func(i int, it *EnqueueItem)) (rueidis.Client, *Queue) {
 	srv := redistest.Start(b, nil)
 	rc := redistest.Client(b, srv)
 	ctx := context.Background()
@@ -40,6 +46,9 @@ func benchQueue(b *testing.B, n int) (rueidis.Client, *Queue) {
 		items := make([]EnqueueItem, min(1000, n-i))
 		for j := range items {
 			items[j] = EnqueueItem{Type: "noop", Payload: payload, Priority: 5, MaxAttempts: 10, Timeout: time.Minute}
+			if edit != nil {
+				edit(i+j, &items[j])
+			}
 		}
 		if _, err := q.Enqueue(ctx, EnqueueConfig{}, items); err != nil {
 			b.Fatal(err)
@@ -101,29 +110,15 @@ func BenchmarkStartFinishScripts(b *testing.B) {
 func BenchmarkStartFinishKinds(b *testing.B) {
 	for _, kind := range []string{"born", "hash", "ordered"} {
 		b.Run(kind, func(b *testing.B) {
-			srv := redistest.Start(b, nil)
-			rc := redistest.Client(b, srv)
 			ctx, n := context.Background(), b.N
-			q := New(rc, "bench").Queue("q")
-			if _, err := q.Read(ctx, ReadRequest{Consumer: "probe", EnsureGroups: true}); err != nil {
-				b.Fatal(err)
-			}
-			payload := []byte(`{"n":12345,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`)
-			for i := 0; i < n; i += 1000 {
-				items := make([]EnqueueItem, min(1000, n-i))
-				for j := range items {
-					items[j] = EnqueueItem{Type: "noop", Payload: payload, Priority: 5, MaxAttempts: 10, Timeout: time.Minute}
-					switch kind {
-					case "hash":
-						items[j].LimitKey = fmt.Sprintf("k%d", (i+j)%1000)
-					case "ordered":
-						items[j].OrderKey = fmt.Sprintf("k%d", (i+j)%1000)
-					}
+			rc, q := benchQueueOf(b, n, func(i int, it *EnqueueItem) {
+				switch kind {
+				case "hash":
+					it.LimitKey = fmt.Sprintf("k%d", i%1000)
+				case "ordered":
+					it.OrderKey = fmt.Sprintf("k%d", i%1000)
 				}
-				if _, err := q.Enqueue(ctx, EnqueueConfig{}, items); err != nil {
-					b.Fatal(err)
-				}
-			}
+			})
 			b.ResetTimer()
 			cfg := StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}
 			fcfg := FinishConfig{Retention: time.Hour, IdemWindow: time.Hour, KeepSucceeded: true}
