@@ -158,3 +158,63 @@ func TestOrderKeyPassedByTheEndingCall(t *testing.T) {
 		finish(e, s, OutcomeOK)
 	})
 }
+
+// One finish of three holders hands their keys over: a key whose
+// first waiter was cancelled (a gap at the head of its line) to the one
+// behind it, a key with a waiter to it, a key with none is freed.
+func TestOrderKeyBatchHandOver(t *testing.T) {
+	t.Parallel()
+	redistest.ForEachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := New(b.Client, b.Namespace).Queue("q")
+		ensureGroups(t, q)
+		var items []EnqueueItem
+		for _, key := range []string{"gap", "gap", "gap", "next", "next", "alone"} {
+			items = append(items, EnqueueItem{Type: "t", Priority: 5, MaxAttempts: 1, Timeout: time.Minute, OrderKey: key})
+		}
+		res, err := q.Enqueue(ctx, EnqueueConfig{}, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status, _, err := q.Cancel(ctx, res[1].ID, time.Hour); err != nil || status != StatusCancelled {
+			t.Fatalf("cancel of gap's first waiter: %q %v", status, err)
+		}
+		read := func(want ...string) ([]Entry, []Started) {
+			t.Helper()
+			entries, _, err := q.ReadBands(ctx, "w", 10, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range entries {
+				got = append(got, e.TaskID)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("claimed %v, want %v", got, want)
+			}
+			st, err := q.Start(ctx, StartConfig{Worker: "w", MaxCrashes: 3, Retention: time.Hour, LeaseTTL: time.Minute}, entries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return entries, st
+		}
+		entries, st := read(res[0].ID, res[3].ID, res[5].ID)
+		var fin []FinishItem
+		for i, e := range entries {
+			fin = append(fin, FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[i].Run, Outcome: OutcomeOK,
+				Attempt: st[i].Attempt, Started: st[i].Started})
+		}
+		if _, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, "w", fin); err != nil {
+			t.Fatal(err)
+		}
+		read(res[2].ID, res[4].ID)
+		for key, want := range map[string]string{"gap": res[2].ID, "next": res[4].ID, "alone": ""} {
+			line, err := q.OrderKey(ctx, key, 5)
+			if err != nil || line.Holder != want || line.Waiting != 0 || len(line.Next) != 0 {
+				t.Errorf("key %s: %+v %v, want %q holding it, none waiting", key, line, err, want)
+			}
+		}
+	})
+}
