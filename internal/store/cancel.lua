@@ -77,7 +77,7 @@ end
 local recorded = record_status(redis.call('HGET', fin, ulid))
 if recorded then return {recorded} end
 
-local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 'parked', 'wf', 'wstep', 'entry')
+local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 'parked', 'wf', 'wstep', 'entry', 'okey')
 f[3] = f[3] or '0'
 local status = f[1]
 local born
@@ -122,7 +122,7 @@ if f[6] then
 end
 local waiters = NONE
 -- a task its order key passed to has its entry's id in ohold, not in its hash
-if not f[9] and status == 'QUEUED' then f[9] = order_entry(KEYS[23], tk, ulid) end
+if not f[9] and f[10] and status == 'QUEUED' then f[9] = order_entry(KEYS[23], f[10], ulid) end
 if f[9] then
   -- its entry written again (a give-back, a retry or a delayed task
   -- promoted, a requeue, a group's or a limit's turn): the entry it waits

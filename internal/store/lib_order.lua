@@ -149,9 +149,9 @@ end
 local function order_leave(ohold, oline, schedule, queue, tk, ulid, now, bands)
   local f = redis.call('HMGET', tk, 'okey', 'owait')
   if not f[1] then return false end
-  if f[2] then redis.call('HDEL', tk, 'owait') end
   if order_waiting(oline, f[2], ulid) then
     redis.call('HDEL', oline, f[2])
+    redis.call('HDEL', tk, 'owait')
     local h = redis.call('HGET', ohold, f[1])
     if h then
       local holder, head, tail, waiting, eid = order_state(h)
@@ -163,11 +163,10 @@ local function order_leave(ohold, oline, schedule, queue, tk, ulid, now, bands)
 end
 
 -- order_entry returns the id of the band entry order_release wrote for
--- task ulid (hash tk) as it passed the task's order key to it, while the
--- task holds the key; else nil.
-local function order_entry(ohold, tk, ulid)
-  local okey = redis.call('HGET', tk, 'okey')
-  local h = okey and redis.call('HGET', ohold, okey)
+-- task ulid as it passed the task's order key okey to it, while the task
+-- holds the key; else nil.
+local function order_entry(ohold, okey, ulid)
+  local h = redis.call('HGET', ohold, okey)
   if not h then return nil end
   local holder, _, _, _, eid = order_state(h)
   if holder ~= ulid or eid == '' then return nil end

@@ -455,6 +455,7 @@ if wake then redis.call('XADD', wakeup, 'MAXLEN', '1', '*', 'w', '1') end
 
 if dead > 0 then redis.call('HINCRBY', info, 'dead', dead) end
 if cancelled > 0 then redis.call('HINCRBY', info, 'cancelled', cancelled) end
-order_publish(channel, nowS)
 if #events > 0 then redis.call('PUBLISH', channel, table.concat(events, '\n')) end
+-- (after the events of the tasks that ended here: each next task's QUEUED follows its key's holder's end)
+order_publish(channel, nowS)
 return out
