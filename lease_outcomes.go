@@ -153,9 +153,7 @@ func (s *LeaseServer) endGroup(ctx context.Context, es []leaseEnd, ans []LeaseEn
 		l := e.l
 		it := store.FinishItem{TaskID: l.id, IdemHash: en.Spec.IdemHash, Band: l.band, EntryID: l.entry, Run: l.run, Crashes: l.crashes,
 			Attempt: l.attempt, Started: l.started}
-		if en.Born {
-			it.Born = en.Spec
-		}
+		it.Born = en.BornSpec()
 		if sp := en.Spec; sp.Workflow != "" {
 			it.Workflow, it.Step, it.Prev = sp.Workflow, sp.Step, sp.Prev
 		}

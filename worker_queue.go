@@ -91,9 +91,7 @@ func (wq *workerQueue) launch(claims []claim.Claim, claimed time.Time) {
 		c := &claims[i]
 		t := startedTask(c, w.cfg.ID)
 		t.scopes, t.leased, t.claimed = c.Entry.Scopes, c.Leased, claimed
-		if c.Entry.Born {
-			t.born = c.Entry.Spec
-		}
+		t.born = c.Entry.BornSpec()
 		if obs.on() {
 			obs.started(TaskRef{ID: t.ID, Queue: wq.q.name, Type: t.Type}, pickup(c.Entry.EntryID, c.Started.Started))
 		}

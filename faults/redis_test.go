@@ -251,7 +251,7 @@ const snapshotScript = `local out = {}
 local function add(...) for _, v in ipairs({...}) do out[#out + 1] = v end end
 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do add('H', k, redis.call('HGET', k, 'status') or '') end
 local fin = redis.call('HGETALL', KEYS[12])
-for i = 1, #fin, 2 do add('F', fin[i], string.match(fin[i + 1], '^R[3-6]|(%u+)|') or '') end
+for i = 1, #fin, 2 do add('F', fin[i], string.match(fin[i + 1], '^R[3-7]|(%u+)|') or '') end
 local run = redis.call('HGETALL', KEYS[11])
 for i = 1, #run, 2 do if run[i] ~= '~' then add('R', run[i], '') end end
 for p = 0, 9 do

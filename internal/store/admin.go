@@ -27,7 +27,7 @@ func (q *Queue) Cancel(ctx context.Context, id string, retention time.Duration) 
 	ks := []string{q.k.Info(), q.k.Schedule(), q.k.Done(), q.k.Run(), q.k.Task(ulid), q.k.Finished(), q.k.Band(band),
 		q.k.GroupWait(), q.k.ScopeWait()}
 	ks = q.k.bands(ks)
-	ks = append(ks, "", q.k.GroupCount(), q.k.Suspended(), q.k.OrderHold(), q.k.OrderLine(), q.k.Wakeup())
+	ks = append(ks, "", q.k.GroupCount(), q.k.Suspended(), q.k.OrderHold(), q.k.OrderLine(), q.k.Wakeup(), q.k.OrderIndex())
 	const wfAt = 19 // ks[wfAt]: the workflow's hash, below (KEYS[20])
 	// A step of a workflow is cancelled together with its step's end in the
 	// workflow: the script names the workflow, and is called again with it.

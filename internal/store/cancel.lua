@@ -18,6 +18,7 @@
 -- KEYS[23]       ohold hash (per order key: the task in flight)
 -- KEYS[24]       oline hash (tasks waiting for their order keys)
 -- KEYS[25]       wakeup stream (the scheduler re-reads the earliest due time)
+-- KEYS[26]       oindex hash (the ordered tasks without a hash)
 --
 -- ARGV[1]        task id
 -- ARGV[2]        events channel
@@ -46,7 +47,10 @@
 -- group's best waiters for the room it has are returned (a task its order
 -- key passed to has its entry's id in ohold: lib_order.lua's order_entry). A
 -- task of an order key leaves it: a waiter leaves oline, the key's holder
--- passes it to the next waiter (lib_order.lua's order_leave). Anything else is
+-- passes it to the next waiter (lib_order.lua's order_leave). An ordered
+-- task without a hash (lib_order.lua's oindex) is found there: waiting in
+-- its key's line, it gets its hash from its oline value first; holding its
+-- key, its entry is as a born task's. Anything else is
 -- left as it is. A cancelled task expires after the retention and is
 -- listed in the done stream.
 --
@@ -64,6 +68,7 @@
 local info, schedule, done, runs, tk, fin, band = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, channel, cancels, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local group, eid, prio, ulid = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local ohold, oline, oindex = KEYS[23], KEYS[24], KEYS[26]
 
 local rs = run_state(redis.call('HGET', runs, ulid))
 if rs then
@@ -81,6 +86,16 @@ local f = redis.call('HMGET', tk, 'status', 'type', 'attempt', 'prio', 'gwait', 
 f[3] = f[3] or '0'
 local status = f[1]
 local born
+if not status then
+  -- an ordered task without a hash: its record is its oline value, or its entry
+  local where, lprio, okey, m, v = order_light_find(ohold, oline, oindex, ulid)
+  if where == 'wait' then
+    f[2], f[4], f[10] = order_light_hash(tk, okey, m, v), lprio, okey
+    status = 'QUEUED'
+  elseif where == 'held' and m and m ~= '' then
+    band, eid, prio = KEYS[10 + tonumber(lprio)], m, lprio
+  end
+end
 if not status then
   if eid == '' then return {''} end
   born = entry_fields(band, eid)
@@ -122,7 +137,7 @@ if f[6] then
 end
 local waiters = NONE
 -- a task its order key passed to has its entry's id in ohold, not in its hash
-if not f[9] and f[10] and status == 'QUEUED' then f[9] = order_entry(KEYS[23], f[10], ulid) end
+if not f[9] and f[10] and status == 'QUEUED' then f[9] = order_entry(ohold, f[10], ulid) end
 if f[9] then
   -- its entry written again (a give-back, a retry or a delayed task
   -- promoted, a requeue, a group's or a limit's turn): the entry it waits
@@ -141,7 +156,7 @@ if f[9] then
   end
   redis.call('HDEL', tk, 'entry')
 end
-if order_leave(KEYS[23], KEYS[24], schedule, ARGV[10], tk, ulid, now, 10) then
+if order_leave(ohold, oline, oindex, schedule, ARGV[10], tk, ulid, now, 10) then
   redis.call('XADD', KEYS[25], 'MAXLEN', '1', '*', 'w', '1')
 end
 redis.call('HSET', tk, 'status', 'CANCELLED', 'finished', nowS, 'error', 'cancelled')

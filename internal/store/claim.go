@@ -18,6 +18,10 @@ type Entry struct {
 	TaskID  string
 	// Born: the task was born as this entry (it carries no EntryID).
 	Born bool
+	// Light: the entry of an ordered task without a hash (it carries
+	// EntryOrderKey, Keys.OrderIndex): started and finished as a born
+	// one, its id its EntryID.
+	Light bool
 	// Malformed: neither a task's birth entry nor an entry written again
 	// (written by something else): Start dead-letters it.
 	Malformed bool
@@ -35,6 +39,16 @@ type Entry struct {
 	// Scopes are the scoped limits the task is under, for Start (set by
 	// the caller: ScopeType+type, ScopeKey+limit key); nil for none.
 	Scopes []string
+}
+
+// BornSpec is what a FinishItem of the entry's task carries as Born: the
+// entry's fields when its task has no hash of them (born as the entry, or
+// a light ordered task's), else nil.
+func (e *Entry) BornSpec() *Spec {
+	if e.Born || e.Light {
+		return e.Spec
+	}
+	return nil
 }
 
 // Spec is what a band entry carries of its task besides the id: its
@@ -60,6 +74,8 @@ type Spec struct {
 	// Parent is "<task id> <step>" of the task awaiting it (dtq.Child; ""
 	// for none).
 	Parent string
+	// OrderKey is a light entry's order key (Entry.Light; "" otherwise).
+	OrderKey string
 }
 
 // entryOf reads band entry eid with fields f of queue.
@@ -70,6 +86,7 @@ func entryOf(queue string, band int, eid string, f map[string]string) Entry {
 	switch {
 	case hasID && hasType:
 		e.TaskID = id
+		e.Light = f[EntryOrderKey] != ""
 	case hasType:
 		e.Born = true
 		e.TaskID, _ = taskid.FromEntry(queue, band, eid)
@@ -85,7 +102,7 @@ func entryOf(queue string, band int, eid string, f map[string]string) Entry {
 	e.Spec = &Spec{Type: typ, Payload: []byte(f[EntryPayload]), MaxAttempts: atoi(f[EntryMaxAttempts]),
 		Timeout: time.Duration(atoi64(f[EntryTimeout])) * time.Millisecond, Created: created, IdemHash: f[EntryIdem],
 		Schedule: f[EntrySchedule], Tick: atoi64(f[EntryTick]), LimitKey: f[EntryLimitKey], Trace: f[EntryTrace],
-		Parent: f[EntryParent]}
+		Parent: f[EntryParent], OrderKey: f[EntryOrderKey]}
 	if w := f[EntryWorkflow]; w != "" {
 		e.Spec.Workflow, e.Spec.Step = w, atoi(f[EntryStep])
 		if v, ok := f[EntryPrev]; ok {
@@ -558,6 +575,8 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		switch {
 		case e.Born:
 			how = "b0"
+		case e.Light:
+			how = "o0"
 		case e.Group != "":
 			how = "g0"
 		}
@@ -586,7 +605,7 @@ func (q *Queue) Start(ctx context.Context, cfg StartConfig, entries []Entry) ([]
 		args = append(args, itoa(e.Band), e.EntryID, how)
 	}
 	ks = append(ks, wfKeys...)
-	ks = append(ks, q.k.OrderHold(), q.k.OrderLine())
+	ks = append(ks, q.k.OrderHold(), q.k.OrderLine(), q.k.OrderIndex())
 	args = append(args, q.k.Cancels())
 	res, err := startScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	var nre *NotReplicatedError

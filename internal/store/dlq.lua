@@ -55,7 +55,7 @@ for i = 0, n - 1 do
       if okey then
         local s = redis.call('HMGET', tk, 'type', 'payload', 'max_att', 'timeout', 'created', 'idem', 'sched', 'tick',
           'lkey', 'wf', 'wstep', 'prev', 'trace', 'parent')
-        line = order_line(f[3], f[5], '0', s, 0)
+        line = order_line(f[3], f[5] and '1' or '0', '0', s, 0)
       end
       if okey and not order_enter(KEYS[16], KEYS[17], tk, string.sub(id, -26), okey, 0, line) then
         -- waits for its key's turn

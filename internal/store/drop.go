@@ -40,7 +40,7 @@ func (q *Queue) Drop(ctx context.Context, force bool) (held Held, deleted bool, 
 	c := q.s.r
 	k := q.k
 	ks := append([]string{k.Info(), k.Schedule(), k.Run(), k.DLQ()}, k.bands(nil)...)
-	ks = append(ks, k.GroupWait(), k.ScopeWait(), k.GroupCount(), k.ScopeLimits(), k.ScopeUse(), k.ScopeLeases(), k.Done(), k.Finished(), k.Wakeup(), k.Periodic(), k.PeriodicDue(), k.PeriodicFired(), k.Unique(), k.SchedulerLock(), k.Limits(), k.Leases(), k.Progress(), k.Suspended(), k.OrderHold(), k.OrderLine(), k.Debounce(), k.Workflows())
+	ks = append(ks, k.GroupWait(), k.ScopeWait(), k.GroupCount(), k.ScopeLimits(), k.ScopeUse(), k.ScopeLeases(), k.Done(), k.Finished(), k.Wakeup(), k.Periodic(), k.PeriodicDue(), k.PeriodicFired(), k.Unique(), k.SchedulerLock(), k.Limits(), k.Leases(), k.Progress(), k.Suspended(), k.OrderHold(), k.OrderLine(), k.OrderIndex(), k.Debounce(), k.Workflows())
 	f := "0"
 	if force {
 		f = "1"

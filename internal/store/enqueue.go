@@ -45,7 +45,9 @@ type EnqueueItem struct {
 	Parent string
 	// OrderKey is the order key ("" for none): of the tasks of one key, one
 	// at a time is queued, scheduled or running, in submission order (see
-	// Keys.OrderHold). A task with one has a hash from its submission.
+	// Keys.OrderHold). A task with one due at once, without a group or a
+	// limit key, has no hash (Keys.OrderIndex); any other has a hash from
+	// its submission.
 	OrderKey string
 }
 
@@ -222,7 +224,7 @@ func (q *Queue) enqueueScripted(ctx context.Context, cfg EnqueueConfig, items []
 	ks := make([]string, 0, 15+2*len(items))
 	ks = append(ks, q.k.Schedule(), q.k.Wakeup())
 	ks = q.k.bands(ks)
-	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info(), q.k.OrderHold(), q.k.OrderLine())
+	ks = append(ks, q.k.GroupWait(), q.k.GroupCount(), q.k.Info(), q.k.OrderHold(), q.k.OrderLine(), q.k.OrderIndex())
 	args := make([]string, 0, 3+16*len(items))
 	args = append(args, strconv.FormatInt(cfg.MaxDepth, 10), ms(cfg.IdemWindow), itoa(len(items)))
 	for _, it := range items {

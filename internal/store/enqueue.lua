@@ -10,7 +10,8 @@
 -- KEYS[15]       info hash (fields b0..b9, for the depth bound)
 -- KEYS[16]       ohold hash (per order key: the task in flight)
 -- KEYS[17]       oline hash (the tasks waiting for their order keys)
--- KEYS[18..]     task hashes and idempotency records, referenced by index below
+-- KEYS[18]       oindex hash (the ordered tasks without a hash)
+-- KEYS[19..]     task hashes and idempotency records, referenced by index below
 --
 -- ARGV[1]        max depth (queued + scheduled + running; 0 = unbounded)
 -- ARGV[2]        idempotency window, ms (a record lives this long after creation,
@@ -34,8 +35,12 @@
 -- a hash under the random id too: due later it is SCHEDULED as above; due
 -- now it is QUEUED, its entry written from its hash (readd; a group's task
 -- is admitted to its band, lib.lua's admit, or waits in gwait). A task
--- with an order key has a hash too, and enters so only when it holds its
--- key (lib_order.lua's order_enter); else it waits in oline, QUEUED.
+-- with an order key, due now, without a group or a limit key has no hash
+-- (light: oindex): it enters its band as an entry carrying "q" = its key
+-- when it holds the key, else waits in oline, QUEUED, its oline value its
+-- record (lib_order.lua's order_enter_light). Any other task with an order
+-- key has a hash too, and enters so only when it holds its key
+-- (order_enter); else it waits in oline, QUEUED.
 -- Depth is what the bands hold (queued and running entries, not those
 -- acknowledged and left for a later trim) plus the schedule and gwait
 -- (lib.lua's queue_depth). An idempotency record holds
@@ -48,15 +53,15 @@
 --    4  created QUEUED with a hash (a group's or limit key's task), in its
 --       band: ref is the random id
 --    5  the same, waiting for its group's turn (in gwait)
---    6  created QUEUED with a hash, waiting for its order key (in oline):
---       ref is the random id
+--    6  created QUEUED, waiting for its order key (in oline): ref is the
+--       random id (a light task, in its band, answers 4 as well)
 --    2  idempotent replay: the key's record has the same fingerprint; ref
 --       is the record's
 --   -1  conflict: the key's record has another fingerprint; ref is the
 --       record's
 --   -2  queue full: depth would exceed max depth; nothing written
 
-local schedule, wakeup, gwait, gcount, ohold, oline = KEYS[1], KEYS[2], KEYS[13], KEYS[14], KEYS[16], KEYS[17]
+local schedule, wakeup, gwait, gcount, ohold, oline, oindex = KEYS[1], KEYS[2], KEYS[13], KEYS[14], KEYS[16], KEYS[17], KEYS[18]
 local maxDepth = tonumber(ARGV[1])
 local window = ARGV[2]
 local n = tonumber(ARGV[3])
@@ -64,15 +69,20 @@ local n = tonumber(ARGV[3])
 local now, nowS = now_ms()
 
 -- waiter_line is the oline value's tail (lib_order.lua's order_line) of
--- the task at ARGV[a..], idempotency key index ik, created at nowS.
-local function waiter_line(a, ik, nowS)
+-- the task at ARGV[a..], idempotency key index ik, created at nowS, of
+-- kind kind (nil: "1" with a group, else "0").
+local function waiter_line(a, ik, nowS, kind)
   local idem, lkey, trace, parent
   if ik > 0 then idem = string.sub(KEYS[ik], -64) end
   if ARGV[a + 12] ~= '' then lkey = ARGV[a + 12] end
   if ARGV[a + 13] ~= '' then trace = ARGV[a + 13] end
   if ARGV[a + 14] ~= '' then parent = ARGV[a + 14] end
   local s = { ARGV[a + 4], ARGV[a + 5], ARGV[a + 7], ARGV[a + 8], nowS, idem, nil, nil, lkey, nil, nil, nil, trace, parent }
-  return order_line(ARGV[a + 6], ARGV[a + 11] ~= '', '0', s, 0)
+  if not kind then
+    kind = '0'
+    if ARGV[a + 11] ~= '' then kind = '1' end
+  end
+  return order_line(ARGV[a + 6], kind, '0', s, 0)
 end
 
 local depth = 0
@@ -117,6 +127,15 @@ for i = 0, n - 1 do
       else
         redis.call('ZADD', schedule, dueS, id)
         scheduled = scheduled + 1
+      end
+    elseif okey ~= '' and grp == '' and lkey == '' then
+      -- light: no hash (oindex)
+      local idem = ''
+      if ik > 0 then idem = string.sub(KEYS[ik], -64) end
+      code, ret, ref = 4, id, id
+      if not order_enter_light(ohold, oline, oindex, id, okey, prio, waiter_line(a, ik, nowS, '2'), 3,
+          { ARGV[a + 4], ARGV[a + 5], ARGV[a + 7], ARGV[a + 8], nowS, idem, trace, parent }) then
+        code = 6
       end
     elseif grp ~= '' or lkey ~= '' or okey ~= '' then
       redis.call('HSET', tk, 'type', ARGV[a + 4], 'payload', ARGV[a + 5], 'prio', prio, 'status', 'QUEUED',

@@ -46,7 +46,8 @@ type FinishItem struct {
 	Attempt    int    // this run's attempt
 	Started    string // Unix ms of the run's start, as Start returned it
 	// Born holds the fields of the task's birth entry when it was born as
-	// the entry it ran from (its hash lacks them); nil otherwise.
+	// the entry it ran from (its hash lacks them), or of a light ordered
+	// task's entry (Entry.Light: Spec.OrderKey set); nil otherwise.
 	Born *Spec
 	// Workflow, Step and Prev: the workflow step the task is (Spec's), ""
 	// for none. Its end is recorded there in the same call.
@@ -83,6 +84,9 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		default:
 			kinds[i] = "h"
 		}
+		if it.Born != nil && it.Born.OrderKey != "" {
+			kinds[i] = map[string]string{"P": "Q", "H": "O"}[kinds[i]] // a light ordered task's
+		}
 		ks = append(ks, q.k.Task(ulidOf(it.TaskID)))
 	}
 	args := make([]string, 0, 6+13*len(items))
@@ -102,7 +106,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 			outcome += "/" + ms(it.RetryDelay)
 		}
 		text := it.Text
-		if kinds[i] == "P" {
+		if kinds[i] == "P" || kinds[i] == "Q" {
 			text = packBody(&it, worker)
 		}
 		kind := kinds[i]
@@ -111,9 +115,12 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 			kind += itoa(len(ks))
 		}
 		args = append(args, itoa(it.Band), it.EntryID, itoa(it.Run), outcome, rueidis.BinaryString([]byte(text)), itoa(idemIdx), kind)
-		if sp := it.Born; sp != nil && kinds[i] == "H" {
+		if sp := it.Born; sp != nil && (kinds[i] == "H" || kinds[i] == "O") {
 			args = append(args, sp.Type, rueidis.BinaryString(sp.Payload), itoa(sp.MaxAttempts), ms(sp.Timeout), sp.IdemHash, sp.Trace,
 				it.Started, sp.Parent)
+			if kinds[i] == "O" {
+				args = append(args, sp.OrderKey, strconv.FormatInt(sp.Created, 10))
+			}
 		}
 		if it.Workflow != "" {
 			args = append(args, itoa(it.Step), rueidis.BinaryString(it.Prev))
@@ -126,7 +133,7 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 			}
 		}
 	}
-	ks = append(ks, q.k.OrderHold(), q.k.OrderLine(), q.k.Progress())
+	ks = append(ks, q.k.OrderHold(), q.k.OrderLine(), q.k.OrderIndex(), q.k.Progress())
 	args = append(args, q.k.Events())
 	res, replErr := finishScript.ExecDurable(ctx, q.s.r, cfg.Durability, ks, args)
 	out, err := res.AsStrSlice()
@@ -199,7 +206,9 @@ func (q *Queue) Renew(ctx context.Context, consumer string, items []RenewItem) (
 //	prio|…|len(idem)|len(workflow)|step|len(prev)|worker type result idem workflow prev payload
 //
 // A traced task's body starts with "T", its traceparent and "|" (which
-// makes finish.lua write an R5 record, or R6 for a workflow's task).
+// makes finish.lua write an R5 record, or R6 for a workflow's task). A
+// light ordered task's (Spec.OrderKey) starts with "K", its order key and
+// "|" before that (an R7 record; never a workflow's task).
 func packBody(it *FinishItem, worker string) string {
 	sp := it.Born
 	result := ""
@@ -207,13 +216,18 @@ func packBody(it *FinishItem, worker string) string {
 		result = it.Text
 	}
 	var b strings.Builder
-	b.Grow(64 + len(sp.Trace) + len(worker) + len(sp.Type) + len(result) + len(sp.IdemHash) + len(sp.Payload))
+	b.Grow(64 + len(sp.OrderKey) + len(sp.Trace) + len(worker) + len(sp.Type) + len(result) + len(sp.IdemHash) + len(sp.Payload))
+	if sp.OrderKey != "" {
+		b.WriteByte('K')
+		b.WriteString(sp.OrderKey)
+		b.WriteByte('|')
+	}
 	if sp.Trace != "" && strings.IndexByte(sp.Trace, '|') < 0 {
 		b.WriteByte('T')
 		b.WriteString(sp.Trace)
 		b.WriteByte('|')
 	}
-	nums := []string{itoa(it.Band), itoa(sp.MaxAttempts), ms(sp.Timeout), strconv.FormatInt(entryMs(it.EntryID), 10),
+	nums := []string{itoa(it.Band), itoa(sp.MaxAttempts), ms(sp.Timeout), strconv.FormatInt(sp.Created, 10),
 		it.Started, itoa(it.Attempt), itoa(it.Crashes), itoa(len(worker)), itoa(len(sp.Type)), itoa(len(result)), itoa(len(sp.IdemHash))}
 	if it.Workflow != "" {
 		nums = append(nums, itoa(len(it.Workflow)), itoa(it.Step), itoa(len(it.Prev)))

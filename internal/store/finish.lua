@@ -12,8 +12,9 @@
 -- KEYS[17+i]     item i's task hash (1..N; it ends with the task's ULID)
 -- KEYS[17+N+j]   idempotency records and workflow hashes, referenced by
 --                index below
--- KEYS[#KEYS-2]  ohold hash (per order key: the task in flight)
--- KEYS[#KEYS-1]  oline hash (tasks waiting for their order keys)
+-- KEYS[#KEYS-3]  ohold hash (per order key: the task in flight)
+-- KEYS[#KEYS-2]  oline hash (tasks waiting for their order keys)
+-- KEYS[#KEYS-1]  oindex hash (the ordered tasks without a hash)
 -- KEYS[#KEYS]    progress hash (the reports of running executions, by ULID)
 --
 -- ARGV[1]        consumer group
@@ -37,7 +38,12 @@
 --                text is then the record's body, which the caller packed,
 --                and this script prefixes with the status, the finish time
 --                and the run), "H" its hash (a task born as its entry, whose
---                fields go into the hash), "h" its hash (which holds them).
+--                fields go into the hash), "h" its hash (which holds them);
+--                "Q" and "O" are "P" and "H" of a light ordered task (its
+--                entry carries its order key, lib_order.lua): Q's body
+--                starts with "K<order key>|" (an R7 record), O's item has 2
+--                more values after H's: the order key and the creation
+--                time (Unix ms); both pass the key on (not a retry).
 --                Otherwise text is the result or the error. The kind of a
 --                workflow's step ("H" or "h") is followed by the index in
 --                KEYS of its workflow hash ("H19"), and the item by 2 more
@@ -78,7 +84,7 @@
 -- scheduler trims the rest, and by count); a hash expires by itself. A DEAD task is dead-lettered and does not
 -- expire (the stream is capped by the scheduler, records with it); the
 -- idempotency record is extended to the window. A task of an order key
--- (kind "h") that ends — not a retry — passes its key to the next waiter
+-- (kind "h", "Q" or "O") that ends — not a retry — passes its key to the next waiter
 -- (lib_order.lua's order_release: into its band, or the schedule). The entries are
 -- acknowledged and the bands trimmed (deleted at once when succeeded
 -- tasks are not kept: no record would tell a leftover entry from a new
@@ -99,7 +105,7 @@ local keepSucceeded = ARGV[6] == '1'
 local n = tonumber(ARGV[7])
 
 local now, nowS = now_ms()
-local ohold, oline = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
+local ohold, oline, oindex = KEYS[#KEYS - 3], KEYS[#KEYS - 2], KEYS[#KEYS - 1]
 local passedLater = false -- an order key was passed to a waiter via the schedule: wake the scheduler
 
 local ulids = {}
@@ -111,7 +117,7 @@ local function next_item(a)
   local kind = ARGV[a + 6]
   local k1 = string.byte(kind, 1)
   local nxt = a + 7
-  if k1 == 72 then nxt = a + 15 end -- 'H'
+  if k1 == 72 then nxt = a + 15 elseif k1 == 79 then nxt = a + 17 end -- 'H', 'O'
   if #kind > 1 then
     nxt = nxt + 2
     if k1 == 80 then nxt = nxt + 1 end -- 'P'
@@ -146,7 +152,7 @@ for i = 1, n do
     kind = string.sub(kind, 1, 1)
   end
   local s = a + 7 -- the birth entry's fields and the run's start, for kind H
-  if kind == 'H' then a = a + 15 else a = a + 7 end
+  if kind == 'H' then a = a + 15 elseif kind == 'O' then a = a + 17 else a = a + 7 end
   if wfk then
     wnode, wprev = ARGV[a], ARGV[a + 1]
     a = a + 2
@@ -169,7 +175,7 @@ for i = 1, n do
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid
-  elseif mine and kind == 'P' then
+  elseif mine and (kind == 'P' or kind == 'Q') then
     -- the common case: the packed record the caller made, and the fence
     -- and the cancel flag read straight from the Run field (an implicit
     -- first run has none: no cancellation, cancel.lua withdraws it)
@@ -186,8 +192,10 @@ for i = 1, n do
     if res == 'CANCELLED' or keepSucceeded then
       -- R3, R4 for a workflow's task; R5 and R6 are those of a traced
       -- task, whose body starts with 'T' and its traceparent
+      -- (R7: a light ordered task's, its body starting "K<order key>|")
       local tag = 'R3|'
-      if string.byte(text, 1) == 84 then tag = 'R5|' end
+      local b1 = string.byte(text, 1)
+      if b1 == 84 then tag = 'R5|' elseif b1 == 75 then tag = 'R7|' end
       if wfk then tag = (tag == 'R3|') and 'R4|' or 'R6|' end
       packed[#packed + 1] = ulid
       packed[#packed + 1] = tag .. res .. '|' .. nowS .. '|' .. run .. '|' .. #errText .. '|' .. errText .. '|' .. text
@@ -195,6 +203,9 @@ for i = 1, n do
     end
     if ik ~= '0' then redis.call('PEXPIRE', KEYS[tonumber(ik)], window) end
     if wfk then wf_task_end(wfk, 8, queue, retention, keepSucceeded, wnode, id, res, wres, errText) end
+    if kind == 'Q' and order_release(ohold, oline, oindex, schedule, queue, string.match(text, '^K([^|]+)|'), ulid, now, 8) then
+      passedLater = true
+    end
     local ids = acks[p]
     if not ids then ids = {}; acks[p] = ids end
     ids[#ids + 1] = eid
@@ -232,7 +243,7 @@ for i = 1, n do
       elseif res == 'DEAD' then
         fields[#fields + 1], fields[#fields + 2] = 'dead_id', redis.call('XADD', dlq, '*', 'i', id, 'r', text)
       end
-      if kind == 'H' then
+      if kind == 'H' or kind == 'O' then
         local m = #fields
         fields[m + 1], fields[m + 2] = 'type', ARGV[s]
         fields[m + 3], fields[m + 4] = 'payload', ARGV[s + 1]
@@ -240,6 +251,7 @@ for i = 1, n do
         fields[m + 7], fields[m + 8] = 'max_att', ARGV[s + 2]
         fields[m + 9], fields[m + 10] = 'timeout', ARGV[s + 3]
         fields[m + 11], fields[m + 12] = 'created', string.match(eid, '^(%d+)-')
+        if kind == 'O' then fields[m + 12] = ARGV[s + 9] end
         if ARGV[s + 4] ~= '' then fields[m + 13], fields[m + 14] = 'idem', ARGV[s + 4] end
         if ARGV[s + 5] ~= '' then
           m = #fields
@@ -249,6 +261,10 @@ for i = 1, n do
           m = #fields
           fields[m + 1], fields[m + 2] = 'parent', ARGV[s + 7]
         end
+        if kind == 'O' then
+          m = #fields
+          fields[m + 1], fields[m + 2] = 'okey', ARGV[s + 8]
+        end
         if wfk then
           m = #fields
           fields[m + 1], fields[m + 2], fields[m + 3], fields[m + 4] = 'wf', string.sub(wfk, -26), 'wstep', wnode
@@ -256,9 +272,11 @@ for i = 1, n do
         end
       end
       if kind == 'h' and res ~= 'SCHEDULED' then
-        if order_release(ohold, oline, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now, 8) then
+        if order_release(ohold, oline, oindex, schedule, queue, redis.call('HGET', key, 'okey'), ulid, now, 8) then
           passedLater = true
         end
+      elseif kind == 'O' and res ~= 'SCHEDULED' then
+        if order_release(ohold, oline, oindex, schedule, queue, ARGV[s + 8], ulid, now, 8) then passedLater = true end
       end
       if res == 'SUCCEEDED' and not keepSucceeded then
         redis.call('DEL', key)
@@ -287,7 +305,7 @@ for i = 1, n do
     local st, rrun = record_status(redis.call('HGET', fin, ulid))
     if st and rrun == run then
       res = st
-    elseif kind ~= 'P' then
+    elseif kind ~= 'P' and kind ~= 'Q' then
       local f = redis.call('HMGET', key, 'status', 'run')
       if f[2] == run and f[1] ~= 'RUNNING' and redis.call('HEXISTS', key, 'h' .. run) == 1 then res = f[1] end
     end

@@ -26,15 +26,17 @@ local function entry_fields(band, eid)
 end
 
 -- copy_spec writes into task hash tk the immutable fields of a task born
--- as entry eid of a band of priority prio: its record is made from the
--- entry (which is about to go). Returns the task's type, or nil when the
--- entry is gone.
+-- as entry eid of a band of priority prio, or of a light ordered task's
+-- entry there (its order key and creation in it: lib_order.lua): its
+-- record is made from the entry (which is about to go). Returns the task's
+-- type, or nil when the entry is gone.
 local function copy_spec(tk, band, eid, prio)
   local m = entry_fields(band, eid)
   if not m then return nil end
-  local created = string.match(eid, '^(%d+)-')
+  local created = m['c'] or string.match(eid, '^(%d+)-')
   redis.call('HSET', tk, 'type', m['t'], 'payload', m['p'], 'prio', prio, 'max_att', m['m'],
     'timeout', m['o'], 'created', created)
+  if m['q'] then redis.call('HSET', tk, 'okey', m['q']) end
   if m['k'] then redis.call('HSET', tk, 'idem', m['k']) end
   if m['w'] then
     redis.call('HSET', tk, 'wf', m['w'], 'wstep', m['n'])

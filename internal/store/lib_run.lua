@@ -189,9 +189,9 @@ end
 
 -- record_status returns the status and run of a packed record (see
 -- store.parseRecord: R3, or R4 for a workflow's task; R5, R6 the same of
--- a traced task), or nil.
+-- a traced task; R7 a light ordered task's), or nil.
 local function record_status(v)
   if not v then return nil end
-  return string.match(v, '^R[3-6]|(%u+)|%d+|(%d+)|')
+  return string.match(v, '^R[3-7]|(%u+)|%d+|(%d+)|')
 end
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -139,4 +140,124 @@ func (s *Store) confirmInLine(ctx context.Context, out []*Record, checks []lineC
 		}
 	}
 	return nil
+}
+
+// lightCand is a task getMany found neither a hash's fields nor a birth
+// entry nor a packed record of: maybe an ordered task without a hash
+// (Keys.OrderIndex). It keeps what getMany read of it.
+type lightCand struct {
+	i         int // its index in the records
+	l         located
+	run, prog string
+	h         map[string]string
+	steps     map[string]StepRecord
+}
+
+// findLight sets the records of cands (out[c.i]): an ordered task without
+// a hash is found through OrderIndex — waiting in its key's line (its
+// OrderLine value is its record), or holding its key (its band entry, as
+// OrderHold names it, holds its fields, with its Run field once started);
+// any other is built from what getMany read (nil when nothing). Up to three
+// round trips, for these only.
+func (s *Store) findLight(ctx context.Context, out []*Record, cands []lightCand) error {
+	c := s.r
+	cmds := make(rueidis.Commands, len(cands))
+	for j, x := range cands {
+		cmds[j] = c.B().Hget().Key(NewKeys(s.ns, x.l.queue).OrderIndex()).Field(x.l.ulid).Build()
+	}
+	type where struct {
+		prio       int
+		key, field string
+		line, hold string
+		eid        string
+		e          map[string]string
+	}
+	ws := make([]*where, len(cands))
+	var look rueidis.Commands
+	var lookOf []int
+	for j, r := range c.DoMulti(ctx, cmds...) {
+		v, err := r.ToString()
+		if rueidis.IsRedisNil(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p := strings.SplitN(v, "|", 3)
+		if len(p) != 3 {
+			continue
+		}
+		w := &where{prio: atoi(p[0]), key: p[2]}
+		ws[j] = w
+		k := NewKeys(s.ns, cands[j].l.queue)
+		if p[1] != "" {
+			w.field = p[2] + "|" + p[1]
+			look = append(look, c.B().Hget().Key(k.OrderLine()).Field(w.field).Build())
+			lookOf = append(lookOf, j)
+		}
+		look = append(look, c.B().Hget().Key(k.OrderHold()).Field(w.key).Build())
+		lookOf = append(lookOf, -j-1)
+	}
+	if len(look) > 0 {
+		for n, r := range c.DoMulti(ctx, look...) {
+			v, err := r.ToString()
+			if err != nil && !rueidis.IsRedisNil(err) {
+				return err
+			}
+			if j := lookOf[n]; j >= 0 {
+				ws[j].line = v
+			} else {
+				ws[-j-1].hold = v
+			}
+		}
+	}
+	var reads rueidis.Commands
+	var readOf []int
+	for j, w := range ws {
+		if w == nil || lineULID(w.line) == cands[j].l.ulid {
+			continue
+		}
+		if p := strings.Split(w.hold, "|"); len(p) == 5 && p[0] == cands[j].l.ulid && p[4] != "" {
+			w.eid = p[4]
+			reads = append(reads, c.B().Xrange().Key(NewKeys(s.ns, cands[j].l.queue).Band(w.prio)).Start(w.eid).End(w.eid).Build())
+			readOf = append(readOf, j)
+		}
+	}
+	if len(reads) > 0 {
+		for n, r := range c.DoMulti(ctx, reads...) {
+			xs, err := r.AsXRange()
+			if err != nil {
+				return err
+			}
+			if len(xs) == 1 {
+				ws[readOf[n]].e = xs[0].FieldValues
+			}
+		}
+	}
+	for j, x := range cands {
+		w := ws[j]
+		switch {
+		case w != nil && lineULID(w.line) == x.l.ulid:
+			out[x.i] = lineRecord(x.l, w.key, w.line)
+		case w != nil && w.e != nil:
+			out[x.i] = buildRecord(x.l, x.h, w.e, w.prio, w.eid, x.run, x.prog, x.steps)
+		default:
+			out[x.i] = buildRecord(x.l, x.h, nil, 0, "", x.run, x.prog, x.steps)
+		}
+	}
+	return nil
+}
+
+// lineRecord is the record of light task l waiting in the line of order
+// key key, from its OrderLine value v: QUEUED, waiting for its key.
+func lineRecord(l located, key, v string) *Record {
+	head, payload, ok := strings.Cut(v, "\n")
+	f := strings.Split(head, "|")
+	rest := strings.SplitN(payload, "\n", 9)
+	if !ok || len(f) != 5 || len(rest) != 9 {
+		return nil
+	}
+	return &Record{ID: l.id, Queue: l.queue, Status: StatusQueued, Type: rest[0], Payload: []byte(rest[8]), Priority: atoi(f[2]),
+		MaxAttempts: atoi(rest[1]), Timeout: time.Duration(atoi64(rest[2])) * time.Millisecond, Created: atoi64(rest[3]),
+		Attempt: atoi(f[4]), Idem: rest[4], Trace: rest[6], Parent: rest[7], OrderKey: key, OrderWaiting: true}
 }

@@ -112,9 +112,7 @@ func TestOrderKeyPassedByTheEndingCall(t *testing.T) {
 			t.Helper()
 			item := FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: s.Run, Outcome: o,
 				Attempt: s.Attempt, Crashes: s.Crashes, Started: s.Started}
-			if e.Born {
-				item.Born = e.Spec
-			}
+			item.Born = e.BornSpec()
 			out, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, "w", []FinishItem{item})
 			if err != nil {
 				t.Fatal(err)
@@ -204,7 +202,7 @@ func TestOrderKeyBatchHandOver(t *testing.T) {
 		var fin []FinishItem
 		for i, e := range entries {
 			fin = append(fin, FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[i].Run, Outcome: OutcomeOK,
-				Attempt: st[i].Attempt, Started: st[i].Started})
+				Attempt: st[i].Attempt, Started: st[i].Started, Born: e.BornSpec()})
 		}
 		if _, err := q.Finish(ctx, FinishConfig{Retention: time.Hour, KeepSucceeded: true, IdemWindow: time.Hour}, "w", fin); err != nil {
 			t.Fatal(err)

@@ -96,11 +96,16 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	}
 	r := &Record{ID: id, Queue: queue, Status: StatusQueued}
 	if _, ok := h[FieldType]; !ok && e != nil {
-		// Born as the entry, which still holds its fields.
+		// Born as the entry, which still holds its fields (or a light
+		// ordered task's entry: its creation and order key in it).
 		r.Type, r.Payload = e[EntryType], []byte(e[EntryPayload])
 		r.Priority, r.MaxAttempts = band, atoi(e[EntryMaxAttempts])
 		r.Timeout = time.Duration(atoi64(e[EntryTimeout])) * time.Millisecond
 		r.Created = atoi64(eid[:strings.IndexByte(eid, '-')])
+		if c, ok := e[EntryCreated]; ok {
+			r.Created = atoi64(c)
+		}
+		r.OrderKey = e[EntryOrderKey]
 		r.Idem = e[EntryIdem]
 		r.workflowOf(e[EntryWorkflow], e[EntryStep], e, EntryPrev)
 		r.Trace, r.Parent = e[EntryTrace], e[EntryParent]
@@ -131,7 +136,10 @@ func recordOf(id, queue string, h map[string]string, e map[string]string, band i
 	r.Schedule, r.Tick = h[FieldSchedule], atoi64(h[FieldTick])
 	r.Group, r.GroupWaiting = h[FieldGroup], h[FieldGroupWait] != "" && r.Status == StatusQueued
 	r.LimitKey = h[FieldLimitKey]
-	r.OrderKey, r.OrderWaiting = h[FieldOrderKey], h[FieldOrderWait] != "" && r.Status == StatusQueued
+	if k, ok := h[FieldOrderKey]; ok {
+		r.OrderKey = k
+	}
+	r.OrderWaiting = h[FieldOrderWait] != "" && r.Status == StatusQueued
 	if th := h[FieldThrottled]; th != "" && (r.Status == StatusQueued && h[FieldParked] != "" || r.Status == StatusScheduled) {
 		r.Throttled = th
 	}
@@ -202,11 +210,13 @@ func (r *Record) withRun(rs runState) {
 //
 // An R4 record (a workflow's task) has its workflow, step and previous
 // result too (see packBody). R5 and R6 are R3 and R4 of a traced task:
-// the body starts with "T", its traceparent and "|". It returns nil for a
-// value it cannot read.
+// the body starts with "T", its traceparent and "|". An R7 record is a
+// light ordered task's (Keys.OrderIndex): its body starts with "K", its
+// order key and "|", then an R3 or R5 body. It returns nil for a value it
+// cannot read.
 func parseRecord(id, queue, v string) *Record {
 	h := strings.SplitN(v, "|", 6)
-	if len(h) != 6 || len(h[0]) != 2 || h[0][0] != 'R' || h[0][1] < '3' || h[0][1] > '6' {
+	if len(h) != 6 || len(h[0]) != 2 || h[0][0] != 'R' || h[0][1] < '3' || h[0][1] > '7' {
 		return nil
 	}
 	nums := 11 // R3's numbers before the blobs
@@ -218,8 +228,17 @@ func parseRecord(id, queue, v string) *Record {
 		return nil
 	}
 	errText, rest := rest[:lerr], rest[lerr+1:]
-	trace := ""
-	if h[0] == "R5" || h[0] == "R6" {
+	trace, okey := "", ""
+	traced := h[0] == "R5" || h[0] == "R6"
+	if h[0] == "R7" {
+		end := strings.IndexByte(rest, '|')
+		if end < 1 || rest[0] != 'K' {
+			return nil
+		}
+		okey, rest = rest[1:end], rest[end+1:]
+		traced = strings.HasPrefix(rest, "T")
+	}
+	if traced {
 		end := strings.IndexByte(rest, '|')
 		if end < 1 || rest[0] != 'T' {
 			return nil
@@ -244,7 +263,8 @@ func parseRecord(id, queue, v string) *Record {
 	}
 	r := &Record{ID: id, Queue: queue, Status: h[1], Run: atoi(h[3]), Error: errText, Priority: atoi(p[0]), MaxAttempts: atoi(p[1]),
 		Timeout: time.Duration(atoi64(p[2])) * time.Millisecond, Created: atoi64(p[3]), Started: atoi64(p[4]),
-		Attempt: atoi(p[5]), Crashes: atoi(p[6]), Worker: blobs[0], Type: blobs[1], Idem: blobs[3], Payload: []byte(rest), Trace: trace}
+		Attempt: atoi(p[5]), Crashes: atoi(p[6]), Worker: blobs[0], Type: blobs[1], Idem: blobs[3], Payload: []byte(rest), Trace: trace,
+		OrderKey: okey}
 	if blobs[2] != "" {
 		r.Result = []byte(blobs[2])
 	}

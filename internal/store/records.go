@@ -84,6 +84,7 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 	out := make([]*Record, len(ids))
 	var waiting []int      // looked QUEUED from their birth entry alone
 	var inLine []lineCheck // their hashes say they wait for their order keys
+	var light []lightCand  // no hash's type and no birth entry: found through OrderIndex
 	j := 0
 	str := func(r rueidis.RedisResult) (string, error) {
 		v, err := r.ToString()
@@ -145,23 +146,14 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			}
 			continue
 		}
-		r := recordOf(l.id, l.queue, h, e, l.band, l.eid)
-		rs, running := parseRun(run)
-		if st := h[FieldStatus]; running && (st == "" || st == StatusRunning) {
-			// Running: the Run field has the run's state (a status the
-			// hash holds besides was written after it was read).
-			if r == nil {
-				r = &Record{ID: l.id, Queue: l.queue}
-			}
-			r.withRun(rs)
-			if p, ok := parseProgress(prog); ok && p.Run == rs.run {
-				r.Progress = &p
-			}
+		if _, typed := h[FieldType]; !typed && l.eid == "" && l.ulid != invalidULID {
+			// maybe an ordered task without a hash (Keys.OrderIndex)
+			light = append(light, lightCand{i: i, l: l, run: run, h: h, prog: prog, steps: recs})
+			continue
 		}
-		if r != nil {
-			r.Steps = recs
-		}
+		r := buildRecord(l, h, e, l.band, l.eid, run, prog, recs)
 		out[i] = r
+		_, running := parseRun(run)
 		if r != nil && len(h) == 0 && !running && e != nil {
 			waiting = append(waiting, i)
 		}
@@ -174,12 +166,40 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			return nil, err
 		}
 	}
+	if len(light) > 0 {
+		if err := s.findLight(ctx, out, light); err != nil {
+			return nil, err
+		}
+	}
 	if len(inLine) > 0 {
 		if err := s.confirmInLine(ctx, out, inLine); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// buildRecord builds the record of task l from its hash h, the entry e it
+// is in (band, eid; nil when none), its Run field run, its progress report
+// prog and its step records steps; nil when none of them holds the task.
+func buildRecord(l located, h, e map[string]string, band int, eid, run, prog string, steps map[string]StepRecord) *Record {
+	r := recordOf(l.id, l.queue, h, e, band, eid)
+	rs, running := parseRun(run)
+	if st := h[FieldStatus]; running && (st == "" || st == StatusRunning) {
+		// Running: the Run field has the run's state (a status the
+		// hash holds besides was written after it was read).
+		if r == nil {
+			r = &Record{ID: l.id, Queue: l.queue}
+		}
+		r.withRun(rs)
+		if p, ok := parseProgress(prog); ok && p.Run == rs.run {
+			r.Progress = &p
+		}
+	}
+	if r != nil {
+		r.Steps = steps
+	}
+	return r
 }
 
 // dropAcknowledged clears the records of out[waiting] — tasks that looked

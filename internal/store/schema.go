@@ -177,12 +177,27 @@ func (k Keys) GroupWait() string { return k.prefix + "gwait" }
 func (k Keys) OrderHold() string { return k.prefix + "ohold" }
 
 // OrderLine is the hash of the tasks waiting for their order keys: field
-// "<key>|<n>" (OrderHold's line), value "<due ms>|<ULID>|<priority>|
-// <grouped 0/1>|<attempt>|<the fields of its band entry, each
-// "<length>:<value>">" (lib_order.lua). The task's hash (status QUEUED)
-// keeps its field in FieldOrderWait — also after it left: a reader checks
-// the ULID in the value.
+// "<key>|<n>" (OrderHold's line), value "<due ms>|<ULID>|<priority>|<kind>|
+// <attempt>" then, each after a newline, the fields of its band entry
+// (type, max attempts, timeout, created, idempotency hash, limit key,
+// traceparent, parent; the payload last) — lib_order.lua. Kind 0: a task
+// with a hash (status QUEUED, its field kept in FieldOrderWait — also after
+// it left: a reader checks the ULID in the value); 1: the same, of a group;
+// 2: a task without a hash (OrderIndex): the value is its record.
 func (k Keys) OrderLine() string { return k.prefix + "oline" }
+
+// OrderIndex is the hash that finds the ordered tasks without a hash —
+// submitted with an order key, due at once, without a group or a limit
+// key — while they wait or are in flight: field = ULID, value
+// "<priority>|<n>|<order key>", n its OrderLine field's number while it
+// waits there (empty when it held its key at its submission; a number left
+// after the key passed to it: a reader checks OrderLine's value, then
+// OrderHold's holder). Such a task's band entry carries EntryOrderKey; it
+// gets a hash only on a rare path (a crash, a give-back, a retry, a limit
+// holding it back: lib.lua's copy_spec), and ends as a packed record (R7)
+// or its hash. Its field goes when its key passes on (or it leaves the
+// line).
+func (k Keys) OrderIndex() string { return k.prefix + "oindex" }
 
 // GroupCount is the hash of the entries each group has in the bands not
 // started yet (field = group, admitted entries carry EntryGroup).
@@ -338,6 +353,9 @@ const (
 	// EntryParent is "<task id> <step>": the task awaiting the task
 	// (dtq.Child).
 	EntryParent = "a"
+	// EntryOrderKey is the order key of an ordered task without a hash
+	// (OrderIndex); such an entry carries EntryID and EntryCreated too.
+	EntryOrderKey = "q"
 )
 
 // Fields of a workflow hash (Keys.Workflow). Its plan and state are kept

@@ -58,7 +58,7 @@ func TestLuaFields(t *testing.T) {
 		known[f] = true
 	}
 	entry := map[string]bool{}
-	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, EntrySchedule, EntryTick, EntryGroup, EntryLimitKey, EntryWorkflow, EntryStep, EntryPrev, EntryTrace, EntryParent, DeadID, DeadReason} {
+	for _, f := range []string{EntryID, EntryType, EntryPayload, EntryMaxAttempts, EntryTimeout, EntryCreated, EntryIdem, EntrySchedule, EntryTick, EntryGroup, EntryLimitKey, EntryWorkflow, EntryStep, EntryPrev, EntryTrace, EntryParent, EntryOrderKey, DeadID, DeadReason} {
 		entry[f] = true
 	}
 	entry["w"] = true // the wakeup stream's one field

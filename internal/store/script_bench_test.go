@@ -141,9 +141,7 @@ func BenchmarkStartFinishKinds(b *testing.B) {
 				for j, e := range es {
 					items[j] = FinishItem{TaskID: e.TaskID, Band: e.Band, EntryID: e.EntryID, Run: st[j].Run, Outcome: OutcomeOK,
 						Text: "null", Attempt: st[j].Attempt, Started: st[j].Started}
-					if e.Born {
-						items[j].Born = e.Spec
-					}
+					items[j].Born = e.BornSpec()
 				}
 				if _, err := q.Finish(ctx, fcfg, "w", items); err != nil {
 					b.Fatal(err)

@@ -16,8 +16,9 @@
 -- KEYS[13]       wakeup stream (the scheduler re-reads the earliest due time)
 -- KEYS[14]       limscope hash (the scoped limits: a task type's, a limit key's)
 -- KEYS[15..24]   band streams of priority 0..9
--- KEYS[#KEYS-1]  ohold hash (per order key: the task in flight)
--- KEYS[#KEYS]    oline hash (tasks waiting for their order keys)
+-- KEYS[#KEYS-2]  ohold hash (per order key: the task in flight)
+-- KEYS[#KEYS-1]  oline hash (tasks waiting for their order keys)
+-- KEYS[#KEYS]    oindex hash (the ordered tasks without a hash)
 -- KEYS[25..]     the task hash of each entry, in order (its last 26
 --                characters are the task's ULID)
 --
@@ -32,7 +33,9 @@
 -- ARGV[9+3N]     cancels channel (a limit that cancels its oldest run)
 -- ARGV[8]        N; then 3 values per entry: band, entry id, and how it
 --                came: a letter for its kind — "b" the task was born as this
---                entry (which carries no "i"), "h" an entry written again for
+--                entry (which carries no "i"), "o" a light ordered task's
+--                entry (it has no hash either: started, given back or ended
+--                as a born one, lib_order.lua), "h" an entry written again for
 --                a task with a hash, "g" such an entry admitted under its
 --                group's window (it carries "f") — then its mode: 0 new delivery,
 --                1 reclaimed from a lost worker, 2 give back (claimed beyond
@@ -128,7 +131,7 @@
 local info, dlq, done, runs, fin, gwait, gcount = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local limits, use, leases, wait, schedule, wakeup = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 local sdefs = KEYS[14]
-local ohold, oline = KEYS[#KEYS - 1], KEYS[#KEYS]
+local ohold, oline, oindex = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
 local group, worker = ARGV[1], ARGV[2]
 local maxCrashes = tonumber(ARGV[3])
 local channel, retention, queue = ARGV[4], ARGV[5], ARGV[6]
@@ -170,7 +173,7 @@ local swept, wake = false, false
 -- in KEYS wfk, or nil) CANCELLED here, unstarted, with error why (nil:
 -- "cancelled"): its code, -2.
 local function end_cancelled(tk, id, typ, attempt, prio, wfk, why)
-  if order_release(ohold, oline, schedule, queue, redis.call('HGET', tk, 'okey'), string.sub(id, -26), now, 15) then
+  if order_release(ohold, oline, oindex, schedule, queue, redis.call('HGET', tk, 'okey'), string.sub(id, -26), now, 15) then
     wake = true
   end
   redis.call('HSET', tk, 'status', 'CANCELLED', 'error', why or 'cancelled', 'finished', nowS)
@@ -262,8 +265,9 @@ for i = 0, n - 1 do
   local prio = ARGV[a]
   local band = KEYS[15 + tonumber(prio)]
   local eid, how = ARGV[a + 1], ARGV[a + 2]
-  local born, mode = string.byte(how, 1) == 98, string.sub(how, 2, 2) -- 'b'
-  local admitted = string.byte(how, 1) == 103 -- 'g'
+  local k1 = string.byte(how, 1)
+  local born, mode = k1 == 98 or k1 == 111, string.sub(how, 2, 2) -- 'b', 'o'
+  local admitted = k1 == 103 -- 'g'
   local scopes = NO_SCOPES
   local nl = string.find(how, '\n', 3, true)
   local wfk
@@ -358,7 +362,7 @@ for i = 0, n - 1 do
       else
         local reason = 'crashed ' .. crashes .. ' times (worker lost mid-run)'
         local did = redis.call('XADD', dlq, '*', 'i', id, 'r', reason)
-        if order_release(ohold, oline, schedule, queue, redis.call('HGET', tk, 'okey'), ulid, now, 15) then
+        if order_release(ohold, oline, oindex, schedule, queue, redis.call('HGET', tk, 'okey'), ulid, now, 15) then
           wake = true
         end
         redis.call('HSET', tk, 'status', 'DEAD', 'error', reason, 'finished', nowS, 'dead_id', did)
