@@ -64,6 +64,12 @@ func TestOrderKeyLightTasks(t *testing.T) {
 		if r := get(1, StatusQueued, true); r.Trace != items[1].Trace || r.Idem != items[1].IdemHash {
 			t.Fatalf("waiter's trace and idempotency hash: %q %q", r.Trace, r.Idem)
 		}
+		// a signal to a waiter is kept for its wait (dtq.WaitFor)
+		if code, status, err := q.Signal(ctx, Durability{}, ids[4], "go", []byte("1")); err != nil || code != SignalRecorded ||
+			status != StatusQueued {
+			t.Fatalf("signal to a waiter: %q %q %v", code, status, err)
+		}
+		noHash(4)
 		claim := func(i int) (Entry, Started) {
 			t.Helper()
 			entries, _, err := q.ReadBands(ctx, "w", 10, 0, 0)

@@ -10,6 +10,7 @@
 -- KEYS[5]        schedule zset
 -- KEYS[6]        wakeup stream (the scheduler re-reads the earliest due time)
 -- KEYS[7]        suspended zset (Keys.Suspended)
+-- KEYS[8]        oindex hash (the ordered tasks without a hash)
 --
 -- ARGV[1]        the task's ULID
 -- ARGV[2]        the signal's name
@@ -36,8 +37,8 @@ if not status then
   local rec = record_status(redis.call('HGET', fin, ulid))
   if rec then return {'FINISHED', rec} end
   local m = eid ~= '' and entry_fields(band, eid)
-  if not m or m['i'] then return {'NOTFOUND'} end
-  status = 'QUEUED' -- born as its entry: queued, or running from it
+  if (not m or m['i']) and redis.call('HEXISTS', KEYS[8], ulid) == 0 then return {'NOTFOUND'} end
+  status = 'QUEUED' -- born as its entry, or an ordered task without a hash (lib_order.lua): queued, or running
 end
 if status == 'SUCCEEDED' or status == 'DEAD' or status == 'CANCELLED' then return {'FINISHED', status} end
 local now, nowS = now_ms()

@@ -86,7 +86,8 @@ func (q *Queue) Signal(ctx context.Context, d Durability, id, name string, paylo
 	if !born {
 		band, eid = 0, ""
 	}
-	ks := []string{q.k.Task(ulid), q.k.Steps(ulid), q.k.Finished(), q.k.Band(band), q.k.Schedule(), q.k.Wakeup(), q.k.Suspended()}
+	ks := []string{q.k.Task(ulid), q.k.Steps(ulid), q.k.Finished(), q.k.Band(band), q.k.Schedule(), q.k.Wakeup(), q.k.Suspended(),
+		q.k.OrderIndex()}
 	args := []string{ulid, name, rueidis.BinaryString(payload), eid, q.name, ms(StepKeep)}
 	res, replErr := signalScript.ExecDurable(ctx, q.s.r, d, ks, args)
 	v, err := res.AsStrSlice()
