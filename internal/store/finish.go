@@ -84,8 +84,8 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		default:
 			kinds[i] = "h"
 		}
-		if it.Born != nil && it.Born.OrderKey != "" {
-			kinds[i] = map[string]string{"P": "Q", "H": "O"}[kinds[i]] // a light ordered task's
+		if it.Born != nil && it.Born.OrderKey != "" { // a light ordered task's
+			kinds[i] = lightKind(kinds[i])
 		}
 		ks = append(ks, q.k.Task(ulidOf(it.TaskID)))
 	}
@@ -144,6 +144,15 @@ func (q *Queue) Finish(ctx context.Context, cfg FinishConfig, worker string, ite
 		return nil, unexpected("finish", out)
 	}
 	return out[:len(items)], replErr
+}
+
+// lightKind is finish.lua's kind of a light ordered task's item of kind k
+// ("P" or "H"): "Q" or "O".
+func lightKind(k string) string {
+	if k == "P" {
+		return "Q"
+	}
+	return "O"
 }
 
 // RenewItem is one running execution to renew.

@@ -180,12 +180,12 @@ local function order_release(ohold, oline, oindex, schedule, queue, okey, ulid, 
   return false
 end
 
--- order_waiting reports whether task ulid waits in oline under field m
--- (its hash's "owait", or nil).
+-- order_waiting returns task ulid's oline value when it waits there under
+-- field m (its hash's "owait", its oindex position; or nil), else false.
 local function order_waiting(oline, m, ulid)
   if not m then return false end
   local v = redis.call('HGET', oline, m)
-  return v and string.match(v, '^%d+|([^|]+)|') == ulid
+  return v and string.match(v, '^%d+|([^|]+)|') == ulid and v
 end
 
 -- order_leave takes task ulid (hash tk) out of its order key as it ends
@@ -232,8 +232,8 @@ local function order_light_find(ohold, oline, oindex, ulid)
   if not prio then return nil end
   if n ~= '' then
     local m = okey .. '|' .. n
-    local v = redis.call('HGET', oline, m)
-    if v and string.match(v, '^%d+|([^|]+)|') == ulid then return 'wait', prio, okey, m, v end
+    local v = order_waiting(oline, m, ulid)
+    if v then return 'wait', prio, okey, m, v end
   end
   local h = redis.call('HGET', ohold, okey)
   if not h then return nil end

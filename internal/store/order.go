@@ -30,16 +30,17 @@ type OrderKeyState struct {
 }
 
 // orderState parses an OrderHold value: the holder's ULID, the line's
-// head and tail, and how many wait (zeros when malformed).
-func orderState(v string) (holder string, head, tail, waiting int64) {
+// head and tail, how many wait, and the band entry written for the holder
+// (zeros and "" when malformed).
+func orderState(v string) (holder string, head, tail, waiting int64, entry string) {
 	p := strings.Split(v, "|")
 	if len(p) != 5 {
-		return v, 0, 0, 0
+		return v, 0, 0, 0, ""
 	}
 	head, _ = strconv.ParseInt(p[1], 10, 64)
 	tail, _ = strconv.ParseInt(p[2], 10, 64)
 	waiting, _ = strconv.ParseInt(p[3], 10, 64)
-	return p[0], head, tail, waiting
+	return p[0], head, tail, waiting, p[4]
 }
 
 // orderTask returns the task id of ULID ulid.
@@ -63,7 +64,7 @@ func (q *Queue) OrderKey(ctx context.Context, key string, n int) (OrderLine, err
 	case err != nil:
 		return line, err
 	}
-	holder, head, tail, waiting := orderState(v)
+	holder, head, tail, waiting, _ := orderState(v)
 	line.Holder, line.Waiting = q.orderTask(holder), waiting
 	// the waiters in order, skipping the gaps of those that left
 	for pos := head; pos < tail && len(line.Next) < n; {
@@ -107,7 +108,7 @@ func (q *Queue) OrderKeys(ctx context.Context, cursor uint64, count int) ([]Orde
 	}
 	var out []OrderKeyState
 	for i := 0; i+1 < len(e.Elements); i += 2 {
-		holder, _, _, waiting := orderState(e.Elements[i+1])
+		holder, _, _, waiting, _ := orderState(e.Elements[i+1])
 		out = append(out, OrderKeyState{Key: e.Elements[i], Holder: q.orderTask(holder), Waiting: waiting})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
@@ -142,29 +143,25 @@ func (s *Store) confirmInLine(ctx context.Context, out []*Record, checks []lineC
 	return nil
 }
 
-// lightCand is a task getMany found neither a hash's fields nor a birth
-// entry nor a packed record of: maybe an ordered task without a hash
-// (Keys.OrderIndex). It keeps what getMany read of it.
+// lightCand is a task getMany found an OrderIndex field of (index) and
+// neither a hash's fields nor a packed record: an ordered task without a
+// hash. It keeps what getMany read of it.
 type lightCand struct {
-	i         int // its index in the records
-	l         located
-	run, prog string
-	h         map[string]string
-	steps     map[string]StepRecord
+	i                int // its index in the records
+	l                located
+	index, run, prog string
+	h                map[string]string
+	steps            map[string]StepRecord
 }
 
 // findLight sets the records of cands (out[c.i]): an ordered task without
-// a hash is found through OrderIndex — waiting in its key's line (its
-// OrderLine value is its record), or holding its key (its band entry, as
-// OrderHold names it, holds its fields, with its Run field once started);
-// any other is built from what getMany read (nil when nothing). Up to three
-// round trips, for these only.
+// a hash, waiting in its key's line (its OrderLine value is its record),
+// or holding its key (its band entry, as OrderHold names it, holds its
+// fields, with its Run field once started); one that is neither any more
+// is built from what getMany read (nil when nothing). Up to two round
+// trips, for these only.
 func (s *Store) findLight(ctx context.Context, out []*Record, cands []lightCand) error {
 	c := s.r
-	cmds := make(rueidis.Commands, len(cands))
-	for j, x := range cands {
-		cmds[j] = c.B().Hget().Key(NewKeys(s.ns, x.l.queue).OrderIndex()).Field(x.l.ulid).Build()
-	}
 	type where struct {
 		prio       int
 		key, field string
@@ -175,21 +172,14 @@ func (s *Store) findLight(ctx context.Context, out []*Record, cands []lightCand)
 	ws := make([]*where, len(cands))
 	var look rueidis.Commands
 	var lookOf []int
-	for j, r := range c.DoMulti(ctx, cmds...) {
-		v, err := r.ToString()
-		if rueidis.IsRedisNil(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		p := strings.SplitN(v, "|", 3)
+	for j, x := range cands {
+		p := strings.SplitN(x.index, "|", 3)
 		if len(p) != 3 {
 			continue
 		}
 		w := &where{prio: atoi(p[0]), key: p[2]}
 		ws[j] = w
-		k := NewKeys(s.ns, cands[j].l.queue)
+		k := NewKeys(s.ns, x.l.queue)
 		if p[1] != "" {
 			w.field = p[2] + "|" + p[1]
 			look = append(look, c.B().Hget().Key(k.OrderLine()).Field(w.field).Build())
@@ -217,8 +207,8 @@ func (s *Store) findLight(ctx context.Context, out []*Record, cands []lightCand)
 		if w == nil || lineULID(w.line) == cands[j].l.ulid {
 			continue
 		}
-		if p := strings.Split(w.hold, "|"); len(p) == 5 && p[0] == cands[j].l.ulid && p[4] != "" {
-			w.eid = p[4]
+		if holder, _, _, _, eid := orderState(w.hold); holder == cands[j].l.ulid && eid != "" {
+			w.eid = eid
 			reads = append(reads, c.B().Xrange().Key(NewKeys(s.ns, cands[j].l.queue).Band(w.prio)).Start(w.eid).End(w.eid).Build())
 			readOf = append(readOf, j)
 		}

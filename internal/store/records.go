@@ -43,6 +43,10 @@ type located struct {
 	eid             string // its birth entry, "" for a random id
 }
 
+// mayBeLight reports whether l may be an ordered task without a hash
+// (Keys.OrderIndex): a valid id that names no birth entry.
+func (l located) mayBeLight() bool { return l.eid == "" && l.ulid != invalidULID }
+
 // getMany reads the records of ids; entries, when given, holds the fields
 // of birth entries already read (by entry id), which are not read again.
 // Per task it reads its birth entry when the id names one, its Run field,
@@ -75,6 +79,9 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 			c.B().Hget().Key(k.Finished()).Field(l.ulid).Build(), c.B().Hget().Key(k.Progress()).Field(l.ulid).Build())
 		if steps {
 			cmds = append(cmds, c.B().Hgetall().Key(k.Steps(l.ulid)).Build())
+		}
+		if l.mayBeLight() {
+			cmds = append(cmds, c.B().Hget().Key(k.OrderIndex()).Field(l.ulid).Build())
 		}
 	}
 	if len(cmds) == 0 {
@@ -140,15 +147,22 @@ func (s *Store) getMany(ctx context.Context, ids []string, entries map[string]ma
 				}
 			}
 		}
+		index := ""
+		if l.mayBeLight() {
+			if index, err = str(res[j]); err != nil {
+				return nil, err
+			}
+			j++
+		}
 		if packed != "" {
 			if out[i] = parseRecord(l.id, l.queue, packed); out[i] != nil {
 				out[i].Steps = recs
 			}
 			continue
 		}
-		if _, typed := h[FieldType]; !typed && l.eid == "" && l.ulid != invalidULID {
-			// maybe an ordered task without a hash (Keys.OrderIndex)
-			light = append(light, lightCand{i: i, l: l, run: run, h: h, prog: prog, steps: recs})
+		if _, typed := h[FieldType]; !typed && index != "" {
+			// an ordered task without a hash (Keys.OrderIndex)
+			light = append(light, lightCand{i: i, l: l, index: index, run: run, h: h, prog: prog, steps: recs})
 			continue
 		}
 		r := buildRecord(l, h, e, l.band, l.eid, run, prog, recs)
