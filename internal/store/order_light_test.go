@@ -13,9 +13,9 @@ import (
 // hash through its life (Keys.OrderIndex) — and reads as any task does at
 // each step: waiting in its key's line (its record its OrderLine value),
 // in its band, running, finished (an R7 packed record with its order key),
-// cancelled while waiting, retried (its hash made then, its key kept), and
+// cancelled while waiting, retried (its hash made then, its key kept),
 // cancelled between its claim and its start (the key passes on at that
-// start). Each check fails when a reader does not find it through the
+// start), and dead (its hash made at its end, the key passed on). Each check fails when a reader does not find it through the
 // index, or when a step writes its hash.
 func TestOrderKeyLightTasks(t *testing.T) {
 	t.Parallel()
@@ -24,7 +24,7 @@ func TestOrderKeyLightTasks(t *testing.T) {
 		q := New(b.Client, b.Namespace).Queue("q")
 		ensureGroups(t, q)
 		var items []EnqueueItem
-		for i := range 5 {
+		for i := range 6 {
 			items = append(items, EnqueueItem{Type: "t", Payload: []byte{'p', byte('0' + i)}, Priority: 4, MaxAttempts: 3,
 				Timeout: time.Minute, OrderKey: "k"})
 		}
@@ -106,8 +106,8 @@ func TestOrderKeyLightTasks(t *testing.T) {
 		}
 		get(0, StatusSucceeded, false)
 		noHash(0)
-		if n, _ := b.Client.Do(ctx, b.Client.B().Hlen().Key(q.k.OrderIndex()).Build()).AsInt64(); n != 4 {
-			t.Fatalf("index: %d fields, want the 4 tasks still in the line", n)
+		if n, _ := b.Client.Do(ctx, b.Client.B().Hlen().Key(q.k.OrderIndex()).Build()).AsInt64(); n != int64(len(ids)-1) {
+			t.Fatalf("index: %d fields, want the %d tasks still in the line", n, len(ids)-1)
 		}
 		get(1, StatusQueued, false) // handed the key: in its band
 
@@ -125,7 +125,7 @@ func TestOrderKeyLightTasks(t *testing.T) {
 		if r := get(1, StatusScheduled, false); r.Trace != items[1].Trace {
 			t.Fatalf("retried: %+v", r)
 		}
-		if line, err := q.OrderKey(ctx, "k", 5); err != nil || line.Holder != ids[1] || line.Waiting != 2 {
+		if line, err := q.OrderKey(ctx, "k", 5); err != nil || line.Holder != ids[1] || line.Waiting != int64(len(ids)-3) { // ids[3:] wait
 			t.Fatalf("line after the retry: %+v %v", line, err)
 		}
 		// cancelled there, it passes the key on
@@ -153,6 +153,12 @@ func TestOrderKeyLightTasks(t *testing.T) {
 		}
 		get(4, StatusCancelled, false)
 		noHash(4)
+		// Dead in its first run: its hash made at its end, the key passed on.
+		e, s = claim(5)
+		if got := finish(e, s, OutcomeDead); got != StatusDead {
+			t.Fatalf("finish dead: %s", got)
+		}
+		get(5, StatusDead, false)
 		if line, err := q.OrderKey(ctx, "k", 5); err != nil || line.Holder != "" || line.Waiting != 0 {
 			t.Fatalf("line at the end: %+v %v", line, err)
 		}
